@@ -1,0 +1,207 @@
+/*
+ * macko.h -- the whole public C API of macko.
+ *
+ * macko stores sparse weight matrices of 30-90 % sparsity in the MACKO format (values + 4-bit column deltas with
+ * strategic zero padding, see FORMAT.md) and multiplies them by vectors on NVIDIA GPUs.
+ *
+ * Plain C99, no CUDA headers required.  Every routine returns a macko_status_t except the few getters of static
+ * strings and error details, which cannot fail.  On any error the routine writes none of its outputs and records the
+ * 1-based position of the first bad argument (thread-local; see macko_get_last_error_position()).
+ */
+#ifndef MACKO_H
+#define MACKO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MACKO_VERSION_MAJOR 0
+#define MACKO_VERSION_MINOR 1
+#define MACKO_VERSION_PATCH 0
+#define MACKO_VERSION_NUMBER (MACKO_VERSION_MAJOR * 10000 + MACKO_VERSION_MINOR * 100 + MACKO_VERSION_PATCH)
+
+#if defined(_WIN32) && defined(MACKO_BUILDING_SHARED)
+#define MACKO_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(MACKO_SHARED)
+#define MACKO_API __declspec(dllimport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define MACKO_API __attribute__((visibility("default")))
+#else
+#define MACKO_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The CUDA stream type, declared so that callers need no CUDA header (same definition as the CUDA runtime's). */
+struct CUstream_st;
+typedef struct CUstream_st *macko_stream_t;
+
+/* fp16 values cross the API as their IEEE binary16 bit pattern. */
+typedef uint16_t macko_half;
+
+/* Status codes: pinned numbers, never renumbered (they match cuSPARSE where the meaning overlaps). */
+typedef enum {
+    MACKO_STATUS_SUCCESS = 0,
+    MACKO_STATUS_NOT_INITIALIZED = 1,
+    MACKO_STATUS_ALLOC_FAILED = 2,
+    MACKO_STATUS_INVALID_VALUE = 3,
+    MACKO_STATUS_ARCH_MISMATCH = 4,
+    MACKO_STATUS_EXECUTION_FAILED = 6,
+    MACKO_STATUS_INTERNAL_ERROR = 7,
+    MACKO_STATUS_NOT_SUPPORTED = 10,
+    MACKO_STATUS_INSUFFICIENT_RESOURCES = 11,
+    MACKO_STATUS_IO_ERROR = 12,
+    MACKO_STATUS_FORMAT_ERROR = 100
+} macko_status_t;
+
+/* Value types: numbers of cudaDataType. */
+typedef enum {
+    MACKO_R_32F = 0, /* float */
+    MACKO_R_16F = 2  /* IEEE half, as macko_half bit patterns on the host */
+} macko_datatype_t;
+
+/* Index types of CSR input/output and of row pointers: numbers of cusparseIndexType_t. */
+typedef enum {
+    MACKO_INDEX_32I = 2,
+    MACKO_INDEX_64I = 3
+} macko_indextype_t;
+
+typedef enum {
+    MACKO_INDEX_BASE_ZERO = 0,
+    MACKO_INDEX_BASE_ONE = 1
+} macko_index_base_t;
+
+/* Dense storage order: numbers of cusparseOrder_t. */
+typedef enum {
+    MACKO_ORDER_COL = 1,
+    MACKO_ORDER_ROW = 2
+} macko_order_t;
+
+typedef enum {
+    MACKO_OPERATION_NON_TRANSPOSE = 0,
+    MACKO_OPERATION_TRANSPOSE = 1
+} macko_operation_t;
+
+typedef enum {
+    MACKO_POINTER_MODE_HOST = 0,
+    MACKO_POINTER_MODE_DEVICE = 1
+} macko_pointer_mode_t;
+
+typedef struct macko_handle_s *macko_handle_t;
+typedef struct macko_mat_s *macko_mat_t;
+
+/* ---------------------------------------------------------------- library, status and errors */
+
+MACKO_API macko_status_t macko_get_version(int *major, int *minor, int *patch);
+/* "MACKO_STATUS_INVALID_VALUE"; "MACKO_STATUS_<unknown>" for numbers that are not a status. Never NULL. */
+MACKO_API const char *macko_get_status_name(macko_status_t status);
+/* A sentence describing the status. Never NULL. */
+MACKO_API const char *macko_get_status_string(macko_status_t status);
+/* Details of the calling thread's most recent failed call: 1-based position of the first bad argument (0 when the
+ * failure was not caused by one argument, or the last call succeeded), and a message naming the routine and the
+ * argument ("" after a success). The message stays valid until the thread's next macko call. */
+MACKO_API int macko_get_last_error_position(void);
+MACKO_API const char *macko_get_last_error_message(void);
+
+/* ---------------------------------------------------------------- handle */
+
+/* Binds the current CUDA device. Returns NOT_INITIALIZED when no CUDA device can be used. */
+MACKO_API macko_status_t macko_create(macko_handle_t *handle);
+MACKO_API macko_status_t macko_destroy(macko_handle_t handle); /* NULL is accepted */
+MACKO_API macko_status_t macko_set_stream(macko_handle_t handle, macko_stream_t stream);
+MACKO_API macko_status_t macko_get_stream(macko_handle_t handle, macko_stream_t *stream);
+MACKO_API macko_status_t macko_set_pointer_mode(macko_handle_t handle, macko_pointer_mode_t mode);
+MACKO_API macko_status_t macko_get_pointer_mode(macko_handle_t handle, macko_pointer_mode_t *mode);
+
+/* ---------------------------------------------------------------- matrices on the host (no GPU needed) */
+
+/* Encodes a dense rows x cols matrix (row- or column-major, leading dimension ld). Values that are +0 or -0 are
+ * zeros; every other value, NaN and Inf included, is stored. */
+MACKO_API macko_status_t macko_mat_create_dense_host(macko_mat_t *A, int64_t rows, int64_t cols,
+                                                     macko_datatype_t type, const void *values, int64_t ld,
+                                                     macko_order_t order);
+/* Encodes a CSR matrix. row_ptr and col_ind have index_type; columns within a row must be strictly increasing and
+ * inside [0, cols) after removing index_base; row_ptr must start at index_base, be non-decreasing and end at
+ * nnz + index_base. Every stored entry is an entry, explicit zeros included (FORMAT.md). */
+MACKO_API macko_status_t macko_mat_create_csr_host(macko_mat_t *A, int64_t rows, int64_t cols, int64_t nnz,
+                                                   const void *row_ptr, const void *col_ind, const void *values,
+                                                   macko_indextype_t index_type, macko_index_base_t index_base,
+                                                   macko_datatype_t type);
+/* Imports the raw MACKO arrays exactly as FORMAT.md lays them out: values (entries_padded of type), deltas
+ * (entries_padded/2 bytes) and row_ptr (rows + 1, int32 when entries < 2^31, else int64), where entries_padded is
+ * entries rounded up to a multiple of 8. Everything is validated; the arrays are copied. */
+MACKO_API macko_status_t macko_mat_create_macko_host(macko_mat_t *A, int64_t rows, int64_t cols,
+                                                     macko_datatype_t type, int64_t entries, const void *values,
+                                                     const uint8_t *deltas, const void *row_ptr);
+MACKO_API macko_status_t macko_mat_destroy(macko_mat_t A); /* NULL is accepted */
+
+/* Exposes the host arrays (no copy; valid until A is destroyed or its host copy released). row_ptr_type tells
+ * whether row_ptr holds int32 or int64. Any output pointer may be NULL when not wanted. */
+MACKO_API macko_status_t macko_mat_get_macko_host(macko_mat_t A, const void **values, const uint8_t **deltas,
+                                                  const void **row_ptr, macko_indextype_t *row_ptr_type,
+                                                  int64_t *entries, int64_t *entries_padded);
+/* Any output pointer may be NULL when not wanted. nnz counts the stored values that are not +0/-0. */
+MACKO_API macko_status_t macko_mat_get_info(macko_mat_t A, int64_t *rows, int64_t *cols, int64_t *nnz,
+                                            macko_datatype_t *type);
+/* bytes = values + deltas + row_ptr as FORMAT.md counts them; effective_density = bytes / (rows*cols*sizeof(type)).
+ * Any output pointer may be NULL when not wanted. */
+MACKO_API macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *entries,
+                                               int64_t *entries_padded, double *effective_density);
+/* Writes the matrix as CSR: row_ptr (rows + 1), col_ind and values (nnz each, nnz from macko_mat_get_info), columns
+ * sorted; entries whose value is +0/-0 (padding, explicit zeros) are not written. */
+MACKO_API macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col_ind, void *values,
+                                                   macko_indextype_t index_type, macko_index_base_t index_base);
+/* Writes the matrix densely (zeros included) with leading dimension ld in the given order. */
+MACKO_API macko_status_t macko_mat_export_dense_host(macko_mat_t A, void *values, int64_t ld, macko_order_t order);
+
+/* ---------------------------------------------------------------- persistence */
+
+MACKO_API macko_status_t macko_mat_serialized_size(macko_mat_t A, int64_t *bytes);
+/* Writes exactly macko_mat_serialized_size() bytes; buffer_size must be at least that. */
+MACKO_API macko_status_t macko_mat_serialize(macko_mat_t A, void *buffer, int64_t buffer_size);
+/* Validates every header field and the checksum before use: FORMAT_ERROR on anything wrong. */
+MACKO_API macko_status_t macko_mat_deserialize(macko_mat_t *A, const void *buffer, int64_t buffer_size);
+MACKO_API macko_status_t macko_mat_save(macko_mat_t A, const char *path);
+MACKO_API macko_status_t macko_mat_load(macko_mat_t *A, const char *path);
+
+/* ---------------------------------------------------------------- matrices on the GPU */
+
+/* Copies the host encoding to the handle's device, asynchronously on the handle's stream (the host arrays may be
+ * changed or released as soon as the call returns). Uploading again replaces the device copy. */
+MACKO_API macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A);
+/* Copies the device encoding back to the host (synchronous on the handle's stream); the host arrays then equal the
+ * device arrays byte for byte. */
+MACKO_API macko_status_t macko_mat_download(macko_handle_t handle, macko_mat_t A);
+/* Frees the host arrays of a matrix that is on the device (host-side queries then return NOT_INITIALIZED). */
+MACKO_API macko_status_t macko_mat_release_host(macko_mat_t A);
+/* Encodes on the GPU from device data. The result lives on the device only, and its arrays are byte-identical to
+ * what macko_mat_create_dense_host / macko_mat_create_csr_host make of the same data. Synchronises the stream. */
+MACKO_API macko_status_t macko_mat_create_dense_device(macko_handle_t handle, macko_mat_t *A, int64_t rows,
+                                                       int64_t cols, macko_datatype_t type, const void *values,
+                                                       int64_t ld, macko_order_t order);
+MACKO_API macko_status_t macko_mat_create_csr_device(macko_handle_t handle, macko_mat_t *A, int64_t rows,
+                                                     int64_t cols, int64_t nnz, const void *row_ptr,
+                                                     const void *col_ind, const void *values,
+                                                     macko_indextype_t index_type, macko_index_base_t index_base,
+                                                     macko_datatype_t type);
+/* One-time work for later compute calls with op on A: for op T it builds the transposed encoding on the device.
+ * Compute calls never allocate; without the analysis they need they return NOT_INITIALIZED. */
+MACKO_API macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko_mat_t A);
+
+/* ---------------------------------------------------------------- compute (device pointers, asynchronous) */
+
+/* y = alpha*op(A)*x + beta*y with fp16 A, x and y, float alpha/beta, fp32 accumulation. alpha and beta are host
+ * pointers in MACKO_POINTER_MODE_HOST and device pointers in MACKO_POINTER_MODE_DEVICE. */
+MACKO_API macko_status_t macko_Hspmv(macko_handle_t handle, macko_operation_t op, const float *alpha, macko_mat_t A,
+                                     const macko_half *x, int64_t incx, const float *beta, macko_half *y,
+                                     int64_t incy);
+/* The same with fp32 A, x and y. */
+MACKO_API macko_status_t macko_Sspmv(macko_handle_t handle, macko_operation_t op, const float *alpha, macko_mat_t A,
+                                     const float *x, int64_t incx, const float *beta, float *y, int64_t incy);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MACKO_H */

@@ -1,0 +1,120 @@
+/* Internal declarations shared by the host sources in src/. Not installed. */
+#ifndef MACKO_INTERNAL_H
+#define MACKO_INTERNAL_H
+
+#include "macko.h"
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest element count we allow for any array (keeps byte arithmetic far from int64 overflow). */
+#define MACKO_MAX_ELEMS (INT64_C(1) << 56)
+/* Entries per row_ptr switch: int32 row pointers when entries < 2^31 (FORMAT.md). */
+#define MACKO_RP32_LIMIT (INT64_C(1) << 31)
+
+struct macko_handle_s {
+    int device;                   /* CUDA device bound at creation */
+    macko_stream_t stream;        /* NULL = legacy default stream */
+    macko_pointer_mode_t pointer_mode;
+    int sm_count;                 /* multiprocessors of the device, for grid sizing */
+};
+
+/* One MACKO encoding, laid out exactly as FORMAT.md says (host and device alike). */
+typedef struct macko_arrays {
+    void *values;    /* entries_padded values of the matrix type */
+    uint8_t *deltas; /* entries_padded / 2 bytes */
+    void *row_ptr;   /* rows + 1, int32 if !rp64 else int64 */
+} macko_arrays;
+
+struct macko_mat_s {
+    int64_t rows, cols;
+    int64_t nnz;            /* stored values that are not +0/-0 */
+    int64_t entries;        /* entries incl. padding */
+    int64_t entries_padded; /* entries rounded up to a multiple of 8 */
+    macko_datatype_t type;
+    int rp64;               /* row_ptr is int64 (entries >= 2^31) */
+
+    int has_host;           /* host arrays valid */
+    macko_arrays host;      /* malloc'ed, 64-byte aligned */
+
+    int has_device;         /* device arrays valid */
+    int device;             /* CUDA device holding dev */
+    macko_arrays dev;       /* cudaMalloc'ed */
+
+    struct macko_mat_s *trans; /* device-resident encoding of A^T (op T), built by macko_analysis; NULL until then */
+};
+
+/* ---- thread-local error details (status.c) */
+/* Records a failure of routine `fn` caused by argument number `pos` (1-based; 0: not one argument) and returns st.
+ * fmt/... is a printf-style description. */
+macko_status_t macko_fail(macko_status_t st, const char *fn, int pos, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Clears the error details; returns MACKO_STATUS_SUCCESS. */
+macko_status_t macko_ok(void);
+/* Writes a debug line to stderr when MACKO_LOG is set in the environment; silent otherwise. */
+void macko_log(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* ---- sizes (sizes.c) */
+size_t macko_type_size(macko_datatype_t t); /* 0 for an unknown type */
+int macko_type_valid(int t);
+/* a * b with overflow check; returns 0 and leaves *out untouched on overflow or negative operands. */
+int macko_mul_i64(int64_t a, int64_t b, int64_t *out);
+int macko_add_i64(int64_t a, int64_t b, int64_t *out);
+/* Bytes of the three arrays for a matrix with these fields (FORMAT.md); 0 on overflow. */
+int64_t macko_values_bytes(macko_datatype_t t, int64_t entries_padded);
+int64_t macko_rowptr_bytes(int64_t rows, int rp64);
+static inline int64_t macko_round8(int64_t n) { return (n + 7) & ~INT64_C(7); }
+
+/* ---- matrix objects (matrix.c) */
+/* Allocates an empty matrix struct (no arrays). NULL on allocation failure. */
+struct macko_mat_s *macko_mat_alloc(void);
+/* Allocates zeroed host arrays for m's rows/entries_padded/type/rp64. Returns ALLOC_FAILED on failure. */
+macko_status_t macko_host_arrays_alloc(struct macko_mat_s *m);
+void macko_host_arrays_free(struct macko_mat_s *m);
+void *macko_aligned_calloc(size_t bytes); /* 64-byte aligned, zeroed; NULL on failure (also for bytes == 0: 64) */
+void macko_aligned_free(void *p);
+/* Frees device arrays (and trans); safe on a matrix without them. */
+void macko_device_arrays_free(struct macko_mat_s *m);
+
+/* ---- encoding (encode.c) */
+/* Validates a complete host encoding (FORMAT.md): row_ptr monotone from 0 to entries, every decoded column < cols,
+ * tail values and deltas zero, nnz consistent. Returns 0 if valid, else a non-zero code and fills msg. */
+int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int64_t entries, int rp64,
+                          const void *values, const uint8_t *deltas, const void *row_ptr, int64_t *nnz_out,
+                          char *msg, size_t msg_size);
+/* Value at entry k of a host value array is zero (+0/-0)? */
+int macko_value_is_zero(macko_datatype_t t, const void *values, int64_t k);
+
+/* ---- delta nibble helpers */
+static inline unsigned macko_delta_get(const uint8_t *deltas, int64_t k)
+{
+    return (k & 1) ? (unsigned)(deltas[k >> 1] >> 4) : (unsigned)(deltas[k >> 1] & 0xF);
+}
+static inline void macko_delta_set(uint8_t *deltas, int64_t k, unsigned d)
+{
+    if (k & 1)
+        deltas[k >> 1] = (uint8_t)((deltas[k >> 1] & 0x0F) | (d << 4));
+    else
+        deltas[k >> 1] = (uint8_t)((deltas[k >> 1] & 0xF0) | (d & 0xF));
+}
+static inline int64_t macko_rp_get(const void *row_ptr, int rp64, int64_t r)
+{
+    return rp64 ? ((const int64_t *)row_ptr)[r] : (int64_t)((const int32_t *)row_ptr)[r];
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

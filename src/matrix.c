@@ -1,0 +1,129 @@
+/* Matrix objects: allocation, destruction and the host-side queries. */
+#include "macko_internal.h"
+
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct macko_mat_s *macko_mat_alloc(void)
+{
+    return (struct macko_mat_s *)calloc(1, sizeof(struct macko_mat_s));
+}
+
+void *macko_aligned_calloc(size_t bytes)
+{
+    size_t n = (bytes + 63) & ~(size_t)63;
+    void *p;
+    if (n < bytes)
+        return NULL;
+    if (n == 0)
+        n = 64;
+    p = aligned_alloc(64, n);
+    if (p != NULL)
+        memset(p, 0, n);
+    return p;
+}
+
+void macko_aligned_free(void *p) { free(p); }
+
+macko_status_t macko_host_arrays_alloc(struct macko_mat_s *m)
+{
+    int64_t vb = macko_values_bytes(m->type, m->entries_padded);
+    int64_t rb = macko_rowptr_bytes(m->rows, m->rp64);
+    if ((vb == 0 && m->entries_padded != 0) || rb == 0 || (uint64_t)vb > SIZE_MAX || (uint64_t)rb > SIZE_MAX)
+        return MACKO_STATUS_INVALID_VALUE;
+    m->host.values = macko_aligned_calloc((size_t)vb);
+    m->host.deltas = (uint8_t *)macko_aligned_calloc((size_t)(m->entries_padded / 2));
+    m->host.row_ptr = macko_aligned_calloc((size_t)rb);
+    if (m->host.values == NULL || m->host.deltas == NULL || m->host.row_ptr == NULL) {
+        macko_host_arrays_free(m);
+        return MACKO_STATUS_ALLOC_FAILED;
+    }
+    m->has_host = 1;
+    return MACKO_STATUS_SUCCESS;
+}
+
+void macko_host_arrays_free(struct macko_mat_s *m)
+{
+    macko_aligned_free(m->host.values);
+    macko_aligned_free(m->host.deltas);
+    macko_aligned_free(m->host.row_ptr);
+    memset(&m->host, 0, sizeof m->host);
+    m->has_host = 0;
+}
+
+void macko_device_arrays_free(struct macko_mat_s *m)
+{
+    if (m->trans != NULL) {
+        macko_mat_destroy(m->trans);
+        m->trans = NULL;
+    }
+    if (m->has_device || m->dev.values || m->dev.deltas || m->dev.row_ptr) {
+        int cur = -1;
+        int switched = cudaGetDevice(&cur) == cudaSuccess && cur != m->device &&
+                       cudaSetDevice(m->device) == cudaSuccess;
+        cudaFree(m->dev.values);
+        cudaFree(m->dev.deltas);
+        cudaFree(m->dev.row_ptr);
+        if (switched)
+            cudaSetDevice(cur);
+    }
+    memset(&m->dev, 0, sizeof m->dev);
+    m->has_device = 0;
+}
+
+macko_status_t macko_mat_destroy(macko_mat_t A)
+{
+    if (A == NULL)
+        return macko_ok();
+    macko_device_arrays_free(A);
+    macko_host_arrays_free(A);
+    free(A);
+    return macko_ok();
+}
+
+macko_status_t macko_mat_get_info(macko_mat_t A, int64_t *rows, int64_t *cols, int64_t *nnz, macko_datatype_t *type)
+{
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_mat_get_info", 1, "A is NULL");
+    if (rows) *rows = A->rows;
+    if (cols) *cols = A->cols;
+    if (nnz) *nnz = A->nnz;
+    if (type) *type = A->type;
+    return macko_ok();
+}
+
+macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *entries, int64_t *entries_padded,
+                                     double *effective_density)
+{
+    int64_t b;
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_mat_get_storage", 1, "A is NULL");
+    b = macko_values_bytes(A->type, A->entries_padded) + A->entries_padded / 2 + macko_rowptr_bytes(A->rows, A->rp64);
+    if (bytes) *bytes = b;
+    if (entries) *entries = A->entries;
+    if (entries_padded) *entries_padded = A->entries_padded;
+    if (effective_density) {
+        double dense = (double)A->rows * (double)A->cols * (double)macko_type_size(A->type);
+        *effective_density = dense > 0 ? (double)b / dense : 0.0;
+    }
+    return macko_ok();
+}
+
+macko_status_t macko_mat_get_macko_host(macko_mat_t A, const void **values, const uint8_t **deltas,
+                                        const void **row_ptr, macko_indextype_t *row_ptr_type, int64_t *entries,
+                                        int64_t *entries_padded)
+{
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_mat_get_macko_host", 1, "A is NULL");
+    if (!A->has_host)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, "macko_mat_get_macko_host", 1,
+                          "A has no host copy (released or created on the device; see macko_mat_download)");
+    if (values) *values = A->host.values;
+    if (deltas) *deltas = A->host.deltas;
+    if (row_ptr) *row_ptr = A->host.row_ptr;
+    if (row_ptr_type) *row_ptr_type = A->rp64 ? MACKO_INDEX_64I : MACKO_INDEX_32I;
+    if (entries) *entries = A->entries;
+    if (entries_padded) *entries_padded = A->entries_padded;
+    return macko_ok();
+}

@@ -1,0 +1,271 @@
+#include "common.h"
+
+#include <cblas.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "macko_internal.h"
+
+namespace mt {
+
+float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1F;
+    uint32_t man = h & 0x3FF;
+    uint32_t bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal */
+            float f = std::ldexp((float)man, -24);
+            return (h & 0x8000) ? -f : f;
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7F800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t float_to_half(float f)
+{
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t ax = x & 0x7FFFFFFFu;
+    if (ax >= 0x7F800000u) /* Inf or NaN */
+        return (uint16_t)(sign | 0x7C00 | (ax > 0x7F800000u ? 0x200 : 0));
+    if (ax >= 0x477FF000u) /* rounds to >= 65520: overflow */
+        return (uint16_t)(sign | 0x7C00);
+    if (ax < 0x38800000u) { /* subnormal or zero in fp16 */
+        float a;
+        std::memcpy(&a, &ax, 4);
+        float q = a * 16777216.0f; /* a / 2^-24 */
+        uint32_t m = (uint32_t)std::nearbyint(q); /* ties to even under the default rounding mode */
+        return (uint16_t)(sign | m);
+    }
+    uint32_t exp = (ax >> 23) - 112;
+    uint32_t man = ax & 0x7FFFFF;
+    uint32_t h = (exp << 10) | (man >> 13);
+    uint32_t rest = man & 0x1FFF;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+        h++;
+    return (uint16_t)(sign | h);
+}
+
+int64_t Dense::nnz() const
+{
+    int64_t n = 0;
+    for (float f : v)
+        n += (f != 0.0f);
+    return n;
+}
+
+static float nonzero_value(std::mt19937_64 &g, bool half_exact)
+{
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (;;) {
+        float f = u(g);
+        if (half_exact)
+            f = round_half(f);
+        if (f != 0.0f)
+            return f;
+    }
+}
+
+Dense random_dense(int64_t rows, int64_t cols, double density, uint64_t seed, bool half_exact)
+{
+    Dense m;
+    m.rows = rows;
+    m.cols = cols;
+    m.v.assign((size_t)(rows * cols), 0.0f);
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (auto &f : m.v)
+        if (u(g) < density)
+            f = nonzero_value(g, half_exact);
+    return m;
+}
+
+Dense random_dense_exact(int64_t rows, int64_t cols, double density, uint64_t seed, bool half_exact)
+{
+    Dense m;
+    m.rows = rows;
+    m.cols = cols;
+    int64_t total = rows * cols;
+    int64_t k = (int64_t)std::llround(density * (double)total);
+    m.v.assign((size_t)total, 0.0f);
+    std::mt19937_64 g(seed);
+    /* Partial Fisher-Yates over an index permutation for small totals; Floyd's sampling otherwise. */
+    std::vector<int64_t> idx((size_t)total);
+    for (int64_t i = 0; i < total; i++)
+        idx[(size_t)i] = i;
+    for (int64_t i = 0; i < k; i++) {
+        std::uniform_int_distribution<int64_t> d(i, total - 1);
+        std::swap(idx[(size_t)i], idx[(size_t)d(g)]);
+        m.v[(size_t)idx[(size_t)i]] = nonzero_value(g, half_exact);
+    }
+    return m;
+}
+
+void add_structure(Dense &m, uint64_t seed)
+{
+    std::mt19937_64 g(seed);
+    for (int64_t r = 0; r < m.rows; r++) {
+        int kind = (int)(r % 7);
+        if (kind == 1) { /* empty row */
+            for (int64_t c = 0; c < m.cols; c++)
+                m.at(r, c) = 0.0f;
+        } else if (kind == 3) { /* fully dense row */
+            for (int64_t c = 0; c < m.cols; c++)
+                m.at(r, c) = nonzero_value(g, true);
+        } else if (kind == 5) { /* a few nonzeros far apart: gaps > 16, padding */
+            for (int64_t c = 0; c < m.cols; c++)
+                m.at(r, c) = (c % 37 == (r % 37)) ? nonzero_value(g, true) : 0.0f;
+        }
+    }
+}
+
+std::vector<uint8_t> values_bytes(const std::vector<float> &v, macko_datatype_t type)
+{
+    std::vector<uint8_t> out(v.size() * (type == MACKO_R_16F ? 2 : 4));
+    for (size_t i = 0; i < v.size(); i++) {
+        if (type == MACKO_R_16F) {
+            uint16_t h = float_to_half(v[i]);
+            std::memcpy(&out[i * 2], &h, 2);
+        } else {
+            std::memcpy(&out[i * 4], &v[i], 4);
+        }
+    }
+    return out;
+}
+
+std::vector<uint8_t> to_bytes(const Dense &m, macko_datatype_t type, macko_order_t order, int64_t ld)
+{
+    size_t es = type == MACKO_R_16F ? 2 : 4;
+    int64_t outer = order == MACKO_ORDER_ROW ? m.rows : m.cols;
+    std::vector<uint8_t> out((size_t)(std::max<int64_t>(outer, 1) * ld) * es, 0xA5);
+    for (int64_t r = 0; r < m.rows; r++)
+        for (int64_t c = 0; c < m.cols; c++) {
+            int64_t off = order == MACKO_ORDER_ROW ? r * ld + c : c * ld + r;
+            float f = m.at(r, c);
+            if (type == MACKO_R_16F) {
+                uint16_t h = float_to_half(f);
+                std::memcpy(&out[(size_t)off * es], &h, 2);
+            } else {
+                std::memcpy(&out[(size_t)off * es], &f, 4);
+            }
+        }
+    return out;
+}
+
+Csr to_csr(const Dense &m)
+{
+    Csr c;
+    c.row_ptr.push_back(0);
+    for (int64_t r = 0; r < m.rows; r++) {
+        for (int64_t j = 0; j < m.cols; j++)
+            if (m.at(r, j) != 0.0f) {
+                c.col_ind.push_back(j);
+                c.val.push_back(m.at(r, j));
+            }
+        c.row_ptr.push_back((int64_t)c.col_ind.size());
+    }
+    return c;
+}
+
+std::vector<float> random_vector(int64_t n, uint64_t seed, bool half_exact)
+{
+    std::vector<float> v((size_t)n);
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (auto &f : v) {
+        f = u(g);
+        if (half_exact)
+            f = round_half(f);
+    }
+    return v;
+}
+
+void ref_spmv(macko_mat_t A, macko_operation_t op, double alpha, const std::vector<double> &x, double beta,
+              std::vector<double> &y)
+{
+    const void *vals = nullptr, *rp = nullptr;
+    const uint8_t *dl = nullptr;
+    macko_indextype_t rpt;
+    int64_t rows, cols, entries, ep;
+    macko_datatype_t type;
+    ASSERT_EQ(macko_mat_get_info(A, &rows, &cols, nullptr, &type), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_get_macko_host(A, &vals, &dl, &rp, &rpt, &entries, &ep), MACKO_STATUS_SUCCESS);
+    int64_t ylen = op == MACKO_OPERATION_NON_TRANSPOSE ? rows : cols;
+    std::vector<double> acc((size_t)ylen, 0.0);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t b = macko_rp_get(rp, rpt == MACKO_INDEX_64I, r), e = macko_rp_get(rp, rpt == MACKO_INDEX_64I, r + 1);
+        int64_t col = -1;
+        for (int64_t k = b; k < e; k++) {
+            col += (int64_t)macko_delta_get(dl, k) + 1;
+            double v = type == MACKO_R_16F ? (double)half_to_float(((const uint16_t *)vals)[k])
+                                           : (double)((const float *)vals)[k];
+            if (v == 0.0)
+                continue;
+            if (op == MACKO_OPERATION_NON_TRANSPOSE)
+                acc[(size_t)r] += v * x[(size_t)col];
+            else
+                acc[(size_t)col] += v * x[(size_t)r];
+        }
+    }
+    for (int64_t i = 0; i < ylen; i++)
+        y[(size_t)i] = alpha * acc[(size_t)i] + (beta == 0.0 ? 0.0 : beta * y[(size_t)i]);
+}
+
+void cblas_gemv(const Dense &m, macko_operation_t op, double alpha, const std::vector<double> &x, double beta,
+                std::vector<double> &y)
+{
+    std::vector<double> a(m.v.begin(), m.v.end());
+    int64_t ylen = op == MACKO_OPERATION_NON_TRANSPOSE ? m.rows : m.cols;
+    if (ylen == 0)
+        return;
+    if (m.rows == 0 || m.cols == 0) {
+        for (auto &f : y)
+            f = beta == 0.0 ? 0.0 : beta * f;
+        return;
+    }
+    if (beta == 0.0)
+        std::fill(y.begin(), y.end(), 0.0);
+    cblas_dgemv(CblasRowMajor, op == MACKO_OPERATION_NON_TRANSPOSE ? CblasNoTrans : CblasTrans, (int)m.rows,
+                (int)m.cols, alpha, a.data(), (int)m.cols, x.data(), 1, beta, y.data(), 1);
+}
+
+double rel_l2(const std::vector<double> &a, const std::vector<double> &b)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        double d = a[i] - b[i];
+        num += d * d;
+        den += b[i] * b[i];
+    }
+    if (den == 0)
+        return num == 0 ? 0 : INFINITY;
+    return std::sqrt(num / den);
+}
+
+bool gpu_available()
+{
+    static int cached = -1;
+    if (cached < 0) {
+        int n = 0;
+        cached = (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) ? 1 : 0;
+        cudaGetLastError();
+    }
+    return cached == 1;
+}
+
+} // namespace mt
