@@ -87,9 +87,15 @@ void macko_aligned_free(void *p);
 /* Frees device arrays (and trans); safe on a matrix without them. */
 void macko_device_arrays_free(struct macko_mat_s *m);
 
-/* ---- encoding (encode.c) */
+/* ---- encoding (encode_dense.c, encode_csr.c, import.c, export.c) */
 /* Validates a complete host encoding (FORMAT.md): row_ptr monotone from 0 to entries, every decoded column < cols,
- * tail values and deltas zero, nnz consistent. Returns 0 if valid, else a non-zero code and fills msg. */
+ * tail values and deltas zero, nnz consistent. Returns 0 if valid, else a non-zero code and fills msg.
+ * Codes: 1 = values bad (nonzero tail value, or NULL), 2 = deltas bad (nonzero tail nibble, a decoded column >= cols,
+ * or NULL), 3 = row_ptr bad (row_ptr[0] != 0, decreasing, past entries, row_ptr[rows] != entries, NULL, or rp64 not
+ * matching entries >= 2^31). row_ptr is checked completely first, so no entry is read out of bounds whatever the
+ * arrays hold, provided they have rows + 1 / entries_padded / entries_padded / 2 elements. msg names the first bad
+ * row (msg may be NULL). *nnz_out (may be NULL) is written only on success. Rows may end with zero-valued entries
+ * (the reference encoder keeps trailing padding); they are accepted. */
 int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int64_t entries, int rp64,
                           const void *values, const uint8_t *deltas, const void *row_ptr, int64_t *nnz_out,
                           char *msg, size_t msg_size);

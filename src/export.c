@@ -1,0 +1,134 @@
+/* MACKO -> CSR / dense on the host (round-trip tests, interop). Zero-valued entries (padding, stored zeros) are not
+ * written as entries: a decoded matrix holds +0 wherever nothing nonzero is stored. */
+#include "encode_common.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* Export block height for column-major output: the block's column segments stay in cache while rows scatter. */
+#define EXPORT_ROWS 64
+
+macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col_ind, void *values,
+                                         macko_indextype_t index_type, macko_index_base_t index_base)
+{
+    static const char fn[] = "macko_mat_export_csr_host";
+    int i64, es;
+    int64_t base, r, out = 0;
+
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
+    if (!A->has_host)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
+                          "A has no host copy (released or created on the device; see macko_mat_download)");
+    if (row_ptr == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "row_ptr is NULL (it receives rows + 1 entries)");
+    if (col_ind == NULL && A->nnz > 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "col_ind is NULL but nnz = %" PRId64, A->nnz);
+    if (values == NULL && A->nnz > 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "values is NULL but nnz = %" PRId64, A->nnz);
+    if (index_type != MACKO_INDEX_32I && index_type != MACKO_INDEX_64I)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
+                          "index_type is %d; it must be MACKO_INDEX_32I (2) or MACKO_INDEX_64I (3)", (int)index_type);
+    if (index_base != MACKO_INDEX_BASE_ZERO && index_base != MACKO_INDEX_BASE_ONE)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
+                          "index_base is %d; it must be MACKO_INDEX_BASE_ZERO (0) or MACKO_INDEX_BASE_ONE (1)",
+                          (int)index_base);
+    i64 = index_type == MACKO_INDEX_64I;
+    base = (int64_t)index_base;
+    /* Judged on the sizes, not on the columns actually used, so that the answer does not depend on the data. */
+    if (!i64 && (A->nnz + base > INT32_MAX || (A->cols > 0 && A->cols - 1 + base > INT32_MAX)))
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
+                          "32-bit indices cannot hold nnz = %" PRId64 " or cols = %" PRId64 " with index_base %" PRId64,
+                          A->nnz, A->cols, base);
+
+    es = (int)macko_type_size(A->type);
+    for (r = 0; r <= A->rows; r++) {
+        /* row_ptr[r] is written before row r's entries, row_ptr[rows] after the last row. */
+        if (i64)
+            ((int64_t *)row_ptr)[r] = out + base;
+        else
+            ((int32_t *)row_ptr)[r] = (int32_t)(out + base);
+        if (r == A->rows)
+            break;
+        {
+            int64_t k, e = macko_rp_get(A->host.row_ptr, A->rp64, r + 1), col = -1;
+            for (k = macko_rp_get(A->host.row_ptr, A->rp64, r); k < e; k++) {
+                col += (int64_t)macko_delta_get(A->host.deltas, k) + 1;
+                if (macko_value_is_zero(A->type, A->host.values, k))
+                    continue;
+                if (i64)
+                    ((int64_t *)col_ind)[out] = col + base;
+                else
+                    ((int32_t *)col_ind)[out] = (int32_t)(col + base);
+                memcpy((unsigned char *)values + out * es, (const unsigned char *)A->host.values + k * es, (size_t)es);
+                out++;
+            }
+        }
+    }
+    return macko_ok();
+}
+
+/* Writes rows [r0, r1) of A into out (element (r, c) at r*rs + c*cs), after zeroing their rows x cols region. */
+static void export_rows(const struct macko_mat_s *A, unsigned char *out, int64_t rs, int64_t cs, int64_t r0, int64_t r1)
+{
+    const int64_t es = (int64_t)macko_type_size(A->type);
+    int64_t r, c;
+    if (cs == 1) {
+        for (r = r0; r < r1; r++)
+            memset(out + r * rs * es, 0, (size_t)(A->cols * es));
+    } else {
+        for (c = 0; c < A->cols; c++)
+            memset(out + (r0 * rs + c * cs) * es, 0, (size_t)((r1 - r0) * es));
+    }
+    for (r = r0; r < r1; r++) {
+        int64_t k, e = macko_rp_get(A->host.row_ptr, A->rp64, r + 1), col = -1;
+        for (k = macko_rp_get(A->host.row_ptr, A->rp64, r); k < e; k++) {
+            col += (int64_t)macko_delta_get(A->host.deltas, k) + 1;
+            if (macko_value_is_zero(A->type, A->host.values, k))
+                continue;
+            memcpy(out + (r * rs + col * cs) * es, (const unsigned char *)A->host.values + k * es, (size_t)es);
+        }
+    }
+}
+
+macko_status_t macko_mat_export_dense_host(macko_mat_t A, void *values, int64_t ld, macko_order_t order)
+{
+    static const char fn[] = "macko_mat_export_dense_host";
+    int64_t total, inner, outer, need, r0;
+
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
+    if (!A->has_host)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
+                          "A has no host copy (released or created on the device; see macko_mat_download)");
+    /* An imported matrix may be too large to exist densely (rows*cols overflows): not exportable. */
+    if (!macko_mul_i64(A->rows, A->cols, &total) || total > MACKO_MAX_ELEMS)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1,
+                          "A (%" PRId64 " x %" PRId64 ") is too large for a dense array", A->rows, A->cols);
+    if (values == NULL && total > 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "values is NULL but rows*cols = %" PRId64, total);
+    /* ld can only be judged once the order is known. */
+    if (order != MACKO_ORDER_ROW && order != MACKO_ORDER_COL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
+                          "order is %d; it must be MACKO_ORDER_ROW (2) or MACKO_ORDER_COL (1)", (int)order);
+    inner = order == MACKO_ORDER_ROW ? A->cols : A->rows;
+    outer = order == MACKO_ORDER_ROW ? A->rows : A->cols;
+    if (ld < (inner > 1 ? inner : 1))
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
+                          "ld is %" PRId64 "; it must be at least max(1, %s) = %" PRId64, ld,
+                          order == MACKO_ORDER_ROW ? "cols" : "rows", inner > 1 ? inner : 1);
+    if (total > 0 &&
+        (!macko_mul_i64(outer - 1, ld, &need) || !macko_add_i64(need, inner, &need) || need > MACKO_MAX_ELEMS))
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
+                          "ld is %" PRId64 "; the array it describes exceeds the 2^56 element limit", ld);
+    if (total == 0)
+        return macko_ok();
+
+    if (order == MACKO_ORDER_ROW) {
+        export_rows(A, (unsigned char *)values, ld, 1, 0, A->rows);
+    } else {
+        for (r0 = 0; r0 < A->rows; r0 += EXPORT_ROWS)
+            export_rows(A, (unsigned char *)values, 1, ld, r0, A->rows - r0 < EXPORT_ROWS ? A->rows : r0 + EXPORT_ROWS);
+    }
+    return macko_ok();
+}
