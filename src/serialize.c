@@ -1,0 +1,601 @@
+/* Persistence: the versioned, checksummed byte layout of lapack_style_docs/file_format.md.
+ *
+ * Everything that comes from outside (a buffer, a file) is untrusted: every header field is checked, and the sizes it
+ * implies must add up to exactly the bytes we were given, before anything is allocated. Only then is the payload
+ * decoded into a fresh matrix and validated as a MACKO encoding. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
+#endif
+#include "macko_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#define HDR_SIZE 96
+#define FORMAT_VERSION 1u
+
+/* Byte offsets of the header fields. */
+enum {
+    OFF_MAGIC = 0,
+    OFF_VERSION = 8,
+    OFF_HDR_SIZE = 12,
+    OFF_TYPE = 16,
+    OFF_VALUE_BITS = 17,
+    OFF_DELTA_BITS = 18,
+    OFF_RP_BYTES = 19,
+    OFF_FLAGS = 20,
+    OFF_ROWS = 24,
+    OFF_COLS = 32,
+    OFF_NNZ = 40,
+    OFF_ENTRIES = 48,
+    OFF_ENTRIES_PADDED = 56,
+    OFF_VALUES_BYTES = 64,
+    OFF_DELTAS_BYTES = 72,
+    OFF_ROWPTR_BYTES = 80,
+    OFF_PAYLOAD_CRC = 88,
+    OFF_HEADER_CRC = 92
+};
+
+static const uint8_t k_magic[8] = {'M', 'A', 'C', 'K', 'O', 'M', 'A', 'T'};
+
+typedef struct {
+    uint32_t version, header_size, flags, payload_crc, header_crc;
+    unsigned type, value_bits, delta_bits, rp_bytes;
+    int64_t rows, cols, nnz, entries, entries_padded;
+    int64_t values_bytes, deltas_bytes, rowptr_bytes;
+    int64_t total; /* header + payload, derived */
+} header_t;
+
+/* ---------------------------------------------------------------- little-endian fields, byte by byte */
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_i64(uint8_t *p, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(u >> (8 * i));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+
+static int64_t get_i64(const uint8_t *p)
+{
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++)
+        u |= (uint64_t)p[i] << (8 * i);
+    /* two's complement without relying on implementation-defined unsigned -> signed conversion */
+    return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uLong c = crc;
+    while (n > 0) {
+        uInt k = n > (size_t)1 << 30 ? (uInt)1 << 30 : (uInt)n;
+        c = crc32(c, p, k);
+        p += k;
+        n -= k;
+    }
+    return (uint32_t)c;
+}
+
+/* ---------------------------------------------------------------- array payload in little-endian order */
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* Reverses the bytes of each es-byte element (host order <-> little-endian on a big-endian host). In place is fine. */
+static void swap_elements(uint8_t *dst, const uint8_t *src, size_t es, size_t bytes)
+{
+    uint8_t t[8];
+    for (size_t i = 0; i + es <= bytes; i += es) {
+        for (size_t j = 0; j < es; j++)
+            t[j] = src[i + es - 1 - j];
+        memcpy(dst + i, t, es);
+    }
+}
+
+/* A consumer of payload bytes (checksum, file, memory). Returns 0 on failure. */
+typedef int (*sink_fn)(void *ctx, const uint8_t *p, size_t n);
+
+static int sink_crc(void *ctx, const uint8_t *p, size_t n)
+{
+    *(uint32_t *)ctx = crc_update(*(uint32_t *)ctx, p, n);
+    return 1;
+}
+
+static int sink_file(void *ctx, const uint8_t *p, size_t n)
+{
+    return fwrite(p, 1, n, (FILE *)ctx) == n;
+}
+
+static int sink_memory(void *ctx, const uint8_t *p, size_t n)
+{
+    uint8_t **cur = (uint8_t **)ctx;
+    memcpy(*cur, p, n);
+    *cur += n;
+    return 1;
+}
+
+/* Feeds one host array of es-byte elements to sink as little-endian bytes. */
+static int emit_array(const void *src, size_t es, int64_t bytes, sink_fn sink, void *ctx)
+{
+    const uint8_t *s = (const uint8_t *)src;
+    uint8_t tmp[4096]; /* a multiple of every element size */
+    if (bytes == 0)
+        return 1;
+    if (es == 1 || host_is_little_endian())
+        return sink(ctx, s, (size_t)bytes);
+    while (bytes > 0) {
+        size_t k = bytes > (int64_t)sizeof tmp ? sizeof tmp : (size_t)bytes;
+        swap_elements(tmp, s, es, k);
+        if (!sink(ctx, tmp, k))
+            return 0;
+        s += k;
+        bytes -= (int64_t)k;
+    }
+    return 1;
+}
+
+static int emit_payload(const struct macko_mat_s *m, const header_t *h, sink_fn sink, void *ctx)
+{
+    return emit_array(m->host.values, macko_type_size(m->type), h->values_bytes, sink, ctx) &&
+           emit_array(m->host.deltas, 1, h->deltas_bytes, sink, ctx) &&
+           emit_array(m->host.row_ptr, m->rp64 ? 8 : 4, h->rowptr_bytes, sink, ctx);
+}
+
+/* ---------------------------------------------------------------- header: build, pack, parse, check */
+
+/* Fills h from a matrix that has a host copy, payload checksum included. Returns 0 if a size overflows. */
+static int header_from_matrix(const struct macko_mat_s *m, header_t *h, int with_crc)
+{
+    int64_t t;
+    memset(h, 0, sizeof *h);
+    h->version = FORMAT_VERSION;
+    h->header_size = HDR_SIZE;
+    h->type = (unsigned)m->type;
+    h->value_bits = (unsigned)(8 * macko_type_size(m->type));
+    h->delta_bits = 4;
+    h->rp_bytes = m->rp64 ? 8 : 4;
+    h->rows = m->rows;
+    h->cols = m->cols;
+    h->nnz = m->nnz;
+    h->entries = m->entries;
+    h->entries_padded = m->entries_padded;
+    h->values_bytes = macko_values_bytes(m->type, m->entries_padded);
+    h->deltas_bytes = m->entries_padded / 2;
+    h->rowptr_bytes = macko_rowptr_bytes(m->rows, m->rp64);
+    if (h->value_bits == 0 || (h->values_bytes == 0 && m->entries_padded != 0) || h->rowptr_bytes == 0)
+        return 0;
+    if (!macko_add_i64(HDR_SIZE, h->values_bytes, &t) || !macko_add_i64(t, h->deltas_bytes, &t) ||
+        !macko_add_i64(t, h->rowptr_bytes, &t) || (uint64_t)t > (uint64_t)SIZE_MAX)
+        return 0;
+    h->total = t;
+    if (with_crc) {
+        uint32_t crc = 0;
+        emit_payload(m, h, sink_crc, &crc);
+        h->payload_crc = crc;
+    }
+    return 1;
+}
+
+static void header_pack(header_t *h, uint8_t *b)
+{
+    memcpy(b + OFF_MAGIC, k_magic, 8);
+    put_u32(b + OFF_VERSION, h->version);
+    put_u32(b + OFF_HDR_SIZE, h->header_size);
+    b[OFF_TYPE] = (uint8_t)h->type;
+    b[OFF_VALUE_BITS] = (uint8_t)h->value_bits;
+    b[OFF_DELTA_BITS] = (uint8_t)h->delta_bits;
+    b[OFF_RP_BYTES] = (uint8_t)h->rp_bytes;
+    put_u32(b + OFF_FLAGS, h->flags);
+    put_i64(b + OFF_ROWS, h->rows);
+    put_i64(b + OFF_COLS, h->cols);
+    put_i64(b + OFF_NNZ, h->nnz);
+    put_i64(b + OFF_ENTRIES, h->entries);
+    put_i64(b + OFF_ENTRIES_PADDED, h->entries_padded);
+    put_i64(b + OFF_VALUES_BYTES, h->values_bytes);
+    put_i64(b + OFF_DELTAS_BYTES, h->deltas_bytes);
+    put_i64(b + OFF_ROWPTR_BYTES, h->rowptr_bytes);
+    put_u32(b + OFF_PAYLOAD_CRC, h->payload_crc);
+    h->header_crc = crc_update(0, b, OFF_HEADER_CRC);
+    put_u32(b + OFF_HEADER_CRC, h->header_crc);
+}
+
+/* Records a FORMAT_ERROR naming a header field. */
+static macko_status_t bad_field(const char *fn, const char *field, int offset, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static macko_status_t bad_field(const char *fn, const char *field, int offset, const char *fmt, ...)
+{
+    char detail[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "header field '%s' (byte %d) %s", field, offset, detail);
+}
+
+/* Parses and checks the header in b, of which `avail` bytes are readable (at most HDR_SIZE are read), for a
+ * serialized matrix of exactly `total_size` bytes. Touches nothing but *h; allocates nothing. */
+static macko_status_t header_check(const char *fn, const uint8_t *b, int64_t avail, int64_t total_size, header_t *h)
+{
+    int64_t t, want;
+    memset(h, 0, sizeof *h);
+    if (avail < 8)
+        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
+                          "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
+    if (memcmp(b + OFF_MAGIC, k_magic, 8) != 0)
+        return bad_field(fn, "magic", OFF_MAGIC, "is not \"MACKOMAT\": not a serialized macko matrix");
+    if (avail < OFF_VERSION + 4)
+        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
+                          "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
+    h->version = get_u32(b + OFF_VERSION);
+    if (h->version != FORMAT_VERSION)
+        return bad_field(fn, "version", OFF_VERSION, "is %u; this library reads format version %u",
+                         (unsigned)h->version, FORMAT_VERSION);
+    if (avail < HDR_SIZE)
+        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
+                          "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
+    h->header_size = get_u32(b + OFF_HDR_SIZE);
+    if (h->header_size != HDR_SIZE)
+        return bad_field(fn, "header_size", OFF_HDR_SIZE, "is %u; format version 1 has a %d-byte header",
+                         (unsigned)h->header_size, HDR_SIZE);
+    h->header_crc = get_u32(b + OFF_HEADER_CRC);
+    if (crc_update(0, b, OFF_HEADER_CRC) != h->header_crc)
+        return bad_field(fn, "header_crc32", OFF_HEADER_CRC, "does not match bytes 0..%d: the header is corrupted",
+                         OFF_HEADER_CRC - 1);
+
+    h->type = b[OFF_TYPE];
+    h->value_bits = b[OFF_VALUE_BITS];
+    h->delta_bits = b[OFF_DELTA_BITS];
+    h->rp_bytes = b[OFF_RP_BYTES];
+    h->flags = get_u32(b + OFF_FLAGS);
+    h->rows = get_i64(b + OFF_ROWS);
+    h->cols = get_i64(b + OFF_COLS);
+    h->nnz = get_i64(b + OFF_NNZ);
+    h->entries = get_i64(b + OFF_ENTRIES);
+    h->entries_padded = get_i64(b + OFF_ENTRIES_PADDED);
+    h->values_bytes = get_i64(b + OFF_VALUES_BYTES);
+    h->deltas_bytes = get_i64(b + OFF_DELTAS_BYTES);
+    h->rowptr_bytes = get_i64(b + OFF_ROWPTR_BYTES);
+    h->payload_crc = get_u32(b + OFF_PAYLOAD_CRC);
+
+    if (!macko_type_valid((int)h->type))
+        return bad_field(fn, "value_type", OFF_TYPE, "is %u, not a known macko_datatype_t", h->type);
+    if (h->value_bits != 8 * macko_type_size((macko_datatype_t)h->type))
+        return bad_field(fn, "value_bits", OFF_VALUE_BITS, "is %u; value type %u has %u-bit values", h->value_bits,
+                         h->type, (unsigned)(8 * macko_type_size((macko_datatype_t)h->type)));
+    if (h->delta_bits != 4)
+        return bad_field(fn, "delta_bits", OFF_DELTA_BITS, "is %u; only 4-bit deltas exist", h->delta_bits);
+    if (h->flags != 0)
+        return bad_field(fn, "flags", OFF_FLAGS, "is 0x%x; no flags are defined in format version 1",
+                         (unsigned)h->flags);
+    if (h->rows < 0 || h->rows > MACKO_MAX_ELEMS)
+        return bad_field(fn, "rows", OFF_ROWS, "is %lld, outside [0, 2^56]", (long long)h->rows);
+    if (h->cols < 0)
+        return bad_field(fn, "cols", OFF_COLS, "is %lld, negative", (long long)h->cols);
+    if (h->entries < 0 || h->entries > MACKO_MAX_ELEMS)
+        return bad_field(fn, "entries", OFF_ENTRIES, "is %lld, outside [0, 2^56]", (long long)h->entries);
+    if (h->nnz < 0 || h->nnz > h->entries)
+        return bad_field(fn, "nnz", OFF_NNZ, "is %lld, outside [0, entries = %lld]", (long long)h->nnz,
+                         (long long)h->entries);
+    if (h->entries_padded != macko_round8(h->entries))
+        return bad_field(fn, "entries_padded", OFF_ENTRIES_PADDED, "is %lld; entries %lld rounded up to 8 is %lld",
+                         (long long)h->entries_padded, (long long)h->entries, (long long)macko_round8(h->entries));
+    if (h->rp_bytes != (h->entries >= MACKO_RP32_LIMIT ? 8u : 4u))
+        return bad_field(fn, "row_ptr_bytes", OFF_RP_BYTES, "is %u; %lld entries need %u-byte row pointers",
+                         h->rp_bytes, (long long)h->entries, h->entries >= MACKO_RP32_LIMIT ? 8u : 4u);
+    if (!macko_mul_i64(h->entries_padded, (int64_t)macko_type_size((macko_datatype_t)h->type), &want) ||
+        h->values_bytes != want)
+        return bad_field(fn, "values_bytes", OFF_VALUES_BYTES, "is %lld; entries_padded and the type imply %lld",
+                         (long long)h->values_bytes, (long long)want);
+    want = h->entries_padded / 2;
+    if (h->deltas_bytes != want)
+        return bad_field(fn, "deltas_bytes", OFF_DELTAS_BYTES, "is %lld; entries_padded implies %lld",
+                         (long long)h->deltas_bytes, (long long)want);
+    if (!macko_add_i64(h->rows, 1, &t) || !macko_mul_i64(t, (int64_t)h->rp_bytes, &want) || h->rowptr_bytes != want)
+        return bad_field(fn, "row_ptr_total_bytes", OFF_ROWPTR_BYTES, "is %lld; rows and row_ptr_bytes imply %lld",
+                         (long long)h->rowptr_bytes, (long long)want);
+    if (!macko_add_i64(HDR_SIZE, h->values_bytes, &t) || !macko_add_i64(t, h->deltas_bytes, &t) ||
+        !macko_add_i64(t, h->rowptr_bytes, &t))
+        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "the array sizes in the header overflow int64");
+    if (t > total_size)
+        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
+                          "truncated: the header announces %lld bytes, only %lld are present", (long long)t,
+                          (long long)total_size);
+    if (t < total_size)
+        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
+                          "%lld unexpected bytes after the end of the payload (header announces %lld bytes)",
+                          (long long)(total_size - t), (long long)t);
+    if ((uint64_t)t > (uint64_t)SIZE_MAX)
+        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "%lld bytes do not fit this platform's size_t",
+                          (long long)t);
+    h->total = t;
+    return MACKO_STATUS_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- building the loaded matrix */
+
+/* A new matrix with zeroed host arrays for a checked header; NULL with *st set on failure. */
+static struct macko_mat_s *matrix_for_header(const header_t *h, macko_status_t *st)
+{
+    struct macko_mat_s *m = macko_mat_alloc();
+    if (m == NULL) {
+        *st = MACKO_STATUS_ALLOC_FAILED;
+        return NULL;
+    }
+    m->rows = h->rows;
+    m->cols = h->cols;
+    m->nnz = h->nnz;
+    m->entries = h->entries;
+    m->entries_padded = h->entries_padded;
+    m->type = (macko_datatype_t)h->type;
+    m->rp64 = h->rp_bytes == 8;
+    *st = macko_host_arrays_alloc(m);
+    if (*st != MACKO_STATUS_SUCCESS) {
+        macko_mat_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+static macko_status_t fail_alloc(const char *fn, macko_status_t st, const header_t *h)
+{
+    if (st == MACKO_STATUS_ALLOC_FAILED)
+        return macko_fail(st, fn, 0, "cannot allocate the host arrays (%lld bytes)", (long long)(h->total - HDR_SIZE));
+    return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 0, "host array allocation refused checked sizes");
+}
+
+/* Converts the freshly filled arrays from little-endian to host order (nothing to do on little-endian hosts). */
+static void arrays_to_host_order(struct macko_mat_s *m, const header_t *h)
+{
+    if (host_is_little_endian())
+        return;
+    swap_elements((uint8_t *)m->host.values, (const uint8_t *)m->host.values, macko_type_size(m->type),
+                  (size_t)h->values_bytes);
+    swap_elements((uint8_t *)m->host.row_ptr, (const uint8_t *)m->host.row_ptr, m->rp64 ? 8 : 4,
+                  (size_t)h->rowptr_bytes);
+}
+
+/* Validates the decoded content; on failure destroys m and records the error. */
+static macko_status_t finish_load(const char *fn, struct macko_mat_s *m, const header_t *h)
+{
+    char msg[256];
+    int64_t nnz = -1;
+    msg[0] = '\0';
+    if (macko_validate_arrays(m->rows, m->cols, m->type, m->entries, m->rp64, m->host.values, m->host.deltas,
+                              m->host.row_ptr, &nnz, msg, sizeof msg) != 0) {
+        macko_mat_destroy(m); /* before macko_fail: destroy clears the error details */
+        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "the payload is not a valid MACKO encoding: %s", msg);
+    }
+    if (nnz != h->nnz) {
+        macko_mat_destroy(m);
+        return bad_field(fn, "nnz", OFF_NNZ, "is %lld but the payload holds %lld nonzero values", (long long)h->nnz,
+                         (long long)nnz);
+    }
+    return MACKO_STATUS_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- public routines */
+
+macko_status_t macko_mat_serialized_size(macko_mat_t A, int64_t *bytes)
+{
+    static const char fn[] = "macko_mat_serialized_size";
+    header_t h;
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
+    if (bytes == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "bytes is NULL");
+    if (!header_from_matrix(A, &h, 0))
+        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1, "the matrix's sizes overflow");
+    *bytes = h.total;
+    return macko_ok();
+}
+
+macko_status_t macko_mat_serialize(macko_mat_t A, void *buffer, int64_t buffer_size)
+{
+    static const char fn[] = "macko_mat_serialize";
+    header_t h;
+    uint8_t *cur;
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
+    if (!A->has_host)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
+                          "A has no host copy (released or created on the device; see macko_mat_download)");
+    if (buffer == NULL && buffer_size != 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "buffer is NULL");
+    if (buffer_size < 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "buffer_size is %lld, negative", (long long)buffer_size);
+    if (!header_from_matrix(A, &h, 0))
+        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1, "the matrix's sizes overflow");
+    if (buffer_size < h.total)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
+                          "buffer_size is %lld; the serialized matrix needs %lld bytes (macko_mat_serialized_size)",
+                          (long long)buffer_size, (long long)h.total);
+    header_from_matrix(A, &h, 1);
+    header_pack(&h, (uint8_t *)buffer);
+    cur = (uint8_t *)buffer + HDR_SIZE;
+    emit_payload(A, &h, sink_memory, &cur);
+    return macko_ok();
+}
+
+macko_status_t macko_mat_deserialize(macko_mat_t *A, const void *buffer, int64_t buffer_size)
+{
+    static const char fn[] = "macko_mat_deserialize";
+    const uint8_t *b = (const uint8_t *)buffer;
+    header_t h;
+    macko_status_t st;
+    struct macko_mat_s *m;
+    uint32_t crc;
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
+    if (buffer == NULL && buffer_size != 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "buffer is NULL");
+    if (buffer_size < 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "buffer_size is %lld, negative", (long long)buffer_size);
+    st = header_check(fn, b, buffer_size, buffer_size, &h);
+    if (st != MACKO_STATUS_SUCCESS)
+        return st;
+    crc = crc_update(0, b + HDR_SIZE, (size_t)(h.total - HDR_SIZE));
+    if (crc != h.payload_crc)
+        return bad_field(fn, "payload_crc32", OFF_PAYLOAD_CRC, "is 0x%08x but the payload's CRC-32 is 0x%08x",
+                         (unsigned)h.payload_crc, (unsigned)crc);
+    m = matrix_for_header(&h, &st);
+    if (m == NULL)
+        return fail_alloc(fn, st, &h);
+    if (h.values_bytes > 0)
+        memcpy(m->host.values, b + HDR_SIZE, (size_t)h.values_bytes);
+    if (h.deltas_bytes > 0)
+        memcpy(m->host.deltas, b + HDR_SIZE + h.values_bytes, (size_t)h.deltas_bytes);
+    memcpy(m->host.row_ptr, b + HDR_SIZE + h.values_bytes + h.deltas_bytes, (size_t)h.rowptr_bytes);
+    arrays_to_host_order(m, &h);
+    st = finish_load(fn, m, &h);
+    if (st != MACKO_STATUS_SUCCESS)
+        return st;
+    *A = m;
+    return macko_ok();
+}
+
+/* Size of the regular file open as f; -1 if it is not one or cannot be queried. */
+static int64_t regular_file_size(FILE *f)
+{
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0)
+        return -1;
+    return (int64_t)sb.st_size;
+}
+
+macko_status_t macko_mat_save(macko_mat_t A, const char *path)
+{
+    static const char fn[] = "macko_mat_save";
+    header_t h;
+    uint8_t hdr[HDR_SIZE];
+    FILE *f;
+    int ok, err, is_regular;
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
+    if (!A->has_host)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
+                          "A has no host copy (released or created on the device; see macko_mat_download)");
+    if (path == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "path is NULL");
+    if (!header_from_matrix(A, &h, 1))
+        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1, "the matrix's sizes overflow");
+    header_pack(&h, hdr);
+    f = fopen(path, "wb");
+    if (f == NULL) {
+        err = errno;
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "cannot open '%s' for writing: %s", path, strerror(err));
+    }
+    /* a partial file is removed after a failure, but never a device or pipe we were pointed at */
+    is_regular = regular_file_size(f) >= 0;
+    errno = 0;
+    ok = fwrite(hdr, 1, HDR_SIZE, f) == HDR_SIZE && emit_payload(A, &h, sink_file, f) && fflush(f) == 0;
+    err = ok ? 0 : errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        err = errno;
+    }
+    if (!ok) {
+        if (is_regular)
+            remove(path);
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "writing '%s' failed: %s", path,
+                          err ? strerror(err) : "short write");
+    }
+    return macko_ok();
+}
+
+static int read_array(FILE *f, void *dst, int64_t bytes, uint32_t *crc)
+{
+    if (bytes == 0)
+        return 1;
+    if (fread(dst, 1, (size_t)bytes, f) != (size_t)bytes)
+        return 0;
+    *crc = crc_update(*crc, (const uint8_t *)dst, (size_t)bytes);
+    return 1;
+}
+
+macko_status_t macko_mat_load(macko_mat_t *A, const char *path)
+{
+    static const char fn[] = "macko_mat_load";
+    uint8_t hdr[HDR_SIZE];
+    header_t h;
+    macko_status_t st;
+    struct macko_mat_s *m;
+    int64_t size, avail;
+    uint32_t crc = 0;
+    FILE *f;
+    int err;
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
+    if (path == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "path is NULL");
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        err = errno;
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "cannot open '%s' for reading: %s", path, strerror(err));
+    }
+    /* The file's real size bounds everything the header may ask for, so it is known before any allocation. */
+    size = regular_file_size(f);
+    if (size < 0) {
+        fclose(f);
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "'%s' is not a readable regular file", path);
+    }
+    avail = size < HDR_SIZE ? size : HDR_SIZE;
+    if (fread(hdr, 1, (size_t)avail, f) != (size_t)avail) {
+        fclose(f);
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "reading the header of '%s' failed", path);
+    }
+    st = header_check(fn, hdr, avail, size, &h);
+    if (st != MACKO_STATUS_SUCCESS) {
+        fclose(f);
+        return st;
+    }
+    m = matrix_for_header(&h, &st);
+    if (m == NULL) {
+        fclose(f);
+        return fail_alloc(fn, st, &h);
+    }
+    if (!read_array(f, m->host.values, h.values_bytes, &crc) || !read_array(f, m->host.deltas, h.deltas_bytes, &crc) ||
+        !read_array(f, m->host.row_ptr, h.rowptr_bytes, &crc)) {
+        fclose(f);
+        macko_mat_destroy(m);
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "reading the payload of '%s' failed (file changed?)", path);
+    }
+    fclose(f);
+    if (crc != h.payload_crc) {
+        macko_mat_destroy(m);
+        return bad_field(fn, "payload_crc32", OFF_PAYLOAD_CRC, "is 0x%08x but the payload's CRC-32 is 0x%08x",
+                         (unsigned)h.payload_crc, (unsigned)crc);
+    }
+    arrays_to_host_order(m, &h);
+    st = finish_load(fn, m, &h);
+    if (st != MACKO_STATUS_SUCCESS)
+        return st;
+    *A = m;
+    return macko_ok();
+}
