@@ -1,0 +1,1254 @@
+/*
+ * macko_bench.cu -- the benchmark driver of BENCH.md: macko SpMV against cuBLAS and cuSPARSE, on the same random
+ * matrices, in the same run. macko is reached only through its public header (macko.h). Not part of the library.
+ *
+ * Per (shape, density): generate exactly round(d*R*C) nonzeros at uniformly random positions on the host (CSR,
+ * multithreaded), encode with macko_mat_create_csr_host, upload; build the dense copy on the device from the CSR;
+ * check every result against cuBLAS; then time every method with CUDA events around the launch alone, L2 flushed
+ * (cudaMemsetAsync of a buffer >= 2x L2) before every launch, median of >= 100 launches after >= 20 warm-ups.
+ */
+#include "macko.h"
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cctype>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+// ------------------------------------------------------------------------------------------------ errors
+
+[[noreturn]] static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "macko-bench: error: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+#define CUDA_OK(call)                                                                                                \
+    do {                                                                                                             \
+        cudaError_t e_ = (call);                                                                                     \
+        if (e_ != cudaSuccess)                                                                                       \
+            die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                                 \
+    } while (0)
+#define CUBLAS_OK(call)                                                                                              \
+    do {                                                                                                             \
+        cublasStatus_t s_ = (call);                                                                                  \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                             \
+            die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cublasGetStatusString(s_));                              \
+    } while (0)
+#define CUSPARSE_OK(call)                                                                                            \
+    do {                                                                                                             \
+        cusparseStatus_t s_ = (call);                                                                                \
+        if (s_ != CUSPARSE_STATUS_SUCCESS)                                                                           \
+            die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cusparseGetErrorString(s_));                             \
+    } while (0)
+
+static std::string strf(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+static double seconds_since(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// ------------------------------------------------------------------------------------------------ random numbers
+
+static uint64_t splitmix64(uint64_t &s)
+{
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* xoshiro256**, seeded per (seed, stream, index) so that every row draws the same numbers whatever the thread
+ * count. Also a UniformRandomBitGenerator for std::binomial_distribution. */
+struct Rng {
+    using result_type = uint64_t;
+    uint64_t s[4];
+    Rng(uint64_t seed, uint64_t stream, uint64_t index)
+    {
+        uint64_t m = seed ^ (0xD6E8FEB86659FD93ull * (stream + 1));
+        m = splitmix64(m) ^ (0x632BE59BD9B4E019ull * (index + 1));
+        for (uint64_t &w : s)
+            w = splitmix64(m);
+    }
+    static constexpr uint64_t min() { return 0; }
+    static constexpr uint64_t max() { return UINT64_MAX; }
+    static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+    uint64_t operator()()
+    {
+        const uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = rotl(s[3], 45);
+        return r;
+    }
+    /* Uniform in [-1, 1). */
+    double pm1() { return (double)((*this)() >> 11) * 0x1.0p-52 - 1.0; }
+    /* Uniform integer in [0, n), n <= 2^32, without bias (Lemire's multiply-and-reject). */
+    uint64_t below(uint64_t n)
+    {
+        uint64_t m = ((*this)() >> 32) * n;
+        if ((uint32_t)m < n) {
+            const uint32_t t = (uint32_t)(0x100000000ull % n);
+            while ((uint32_t)m < t)
+                m = ((*this)() >> 32) * n;
+        }
+        return m >> 32;
+    }
+};
+
+/* float -> fp16 bits, round to nearest even, for finite |f| < 65520 (the generator only makes |f| <= 1). Written out
+ * because the host path of __float2half_rn is slow enough to dominate generating half a billion values. */
+static uint16_t half_bits(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7FFFFFFFu;
+    if (ax < 0x38800000u) /* below 2^-14: fp16 subnormal (or zero); |f| * 2^24 is exact, lrintf rounds to even */
+        return (uint16_t)(sign | (uint32_t)lrintf(fabsf(f) * 16777216.0f));
+    uint32_t t = ax - 0x38000000u; /* rebias the exponent from 127 to 15 */
+    t += 0x0FFFu + ((t >> 13) & 1u);
+    return (uint16_t)(sign | (t >> 13));
+}
+
+static double half_value(uint16_t bits)
+{
+    __half_raw r;
+    r.x = bits;
+    return (double)__half2float(__half(r));
+}
+
+// ------------------------------------------------------------------------------------------------ configuration
+
+struct Shape {
+    int64_t rows, cols;
+};
+
+static const char *const kQuickShapes = "4096x4096 4096x11008 11008x4096 12288x12288 36864x12288 28672x8192";
+static const char *const kAllShapes =
+    "4096x4096 8192x8192 8192x29568 32000x5120 32000x8192 28672x8192 5120x5120 5120x13824 3584x20480 4096x11008 "
+    "13824x5120 18944x3584 14336x4096 4096x14336 8192x28672 11008x4096 32000x4096 20480x3584 3584x18944 21504x7168 "
+    "7168x7168 28672x7168 7168x28672 27648x9216 9216x9216 36864x9216 9216x36864 36864x12288 12288x12288 "
+    "49152x12288 12288x49152";
+static const char *const kDefaultDensities = "1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0.05";
+
+struct Config {
+    std::vector<Shape> shapes;
+    std::vector<double> densities;
+    std::vector<int> ns{1};
+    bool fp32 = false;
+    uint64_t seed = 20261121;
+    int warmup = 20, iters = 100;
+    int flush_mult = 4; /* flush buffer = flush_mult x L2 */
+    std::string csv, md;
+    int device = 0;
+    int threads = 0;
+    bool check_only = false;
+    std::string cmdline;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: macko-bench [options]\n"
+            "\n"
+            "Times macko SpMV (macko_Hspmv / macko_Sspmv) against cuBLAS and cuSPARSE on the same random matrices,\n"
+            "with the method of BENCH.md, and checks every macko result against cuBLAS before timing it.\n"
+            "\n"
+            "Matrices:\n"
+            "  --shapes LIST      'quick' (default: %s),\n"
+            "                     'all' (the 31 shapes of BENCH.md), or RxC[,RxC...] (comma or space separated)\n"
+            "  --densities LIST   comma-separated densities in (0, 1] (default %s)\n"
+            "  --n LIST           right-hand-side counts (default 1). Only n = 1 (SpMV) is implemented so far; the\n"
+            "                     small-n SpMM rows (cublasGemmEx N=n, cusparseSpMM CSR) are planned.\n"
+            "  --seed S           random seed (default %" PRIu64 "); every (shape, density) derives its own seed from it\n"
+            "  --fp32 | --type S  fp32 mode: macko_Sspmv vs cublasSgemv and cuSPARSE fp32 (default --type H: fp16)\n"
+            "  --quick12288       preset: only 12288x12288 at densities 0.5 and 0.3 (quick test of the kernels)\n"
+            "\n"
+            "Timing:\n"
+            "  --warmup N         warm-up launches per method (default 20, at least 20)\n"
+            "  --iters N          timed launches per method; the median is reported (default 100, at least 100)\n"
+            "  --flush-mult K     L2 flush buffer = K x L2 size, written before every launch (default 4, at least 2)\n"
+            "  --check-only       generate and check correctness only; no timing\n"
+            "\n"
+            "Output:\n"
+            "  --csv FILE         one row per (shape, density, n), written as the run goes\n"
+            "  --md FILE          Markdown report (device, CUDA versions, date, command, table, geometric means),\n"
+            "                     rewritten after every row\n"
+            "  (the table and the geometric means also go to stdout; progress lines go to stderr)\n"
+            "\n"
+            "Other:\n"
+            "  --device I         CUDA device (default 0)\n"
+            "  --threads T        host threads for matrix generation (default: all)\n"
+            "  -h, --help         this text\n"
+            "\n"
+            "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"
+            "error (those rows are reported as FAIL and not timed), 1 on a usage or CUDA error.\n",
+            kQuickShapes, kDefaultDensities, Config().seed);
+}
+
+static std::vector<std::string> split_list(const std::string &s)
+{
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+        if (c == ',' || c == ' ' || c == '\t' || c == '\n') {
+            if (!cur.empty())
+                out.push_back(cur);
+            cur.clear();
+        } else {
+            cur.push_back(c);
+        }
+    }
+    if (!cur.empty())
+        out.push_back(cur);
+    return out;
+}
+
+static std::vector<Shape> parse_shapes(const std::string &arg)
+{
+    const std::string list = arg == "quick" ? kQuickShapes : arg == "all" ? kAllShapes : arg;
+    std::vector<Shape> out;
+    for (const std::string &t : split_list(list)) {
+        char *end = nullptr;
+        const long long r = strtoll(t.c_str(), &end, 10);
+        if (end == t.c_str() || (*end != 'x' && *end != 'X'))
+            die("--shapes: '%s' is not RxC", t.c_str());
+        const char *c0 = end + 1;
+        const long long c = strtoll(c0, &end, 10);
+        if (end == c0 || *end != '\0')
+            die("--shapes: '%s' is not RxC", t.c_str());
+        if (r < 1 || c < 1 || r > INT32_MAX - 1 || c > INT32_MAX - 1)
+            die("--shapes: '%s': rows and columns must be in [1, 2^31 - 2]", t.c_str());
+        out.push_back({r, c});
+    }
+    if (out.empty())
+        die("--shapes: empty list");
+    return out;
+}
+
+static std::vector<double> parse_densities(const std::string &arg)
+{
+    std::vector<double> out;
+    for (const std::string &t : split_list(arg)) {
+        char *end = nullptr;
+        const double d = strtod(t.c_str(), &end);
+        if (end == t.c_str() || *end != '\0' || !(d > 0.0 && d <= 1.0))
+            die("--densities: '%s' is not a density in (0, 1]", t.c_str());
+        out.push_back(d);
+    }
+    if (out.empty())
+        die("--densities: empty list");
+    return out;
+}
+
+static long long parse_int(const char *opt, const char *s, long long lo, long long hi)
+{
+    char *end = nullptr;
+    const long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || v < lo || v > hi)
+        die("%s: '%s' is not an integer in [%lld, %lld]", opt, s, lo, hi);
+    return v;
+}
+
+static std::string shell_quote(const std::string &s)
+{
+    bool plain = !s.empty();
+    for (char c : s)
+        if (!(isalnum((unsigned char)c) || strchr("_./=,:+-@%", c)))
+            plain = false;
+    if (plain)
+        return s;
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+static Config parse_args(int argc, char **argv)
+{
+    Config cfg;
+    std::string shapes = "quick", densities = kDefaultDensities;
+    for (int i = 0; i < argc; ++i)
+        cfg.cmdline += (i ? " " : "") + shell_quote(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> const char * {
+            if (i + 1 >= argc)
+                die("%s needs a value (see --help)", a.c_str());
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            usage(stdout);
+            exit(0);
+        } else if (a == "--shapes") {
+            shapes = value();
+        } else if (a == "--densities") {
+            densities = value();
+        } else if (a == "--n") {
+            cfg.ns.clear();
+            for (const std::string &t : split_list(value()))
+                cfg.ns.push_back((int)parse_int("--n", t.c_str(), 1, 1024));
+            if (cfg.ns.empty())
+                die("--n: empty list");
+            for (int n : cfg.ns)
+                if (n != 1)
+                    die("--n %d: only n = 1 (SpMV) is implemented so far; small-n SpMM rows are planned", n);
+        } else if (a == "--seed") {
+            cfg.seed = (uint64_t)parse_int("--seed", value(), 0, INT64_MAX);
+        } else if (a == "--fp32") {
+            cfg.fp32 = true;
+        } else if (a == "--type") {
+            const std::string t = value();
+            if (t == "H" || t == "h" || t == "fp16")
+                cfg.fp32 = false;
+            else if (t == "S" || t == "s" || t == "fp32")
+                cfg.fp32 = true;
+            else
+                die("--type: '%s' is not H or S", t.c_str());
+        } else if (a == "--quick12288") {
+            shapes = "12288x12288";
+            densities = "0.5,0.3";
+        } else if (a == "--warmup") {
+            cfg.warmup = (int)parse_int("--warmup", value(), 20, 100000);
+        } else if (a == "--iters") {
+            cfg.iters = (int)parse_int("--iters", value(), 100, 100000);
+        } else if (a == "--flush-mult") {
+            cfg.flush_mult = (int)parse_int("--flush-mult", value(), 2, 64);
+        } else if (a == "--check-only") {
+            cfg.check_only = true;
+        } else if (a == "--csv") {
+            cfg.csv = value();
+        } else if (a == "--md") {
+            cfg.md = value();
+        } else if (a == "--device") {
+            cfg.device = (int)parse_int("--device", value(), 0, 1023);
+        } else if (a == "--threads") {
+            cfg.threads = (int)parse_int("--threads", value(), 1, 4096);
+        } else {
+            die("unknown option '%s' (see --help)", a.c_str());
+        }
+    }
+    cfg.shapes = parse_shapes(shapes);
+    cfg.densities = parse_densities(densities);
+    if (cfg.threads == 0)
+        cfg.threads = (int)std::max(1u, std::thread::hardware_concurrency());
+    return cfg;
+}
+
+// ------------------------------------------------------------------------------------------------ matrix generation
+
+/* Runs f(begin, end, thread) over [0, n) in chunks of `grain`, on `threads` threads. */
+template <class F> static void parallel_for(int64_t n, int64_t grain, int threads, F &&f)
+{
+    std::atomic<int64_t> next{0};
+    auto work = [&](int t) {
+        for (;;) {
+            const int64_t b = next.fetch_add(grain);
+            if (b >= n)
+                return;
+            f(b, std::min(n, b + grain), t);
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+        pool.emplace_back(work, t);
+    work(0);
+    for (std::thread &th : pool)
+        th.join();
+}
+
+/* A random CSR matrix on the host: int32 indices, values as fp16 bits (h) or float (f). */
+struct HostCsr {
+    int64_t rows = 0, cols = 0, nnz = 0;
+    std::unique_ptr<int32_t[]> row_ptr, col;
+    std::unique_ptr<uint16_t[]> h;
+    std::unique_ptr<float[]> f;
+    const void *values() const { return h ? (const void *)h.get() : (const void *)f.get(); }
+    double value(int64_t k) const { return h ? half_value(h[k]) : (double)f[k]; }
+};
+
+static uint64_t case_seed(uint64_t seed, const Shape &s, double d)
+{
+    uint64_t m = seed;
+    m ^= splitmix64(m) + (uint64_t)s.rows * 0x9E3779B97F4A7C15ull;
+    m ^= splitmix64(m) + (uint64_t)s.cols * 0xC2B2AE3D27D4EB4Full;
+    m ^= splitmix64(m) + (uint64_t)llround(d * 1e6);
+    return splitmix64(m);
+}
+
+/* Exactly round(d*R*C) nonzeros: row counts ~ Binomial(C, d), then +-1 on uniformly drawn rows until the total is
+ * exact; columns within a row a uniform k-subset (Floyd's algorithm on a bitmap, or on the complement when k > C/2);
+ * values uniform in [-1, 1], never zero (fp16-rounded in fp16 mode). */
+static HostCsr generate(const Shape &s, double d, bool fp32, uint64_t cseed, int threads)
+{
+    HostCsr m;
+    const int64_t R = s.rows, C = s.cols;
+    m.rows = R;
+    m.cols = C;
+    const int64_t K = (int64_t)llroundl((long double)d * (long double)R * (long double)C);
+    if (K > INT32_MAX)
+        die("%" PRId64 "x%" PRId64 " at density %g has %" PRId64 " nonzeros: more than int32 CSR indices allow", R, C,
+            d, K);
+    m.nnz = K;
+
+    std::unique_ptr<int64_t[]> cnt(new int64_t[R]);
+    parallel_for(R, 512, threads, [&](int64_t b, int64_t e, int) {
+        for (int64_t r = b; r < e; ++r) {
+            if (d >= 1.0) {
+                cnt[r] = C;
+            } else {
+                Rng g(cseed, 0, (uint64_t)r);
+                std::binomial_distribution<int64_t> bd(C, d);
+                cnt[r] = bd(g);
+            }
+        }
+    });
+    int64_t total = 0;
+    for (int64_t r = 0; r < R; ++r)
+        total += cnt[r];
+    Rng adj(cseed, 1, 0);
+    while (total < K) {
+        const int64_t r = (int64_t)adj.below((uint64_t)R);
+        if (cnt[r] < C) {
+            ++cnt[r];
+            ++total;
+        }
+    }
+    while (total > K) {
+        const int64_t r = (int64_t)adj.below((uint64_t)R);
+        if (cnt[r] > 0) {
+            --cnt[r];
+            --total;
+        }
+    }
+
+    m.row_ptr.reset(new int32_t[R + 1]);
+    m.row_ptr[0] = 0;
+    for (int64_t r = 0; r < R; ++r)
+        m.row_ptr[r + 1] = (int32_t)(m.row_ptr[r] + cnt[r]);
+    m.col.reset(new int32_t[std::max<int64_t>(K, 1)]);
+    if (fp32)
+        m.f.reset(new float[std::max<int64_t>(K, 1)]);
+    else
+        m.h.reset(new uint16_t[std::max<int64_t>(K, 1)]);
+
+    const int64_t words = (C + 63) / 64;
+    std::vector<std::vector<uint64_t>> bitmaps((size_t)threads, std::vector<uint64_t>((size_t)words, 0));
+    parallel_for(R, 16, threads, [&](int64_t b, int64_t e, int t) {
+        uint64_t *bm = bitmaps[(size_t)t].data();
+        for (int64_t r = b; r < e; ++r) {
+            const int64_t k = cnt[r];
+            int32_t *out = m.col.get() + m.row_ptr[r];
+            if (k == C) {
+                for (int64_t c = 0; c < C; ++c)
+                    out[c] = (int32_t)c;
+            } else if (k > 0) {
+                const bool complement = k > C / 2;
+                const int64_t pick = complement ? C - k : k;
+                Rng g(cseed, 2, (uint64_t)r);
+                for (int64_t j = C - pick; j < C; ++j) {
+                    const uint64_t t2 = g.below((uint64_t)j + 1);
+                    if (bm[t2 >> 6] >> (t2 & 63) & 1)
+                        bm[j >> 6] |= 1ull << (j & 63);
+                    else
+                        bm[t2 >> 6] |= 1ull << (t2 & 63);
+                }
+                int64_t pos = 0;
+                for (int64_t w = 0; w < words; ++w) {
+                    uint64_t bits = bm[w];
+                    bm[w] = 0;
+                    if (complement) {
+                        bits = ~bits;
+                        if (w == words - 1 && (C & 63))
+                            bits &= (1ull << (C & 63)) - 1;
+                    }
+                    while (bits) {
+                        out[pos++] = (int32_t)(w * 64 + __builtin_ctzll(bits));
+                        bits &= bits - 1;
+                    }
+                }
+                if (pos != k)
+                    die("internal: row %" PRId64 " got %" PRId64 " columns, wanted %" PRId64, r, pos, k);
+            }
+            Rng gv(cseed, 3, (uint64_t)r);
+            const int64_t base = m.row_ptr[r];
+            for (int64_t i = 0; i < k; ++i) {
+                if (fp32) {
+                    float v;
+                    do
+                        v = (float)gv.pm1();
+                    while (v == 0.0f);
+                    m.f[base + i] = v;
+                } else {
+                    uint16_t v;
+                    do
+                        v = half_bits((float)gv.pm1());
+                    while ((v & 0x7FFF) == 0);
+                    m.h[base + i] = v;
+                }
+            }
+        }
+    });
+    return m;
+}
+
+// ------------------------------------------------------------------------------------------------ device helpers
+
+/* cudaMalloc'ed bytes, freed on scope exit. */
+struct DevBuf {
+    void *p = nullptr;
+    size_t bytes = 0;
+    DevBuf() = default;
+    explicit DevBuf(size_t n) : bytes(n)
+    {
+        const cudaError_t e = cudaMalloc(&p, std::max<size_t>(n, 16));
+        if (e != cudaSuccess)
+            die("cudaMalloc of %.3f GB failed: %s", (double)n / 1e9, cudaGetErrorString(e));
+    }
+    DevBuf(const DevBuf &) = delete;
+    DevBuf &operator=(const DevBuf &) = delete;
+    ~DevBuf()
+    {
+        if (p)
+            cudaFree(p);
+    }
+    template <class T> T *as() const { return static_cast<T *>(p); }
+};
+
+/* dense[r*cols + col[j]] = val[j] for the entries of row r; one warp per row. */
+template <class T>
+__global__ void scatter_rows(const int32_t *__restrict__ row_ptr, const int32_t *__restrict__ col,
+                             const T *__restrict__ val, T *__restrict__ dense, int64_t rows, int64_t cols)
+{
+    const int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= rows)
+        return;
+    T *drow = dense + row * cols;
+    for (int64_t j = row_ptr[row] + (threadIdx.x % 32); j < row_ptr[row + 1]; j += 32)
+        drow[col[j]] = val[j];
+}
+
+/* Keeps the GPU busy for `ns` nanoseconds so that the host can queue the launches of a timing series ahead of the
+ * GPU: the events then time device work only, never a gap waiting for the host. */
+__global__ void spin_ns(uint64_t ns)
+{
+    uint64_t t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    while (t - t0 < ns);
+}
+
+struct Timer {
+    cudaStream_t stream = nullptr;
+    void *flush = nullptr;
+    size_t flush_bytes = 0;
+    int warmup = 20, iters = 100;
+    std::vector<cudaEvent_t> ev0, ev1;
+
+    void init(cudaStream_t s, void *fbuf, size_t fbytes, int w, int n)
+    {
+        stream = s;
+        flush = fbuf;
+        flush_bytes = fbytes;
+        warmup = w;
+        iters = n;
+        ev0.resize((size_t)n);
+        ev1.resize((size_t)n);
+        for (int i = 0; i < n; ++i) {
+            CUDA_OK(cudaEventCreate(&ev0[(size_t)i]));
+            CUDA_OK(cudaEventCreate(&ev1[(size_t)i]));
+        }
+    }
+    void destroy()
+    {
+        for (size_t i = 0; i < ev0.size(); ++i) {
+            cudaEventDestroy(ev0[i]);
+            cudaEventDestroy(ev1[i]);
+        }
+        ev0.clear();
+        ev1.clear();
+    }
+    /* Median microseconds of `iters` launches, each after an L2 flush; NaN when a launch reports failure. */
+    double median_us(const std::function<bool()> &launch)
+    {
+        spin_ns<<<1, 1, 0, stream>>>(3000000);
+        CUDA_OK(cudaGetLastError());
+        for (int i = 0; i < warmup; ++i) {
+            CUDA_OK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes, stream));
+            if (!launch())
+                return NAN;
+        }
+        for (int i = 0; i < iters; ++i) {
+            CUDA_OK(cudaMemsetAsync(flush, (i + 1) & 0xFF, flush_bytes, stream));
+            CUDA_OK(cudaEventRecord(ev0[(size_t)i], stream));
+            if (!launch())
+                return NAN;
+            CUDA_OK(cudaEventRecord(ev1[(size_t)i], stream));
+        }
+        CUDA_OK(cudaStreamSynchronize(stream));
+        CUDA_OK(cudaGetLastError());
+        std::vector<double> t((size_t)iters);
+        for (int i = 0; i < iters; ++i) {
+            float ms = 0;
+            CUDA_OK(cudaEventElapsedTime(&ms, ev0[(size_t)i], ev1[(size_t)i]));
+            t[(size_t)i] = 1e3 * ms;
+        }
+        std::sort(t.begin(), t.end());
+        const size_t h = t.size() / 2;
+        return t.size() % 2 ? t[h] : 0.5 * (t[h - 1] + t[h]);
+    }
+};
+
+/* Device-to-device copy bandwidth, (bytes read + bytes written) / time, median of 20 copies of 1 GiB. */
+static double copy_bandwidth_gbps(cudaStream_t stream)
+{
+    const size_t n = size_t(1) << 30;
+    DevBuf a(n), b(n);
+    CUDA_OK(cudaMemsetAsync(a.p, 0x5A, n, stream));
+    cudaEvent_t e0, e1;
+    CUDA_OK(cudaEventCreate(&e0));
+    CUDA_OK(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; ++i)
+        CUDA_OK(cudaMemcpyAsync(b.p, a.p, n, cudaMemcpyDeviceToDevice, stream));
+    std::vector<double> t;
+    for (int i = 0; i < 20; ++i) {
+        CUDA_OK(cudaEventRecord(e0, stream));
+        CUDA_OK(cudaMemcpyAsync(b.p, a.p, n, cudaMemcpyDeviceToDevice, stream));
+        CUDA_OK(cudaEventRecord(e1, stream));
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+        t.push_back(ms);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    std::sort(t.begin(), t.end());
+    const double ms = 0.5 * (t[9] + t[10]);
+    return 2.0 * (double)n / (ms * 1e-3) / 1e9;
+}
+
+// ------------------------------------------------------------------------------------------------ results
+
+struct Row {
+    Shape s{0, 0};
+    double density = 0;
+    int n = 1;
+    int64_t nnz = 0;
+    double gemm_us = NAN, gemv_us = NAN, cublas_us = NAN; /* gemm: GemmEx (fp16); gemv: HSHgemv or Sgemv */
+    std::string cublas_variant;
+    double sp_default_us = NAN, sp_alg2_us = NAN, cusparse_us = NAN;
+    std::string cusparse_alg;
+    double macko_us = NAN;
+    int64_t storage = 0, entries = 0, entries_padded = 0;
+    double effd = NAN;
+    int64_t macko_bytes = 0;
+    double err_macko = NAN, err_cusparse = NAN, err_cublas_ref = NAN;
+    std::string status = "ok";
+    double vs_cublas() const { return cublas_us / macko_us; }
+    double vs_cusparse() const { return cusparse_us / macko_us; }
+    double macko_gbps() const { return (double)macko_bytes / (macko_us * 1e3); }
+    bool ok() const { return status == "ok"; }
+};
+
+struct Env {
+    std::string device_name, date, kernel_driver;
+    int sm_count = 0, runtime = 0, driver = 0;
+    size_t l2 = 0, mem = 0, flush_bytes = 0;
+    std::string cublas_ver, cusparse_ver, macko_ver;
+    double copy_gbps = NAN;
+};
+
+static std::string fmt_num(double v, const char *f)
+{
+    return std::isfinite(v) ? strf(f, v) : std::string("–");
+}
+
+static std::string shape_str(const Shape &s) { return strf("%" PRId64 "x%" PRId64, s.rows, s.cols); }
+
+static std::string cuda_ver(int v) { return strf("%d.%d", v / 1000, (v % 1000) / 10); }
+
+static void write_csv_header(FILE *f)
+{
+    fprintf(f, "type,rows,cols,density,n,nnz,cublas_us,cublas_variant,cublas_gemm_us,cublas_gemv_us,cusparse_us,"
+               "cusparse_alg,cusparse_default_us,cusparse_alg2_us,macko_us,speedup_vs_cublas,speedup_vs_cusparse,"
+               "macko_bytes,macko_gbps,macko_pct_copy,copy_gbps,cublas_gbps,effective_density,macko_storage_bytes,"
+               "macko_entries,macko_entries_padded,rel_err_macko,rel_err_cusparse,rel_err_cublas_spot,status\n");
+}
+
+static void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
+{
+    const double tsz = cfg.fp32 ? 4.0 : 2.0;
+    const double dense_bytes = tsz * ((double)r.s.rows * (double)r.s.cols + (double)r.s.rows + (double)r.s.cols);
+    auto g = [](double v) { return std::isfinite(v) ? strf("%.6g", v) : std::string(); };
+    std::string st = r.status;
+    for (char &c : st)
+        if (c == '"')
+            c = '\'';
+    fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%g,%d,%" PRId64 ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64
+               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\"\n",
+            cfg.fp32 ? "S" : "H", r.s.rows, r.s.cols, r.density, r.n, r.nnz, g(r.cublas_us).c_str(),
+            r.cublas_variant.c_str(), g(r.gemm_us).c_str(), g(r.gemv_us).c_str(), g(r.cusparse_us).c_str(),
+            r.cusparse_alg.c_str(), g(r.sp_default_us).c_str(), g(r.sp_alg2_us).c_str(), g(r.macko_us).c_str(),
+            g(r.vs_cublas()).c_str(), g(r.vs_cusparse()).c_str(), r.macko_bytes, g(r.macko_gbps()).c_str(),
+            g(100.0 * r.macko_gbps() / env.copy_gbps).c_str(), g(env.copy_gbps).c_str(),
+            g(dense_bytes / (r.cublas_us * 1e3)).c_str(), g(r.effd).c_str(), r.storage, r.entries, r.entries_padded,
+            g(r.err_macko).c_str(), g(r.err_cusparse).c_str(), g(r.err_cublas_ref).c_str(), st.c_str());
+    fflush(f);
+}
+
+/* Geometric means of macko's speedups per (density, n) over the shapes whose rows are ok and timed. */
+struct Geo {
+    int count = 0;
+    double log_blas = 0, log_sp = 0;
+};
+
+static std::map<std::pair<double, int>, Geo> geomeans(const std::vector<Row> &rows)
+{
+    std::map<std::pair<double, int>, Geo> m;
+    for (const Row &r : rows) {
+        if (!r.ok() || !std::isfinite(r.vs_cublas()) || !std::isfinite(r.vs_cusparse()))
+            continue;
+        Geo &g = m[{-r.density, r.n}];
+        ++g.count;
+        g.log_blas += std::log(r.vs_cublas());
+        g.log_sp += std::log(r.vs_cusparse());
+    }
+    return m;
+}
+
+static std::string report_body(const Config &cfg, const Env &env, const std::vector<Row> &rows)
+{
+    const double tsz = cfg.fp32 ? 4.0 : 2.0;
+    std::string o;
+    o += "| shape | density | n | cuBLAS µs | cuSPARSE µs | macko µs | vs cuBLAS | vs cuSPARSE | macko GB/s | % copy | "
+         "cuBLAS GB/s | eff. density | rel. err | status |\n";
+    o += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const Row &r : rows) {
+        const double dense_bytes =
+            tsz * ((double)r.s.rows * (double)r.s.cols + (double)r.s.rows + (double)r.s.cols);
+        o += "| " + shape_str(r.s) + " | " + strf("%.2f", r.density) + " | " + strf("%d", r.n) + " | " +
+             fmt_num(r.cublas_us, "%.1f") + " | " + fmt_num(r.cusparse_us, "%.1f") + " | " +
+             fmt_num(r.macko_us, "%.1f") + " | " + fmt_num(r.vs_cublas(), "%.2fx") + " | " +
+             fmt_num(r.vs_cusparse(), "%.2fx") + " | " + fmt_num(r.macko_gbps(), "%.0f") + " | " +
+             fmt_num(100.0 * r.macko_gbps() / env.copy_gbps, "%.1f%%") + " | " +
+             fmt_num(dense_bytes / (r.cublas_us * 1e3), "%.0f") + " | " + fmt_num(r.effd, "%.3f") + " | " +
+             fmt_num(r.err_macko, "%.1e") + " | " + (r.ok() ? "ok" : "**" + r.status + "**") + " |\n";
+    }
+    const auto geo = geomeans(rows);
+    if (!geo.empty()) {
+        o += "\nGeometric mean of macko's speedup over the shapes, per density:\n\n";
+        o += "| density | n | shapes | vs cuBLAS | vs cuSPARSE |\n|---|---|---|---|---|\n";
+        for (const auto &kv : geo)
+            o += strf("| %.2f | %d | %d | %.2fx | %.2fx |\n", -kv.first.first, kv.first.second, kv.second.count,
+                      std::exp(kv.second.log_blas / kv.second.count), std::exp(kv.second.log_sp / kv.second.count));
+    }
+    return o;
+}
+
+static std::string report_header(const Config &cfg, const Env &env)
+{
+    std::string o;
+    o += "# macko SpMV benchmark: " + env.device_name + ", " + env.date + "\n\n";
+    o += "- command: `" + cfg.cmdline + "`\n";
+    o += strf("- device: %s, %d SMs, %.0f MiB L2, %.1f GiB memory\n", env.device_name.c_str(), env.sm_count,
+              (double)env.l2 / 1048576.0, (double)env.mem / 1073741824.0);
+    o += "- CUDA runtime " + cuda_ver(env.runtime) + ", driver API " + cuda_ver(env.driver) + ", kernel driver " +
+         env.kernel_driver + ", cuBLAS " + env.cublas_ver + ", cuSPARSE " + env.cusparse_ver + ", macko " +
+         env.macko_ver + "\n";
+    o += strf("- type: %s; seed %" PRIu64 " (each (shape, density) derives its own seed from it)\n",
+              cfg.fp32 ? "fp32 (macko_Sspmv)" : "fp16 (macko_Hspmv)", cfg.seed);
+    o += "- matrices: exactly round(d·R·C) nonzeros at uniformly random positions, values uniform in [-1, 1] "
+         "(never 0), x uniform in [-1, 1]; alpha = 1, beta = 0\n";
+    o += strf("- timing: CUDA events around each launch only; %d warm-ups, median of %d launches; L2 flushed before "
+              "every launch by cudaMemsetAsync of a %.0f MiB buffer (%d x L2), outside the timed region\n",
+              cfg.warmup, cfg.iters, (double)env.flush_bytes / 1048576.0, cfg.flush_mult);
+    o += strf("- device-to-device copy bandwidth (1 GiB cudaMemcpy, read + write): %.0f GB/s\n", env.copy_gbps);
+    if (cfg.fp32)
+        o += "- cuBLAS = cublasSgemv (row-major A, CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 fp32, CUDA_R_32F, "
+             "preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
+    else
+        o += "- cuBLAS = faster of cublasGemmEx (N = 1, fp16 in/out, CUBLAS_COMPUTE_32F) and "
+             "cublasHSHgemvStridedBatched (batch 1), row-major A (CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 "
+             "fp16, CUDA_R_32F, preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
+    o += "- macko GB/s counts values + deltas + row pointers + x + y; % copy is of the copy bandwidth above; "
+         "eff. density = macko storage / dense bytes; rel. err = ||y_macko - y_cuBLAS|| / ||y_cuBLAS||\n\n";
+    return o;
+}
+
+static void write_md(const Config &cfg, const Env &env, const std::vector<Row> &rows)
+{
+    if (cfg.md.empty())
+        return;
+    FILE *f = fopen(cfg.md.c_str(), "w");
+    if (!f)
+        die("cannot write %s: %s", cfg.md.c_str(), strerror(errno));
+    const std::string s = report_header(cfg, env) + report_body(cfg, env, rows);
+    fputs(s.c_str(), f);
+    fclose(f);
+}
+
+// ------------------------------------------------------------------------------------------------ one case
+
+struct Ctx {
+    const Config *cfg;
+    Env *env;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    cusparseHandle_t sparse;
+    macko_handle_t macko;
+    Timer timer;
+};
+
+static std::vector<double> to_host(const DevBuf &d, int64_t n, bool fp32, cudaStream_t stream)
+{
+    std::vector<double> out((size_t)n);
+    if (fp32) {
+        std::vector<float> t((size_t)n);
+        CUDA_OK(cudaMemcpyAsync(t.data(), d.p, (size_t)n * 4, cudaMemcpyDeviceToHost, stream));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        for (int64_t i = 0; i < n; ++i)
+            out[(size_t)i] = t[(size_t)i];
+    } else {
+        std::vector<uint16_t> t((size_t)n);
+        CUDA_OK(cudaMemcpyAsync(t.data(), d.p, (size_t)n * 2, cudaMemcpyDeviceToHost, stream));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        for (int64_t i = 0; i < n; ++i)
+            out[(size_t)i] = half_value(t[(size_t)i]);
+    }
+    return out;
+}
+
+/* ||a - ref|| / ||ref||; +Inf when a holds a NaN or Inf. */
+static double rel_l2(const std::vector<double> &a, const std::vector<double> &ref)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(a[i]))
+            return INFINITY;
+        num += (a[i] - ref[i]) * (a[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+static std::string macko_error(const char *fn, macko_status_t st)
+{
+    return strf("%s: %s (%s)", fn, macko_get_status_name(st), macko_get_last_error_message());
+}
+
+static Row run_case(Ctx &cx, const Shape &s, double d, int n, int idx, int count)
+{
+    const Config &cfg = *cx.cfg;
+    const bool fp32 = cfg.fp32;
+    const size_t tsz = fp32 ? 4 : 2;
+    const cudaDataType vt = fp32 ? CUDA_R_32F : CUDA_R_16F;
+    const double tol = fp32 ? 1e-4 : 1e-2;
+    const int64_t R = s.rows, C = s.cols;
+    const auto t_case = std::chrono::steady_clock::now();
+    const std::string tag = strf("[%d/%d] %s d=%.2f n=%d", idx, count, shape_str(s).c_str(), d, n);
+    fprintf(stderr, "%s: generating\n", tag.c_str());
+
+    Row row;
+    row.s = s;
+    row.density = d;
+    row.n = n;
+
+    // ---- host matrix and x
+    const uint64_t cseed = case_seed(cfg.seed, s, d);
+    auto t0 = std::chrono::steady_clock::now();
+    HostCsr m = generate(s, d, fp32, cseed, cfg.threads);
+    row.nnz = m.nnz;
+    std::vector<unsigned char> hx((size_t)C * tsz);
+    {
+        Rng gx(cseed, 4, 0);
+        for (int64_t j = 0; j < C; ++j) {
+            if (fp32) {
+                const float v = (float)gx.pm1();
+                memcpy(&hx[(size_t)j * 4], &v, 4);
+            } else {
+                const uint16_t v = half_bits((float)gx.pm1());
+                memcpy(&hx[(size_t)j * 2], &v, 2);
+            }
+        }
+    }
+    const double t_gen = seconds_since(t0);
+
+    // ---- macko encoding (host), through the public API
+    t0 = std::chrono::steady_clock::now();
+    macko_mat_t A = nullptr;
+    macko_status_t mst = macko_mat_create_csr_host(&A, R, C, m.nnz, m.row_ptr.get(), m.col.get(), m.values(),
+                                                   MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO,
+                                                   fp32 ? MACKO_R_32F : MACKO_R_16F);
+    if (mst != MACKO_STATUS_SUCCESS) {
+        row.status = "FAIL " + macko_error("macko_mat_create_csr_host", mst);
+        A = nullptr;
+    } else if ((mst = macko_mat_get_storage(A, &row.storage, &row.entries, &row.entries_padded, &row.effd)) !=
+               MACKO_STATUS_SUCCESS) {
+        row.status = "FAIL " + macko_error("macko_mat_get_storage", mst);
+    }
+    row.macko_bytes = row.storage + (int64_t)tsz * (R + C);
+    const double t_enc = seconds_since(t0);
+
+    // ---- device copies: CSR, x, dense (built on the device from the CSR), outputs
+    t0 = std::chrono::steady_clock::now();
+    cudaStream_t st = cx.stream;
+    DevBuf d_rp((size_t)(R + 1) * 4), d_col((size_t)m.nnz * 4), d_val((size_t)m.nnz * tsz), d_x((size_t)C * tsz);
+    DevBuf d_dense((size_t)R * (size_t)C * tsz), d_yref((size_t)R * tsz), d_y((size_t)R * tsz);
+    CUDA_OK(cudaMemcpyAsync(d_rp.p, m.row_ptr.get(), d_rp.bytes, cudaMemcpyHostToDevice, st));
+    CUDA_OK(cudaMemcpyAsync(d_col.p, m.col.get(), d_col.bytes, cudaMemcpyHostToDevice, st));
+    CUDA_OK(cudaMemcpyAsync(d_val.p, m.values(), d_val.bytes, cudaMemcpyHostToDevice, st));
+    CUDA_OK(cudaMemcpyAsync(d_x.p, hx.data(), d_x.bytes, cudaMemcpyHostToDevice, st));
+    CUDA_OK(cudaMemsetAsync(d_dense.p, 0, d_dense.bytes, st));
+    {
+        const unsigned blocks = (unsigned)((R + 7) / 8);
+        if (fp32)
+            scatter_rows<float><<<blocks, 256, 0, st>>>(d_rp.as<int32_t>(), d_col.as<int32_t>(), d_val.as<float>(),
+                                                        d_dense.as<float>(), R, C);
+        else
+            scatter_rows<uint16_t><<<blocks, 256, 0, st>>>(d_rp.as<int32_t>(), d_col.as<int32_t>(),
+                                                           d_val.as<uint16_t>(), d_dense.as<uint16_t>(), R, C);
+        CUDA_OK(cudaGetLastError());
+    }
+    CUDA_OK(cudaStreamSynchronize(st));
+
+    const float alpha = 1.0f, beta = 0.0f;
+    const int iR = (int)R, iC = (int)C;
+
+    // ---- cuBLAS: row-major A is a column-major C x R matrix; y = A x is op T on it
+    auto blas_gemm = [&](void *y) -> bool {
+        return cublasGemmEx(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, iR, 1, iC, &alpha, d_dense.p, vt, iC, d_x.p, vt, iC,
+                            &beta, y, vt, iR, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+    };
+    auto blas_gemv = [&](void *y) -> bool {
+        if (fp32)
+            return cublasSgemv(cx.blas, CUBLAS_OP_T, iC, iR, &alpha, d_dense.as<float>(), iC, d_x.as<float>(), 1,
+                               &beta, static_cast<float *>(y), 1) == CUBLAS_STATUS_SUCCESS;
+        return cublasHSHgemvStridedBatched(cx.blas, CUBLAS_OP_T, iC, iR, &alpha, d_dense.as<__half>(), iC,
+                                           (long long)R * C, d_x.as<__half>(), 1, C, &beta,
+                                           static_cast<__half *>(y), 1, R, 1) == CUBLAS_STATUS_SUCCESS;
+    };
+    // The reference: GemmEx for fp16, Sgemv for fp32.
+    CUDA_OK(cudaMemsetAsync(d_yref.p, 0xFF, d_yref.bytes, st));
+    if (!(fp32 ? blas_gemv(d_yref.p) : blas_gemm(d_yref.p)))
+        die("%s: cuBLAS reference call failed", tag.c_str());
+    const std::vector<double> yref = to_host(d_yref, R, fp32, st);
+    {
+        // Spot-check the reference against a double-precision host product on up to 256 rows.
+        Rng g(cseed, 5, 0);
+        std::vector<double> a, b;
+        for (int i = 0; i < 256 && i < R; ++i) {
+            const int64_t r = R <= 256 ? i : (int64_t)g.below((uint64_t)R);
+            double acc = 0;
+            for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+                const int64_t c = m.col[k];
+                const double xv = fp32 ? (double)reinterpret_cast<const float *>(hx.data())[c]
+                                       : half_value(reinterpret_cast<const uint16_t *>(hx.data())[c]);
+                acc += m.value(k) * xv;
+            }
+            a.push_back(yref[(size_t)r]);
+            b.push_back(acc);
+        }
+        row.err_cublas_ref = rel_l2(a, b);
+        if (!(row.err_cublas_ref <= tol))
+            die("%s: cuBLAS disagrees with the host reference (rel. err %.3g): the driver is broken", tag.c_str(),
+                row.err_cublas_ref);
+    }
+    if (!fp32) {
+        CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+        if (!blas_gemv(d_y.p))
+            die("%s: cublasHSHgemvStridedBatched failed", tag.c_str());
+        const double e = rel_l2(to_host(d_y, R, fp32, st), yref);
+        if (!(e <= tol))
+            die("%s: cublasHSHgemvStridedBatched disagrees with cublasGemmEx (rel. err %.3g)", tag.c_str(), e);
+    }
+
+    // ---- cuSPARSE: CSR int32, both algorithms, each with its own descriptor and preprocessed buffer
+    const cusparseSpMVAlg_t algs[2] = {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG2};
+    cusparseSpMatDescr_t spA[2] = {nullptr, nullptr};
+    cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
+    std::unique_ptr<DevBuf> spbuf[2];
+    CUSPARSE_OK(cusparseCreateDnVec(&vx, C, d_x.p, vt));
+    CUSPARSE_OK(cusparseCreateDnVec(&vy, R, d_y.p, vt));
+    for (int a = 0; a < 2; ++a) {
+        CUSPARSE_OK(cusparseCreateCsr(&spA[a], R, C, m.nnz, d_rp.p, d_col.p, d_val.p, CUSPARSE_INDEX_32I,
+                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
+        size_t bs = 0;
+        CUSPARSE_OK(cusparseSpMV_bufferSize(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta,
+                                            vy, CUDA_R_32F, algs[a], &bs));
+        spbuf[a].reset(new DevBuf(bs));
+        CUSPARSE_OK(cusparseSpMV_preprocess(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta,
+                                            vy, CUDA_R_32F, algs[a], spbuf[a]->p));
+    }
+    auto sparse_mv = [&](int a) -> bool {
+        return cusparseSpMV(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta, vy, CUDA_R_32F,
+                            algs[a], spbuf[a]->p) == CUSPARSE_STATUS_SUCCESS;
+    };
+    row.err_cusparse = 0;
+    for (int a = 0; a < 2; ++a) {
+        CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+        if (!sparse_mv(a))
+            die("%s: cusparseSpMV (alg %d) failed", tag.c_str(), (int)algs[a]);
+        const double e = rel_l2(to_host(d_y, R, fp32, st), yref);
+        row.err_cusparse = std::max(row.err_cusparse, e);
+        if (!(e <= tol))
+            die("%s: cusparseSpMV (alg %d) disagrees with cuBLAS (rel. err %.3g)", tag.c_str(), (int)algs[a], e);
+    }
+
+    // ---- macko: upload, analysis, check against cuBLAS
+    auto macko_mv = [&]() -> macko_status_t {
+        if (fp32)
+            return macko_Sspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A, d_x.as<float>(), 1, &beta,
+                               d_y.as<float>(), 1);
+        return macko_Hspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A, d_x.as<macko_half>(), 1, &beta,
+                           d_y.as<macko_half>(), 1);
+    };
+    const char *mv_name = fp32 ? "macko_Sspmv" : "macko_Hspmv";
+    bool macko_ok = row.ok();
+    if (macko_ok && (mst = macko_mat_upload(cx.macko, A)) != MACKO_STATUS_SUCCESS) {
+        row.status = "FAIL " + macko_error("macko_mat_upload", mst);
+        macko_ok = false;
+    }
+    if (macko_ok && (mst = macko_analysis(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, A)) != MACKO_STATUS_SUCCESS) {
+        row.status = "FAIL " + macko_error("macko_analysis", mst);
+        macko_ok = false;
+    }
+    if (macko_ok) {
+        CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+        if ((mst = macko_mv()) != MACKO_STATUS_SUCCESS) {
+            row.status = "FAIL " + macko_error(mv_name, mst);
+            macko_ok = false;
+        } else {
+            const cudaError_t ce = cudaStreamSynchronize(st);
+            if (ce != cudaSuccess)
+                die("%s: %s left a CUDA error: %s", tag.c_str(), mv_name, cudaGetErrorString(ce));
+            row.err_macko = rel_l2(to_host(d_y, R, fp32, st), yref);
+            if (!(row.err_macko <= tol)) {
+                row.status = strf("FAIL check: rel. err %.3g > %.0e", row.err_macko, tol);
+                macko_ok = false;
+            }
+        }
+    }
+    if (!macko_ok)
+        fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+    const double t_setup = seconds_since(t0);
+
+    // ---- timing
+    t0 = std::chrono::steady_clock::now();
+    if (!cfg.check_only) {
+        if (fp32) {
+            row.gemv_us = cx.timer.median_us([&] { return blas_gemv(d_y.p); });
+            row.cublas_us = row.gemv_us;
+            row.cublas_variant = "Sgemv";
+        } else {
+            row.gemm_us = cx.timer.median_us([&] { return blas_gemm(d_y.p); });
+            row.gemv_us = cx.timer.median_us([&] { return blas_gemv(d_y.p); });
+            const bool gemm_faster = row.gemm_us <= row.gemv_us;
+            row.cublas_us = gemm_faster ? row.gemm_us : row.gemv_us;
+            row.cublas_variant = gemm_faster ? "GemmEx" : "HSHgemv";
+        }
+        row.sp_default_us = cx.timer.median_us([&] { return sparse_mv(0); });
+        row.sp_alg2_us = cx.timer.median_us([&] { return sparse_mv(1); });
+        const bool def_faster = row.sp_default_us <= row.sp_alg2_us;
+        row.cusparse_us = def_faster ? row.sp_default_us : row.sp_alg2_us;
+        row.cusparse_alg = def_faster ? "ALG_DEFAULT" : "CSR_ALG2";
+        if (!std::isfinite(row.cublas_us) || !std::isfinite(row.cusparse_us))
+            die("%s: a baseline launch failed during timing", tag.c_str());
+        if (macko_ok) {
+            row.macko_us = cx.timer.median_us([&] { return macko_mv() == MACKO_STATUS_SUCCESS; });
+            if (!std::isfinite(row.macko_us))
+                row.status = "FAIL " + macko_error(mv_name, macko_mv());
+        }
+    }
+    const double t_time = seconds_since(t0);
+
+    for (int a = 0; a < 2; ++a)
+        cusparseDestroySpMat(spA[a]);
+    cusparseDestroyDnVec(vx);
+    cusparseDestroyDnVec(vy);
+    macko_mat_destroy(A);
+    CUDA_OK(cudaStreamSynchronize(st));
+
+    fprintf(stderr, "%s: macko %s us (%s cuBLAS, %s cuSPARSE), rel. err %s; gen %.1f s, encode %.1f s, setup %.1f s, "
+                    "timing %.1f s, total %.1f s\n",
+            tag.c_str(), fmt_num(row.macko_us, "%.1f").c_str(), fmt_num(row.vs_cublas(), "%.2fx").c_str(),
+            fmt_num(row.vs_cusparse(), "%.2fx").c_str(), fmt_num(row.err_macko, "%.1e").c_str(), t_gen, t_enc,
+            t_setup, t_time, seconds_since(t_case));
+    return row;
+}
+
+// ------------------------------------------------------------------------------------------------ main
+
+/* The kernel driver's version ("580.159.04"): the first dotted number after "Kernel Module" in the first line of
+ * /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release ..."). */
+static std::string driver_version_in(const char *line)
+{
+    const char *k = strstr(line, "Kernel Module");
+    for (k = k ? k : line; *k; ++k) {
+        if (!isdigit((unsigned char)*k) || (k > line && !isspace((unsigned char)k[-1])))
+            continue;
+        const char *e = k;
+        while (isdigit((unsigned char)*e) || *e == '.')
+            ++e;
+        const std::string t(k, e);
+        if (t.find('.') != std::string::npos && (isspace((unsigned char)*e) || *e == '\0'))
+            return t;
+    }
+    return "unknown";
+}
+
+static std::string kernel_driver_version()
+{
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f)
+        return "unknown";
+    char line[512] = {0};
+    const std::string v = fgets(line, sizeof line, f) ? driver_version_in(line) : "unknown";
+    fclose(f);
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    const Config cfg = parse_args(argc, argv);
+
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
+        die("no CUDA device found (use --help to see the options without a GPU)");
+    if (cfg.device >= ndev)
+        die("--device %d: only %d device(s)", cfg.device, ndev);
+    CUDA_OK(cudaSetDevice(cfg.device));
+
+    Env env;
+    cudaDeviceProp prop;
+    CUDA_OK(cudaGetDeviceProperties(&prop, cfg.device));
+    env.device_name = prop.name;
+    env.sm_count = prop.multiProcessorCount;
+    env.l2 = (size_t)prop.l2CacheSize;
+    env.mem = prop.totalGlobalMem;
+    CUDA_OK(cudaRuntimeGetVersion(&env.runtime));
+    CUDA_OK(cudaDriverGetVersion(&env.driver));
+    env.kernel_driver = kernel_driver_version();
+    {
+        int a = 0, b = 0, c = 0;
+        CUBLAS_OK(cublasGetProperty(MAJOR_VERSION, &a));
+        CUBLAS_OK(cublasGetProperty(MINOR_VERSION, &b));
+        CUBLAS_OK(cublasGetProperty(PATCH_LEVEL, &c));
+        env.cublas_ver = strf("%d.%d.%d", a, b, c);
+        CUSPARSE_OK(cusparseGetProperty(MAJOR_VERSION, &a));
+        CUSPARSE_OK(cusparseGetProperty(MINOR_VERSION, &b));
+        CUSPARSE_OK(cusparseGetProperty(PATCH_LEVEL, &c));
+        env.cusparse_ver = strf("%d.%d.%d", a, b, c);
+        macko_get_version(&a, &b, &c);
+        env.macko_ver = strf("%d.%d.%d", a, b, c);
+    }
+    {
+        char buf[64];
+        const time_t now = time(nullptr);
+        struct tm tmv;
+        gmtime_r(&now, &tmv);
+        strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tmv);
+        env.date = buf;
+    }
+
+    Ctx cx;
+    cx.cfg = &cfg;
+    cx.env = &env;
+    CUDA_OK(cudaStreamCreateWithFlags(&cx.stream, cudaStreamNonBlocking));
+    CUBLAS_OK(cublasCreate(&cx.blas));
+    CUBLAS_OK(cublasSetStream(cx.blas, cx.stream));
+    CUBLAS_OK(cublasSetPointerMode(cx.blas, CUBLAS_POINTER_MODE_HOST));
+    CUSPARSE_OK(cusparseCreate(&cx.sparse));
+    CUSPARSE_OK(cusparseSetStream(cx.sparse, cx.stream));
+    CUSPARSE_OK(cusparseSetPointerMode(cx.sparse, CUSPARSE_POINTER_MODE_HOST));
+    macko_status_t mst = macko_create(&cx.macko);
+    if (mst != MACKO_STATUS_SUCCESS)
+        die("macko_create: %s (%s)", macko_get_status_name(mst), macko_get_last_error_message());
+    if ((mst = macko_set_stream(cx.macko, cx.stream)) != MACKO_STATUS_SUCCESS)
+        die("macko_set_stream: %s (%s)", macko_get_status_name(mst), macko_get_last_error_message());
+
+    env.flush_bytes = std::max<size_t>(env.l2, size_t(1) << 20) * (size_t)cfg.flush_mult;
+    DevBuf flush(env.flush_bytes);
+    cx.timer.init(cx.stream, flush.p, flush.bytes, cfg.warmup, cfg.iters);
+    env.copy_gbps = copy_bandwidth_gbps(cx.stream);
+
+    const int count = (int)(cfg.shapes.size() * cfg.densities.size() * cfg.ns.size());
+    fprintf(stderr, "macko-bench: %s, %d SMs, %.0f MiB L2; CUDA runtime %s, driver %s (%s); seed %" PRIu64
+                    "; copy bandwidth %.0f GB/s; %d case(s)%s\n",
+            env.device_name.c_str(), env.sm_count, (double)env.l2 / 1048576.0, cuda_ver(env.runtime).c_str(),
+            cuda_ver(env.driver).c_str(), env.kernel_driver.c_str(), cfg.seed, env.copy_gbps, count,
+            cfg.check_only ? " (check only)" : "");
+
+    FILE *csv = nullptr;
+    if (!cfg.csv.empty()) {
+        csv = fopen(cfg.csv.c_str(), "w");
+        if (!csv)
+            die("cannot write %s: %s", cfg.csv.c_str(), strerror(errno));
+        write_csv_header(csv);
+    }
+
+    std::vector<Row> rows;
+    int idx = 0;
+    for (const Shape &s : cfg.shapes)
+        for (double d : cfg.densities)
+            for (int n : cfg.ns) {
+                rows.push_back(run_case(cx, s, d, n, ++idx, count));
+                if (csv)
+                    write_csv_row(csv, cfg, env, rows.back());
+                write_md(cfg, env, rows);
+            }
+    if (csv)
+        fclose(csv);
+
+    printf("%s%s", report_header(cfg, env).c_str(), report_body(cfg, env, rows).c_str());
+    int failed = 0;
+    for (const Row &r : rows)
+        failed += !r.ok();
+    if (failed)
+        printf("\n%d of %zu row(s) FAILED (see the status column)\n", failed, rows.size());
+
+    cx.timer.destroy();
+    macko_destroy(cx.macko);
+    cusparseDestroy(cx.sparse);
+    cublasDestroy(cx.blas);
+    cudaStreamDestroy(cx.stream);
+    return failed ? 2 : 0;
+}
