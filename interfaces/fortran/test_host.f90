@@ -1,0 +1,533 @@
+! test_host.f90 -- tests every host-side routine of macko through the Fortran module (no GPU needed).
+! Prints "fortran host tests: N passed, M failed" and stops with an error code when M > 0.
+program test_host
+    use, intrinsic :: iso_c_binding
+    use macko
+    implicit none
+
+    integer :: npass = 0, nfail = 0
+    integer(c_int64_t) :: seed = 20250611_c_int64_t
+
+    call test_version_and_status()
+    call test_exact_encoding()
+    call test_fp32_random()
+    call test_fp16_bits()
+    call test_csr_round_trip()
+    call test_persistence()
+    call test_bad_arguments()
+    call test_handle_without_gpu_needs()
+
+    write (*, '(a, i0, a, i0, a)') 'fortran host tests: ', npass, ' passed, ', nfail, ' failed'
+    if (nfail > 0) error stop 1
+
+contains
+
+    subroutine check(ok, what)
+        logical, intent(in) :: ok
+        character(len=*), intent(in) :: what
+        if (ok) then
+            npass = npass + 1
+        else
+            nfail = nfail + 1
+            write (*, '(a, a)') 'FAILED: ', what
+        end if
+    end subroutine check
+
+    ! Checks that st is `want`; on a mismatch prints the library's message.
+    subroutine check_status(st, want, what)
+        integer(c_int), intent(in) :: st, want
+        character(len=*), intent(in) :: what
+        if (st /= want) then
+            write (*, '(a, a, a, a, a, a)') '  ', what, ': got ', macko_status_name_f(st), ' -- ', &
+                macko_last_error_message_f()
+        end if
+        call check(st == want, what // ' returns ' // macko_status_name_f(want))
+    end subroutine check_status
+
+    ! st is INVALID_VALUE and the library blames argument pos.
+    logical function invalid_at(st, pos)
+        integer(c_int), intent(in) :: st
+        integer, intent(in) :: pos
+        integer(c_int) :: p
+        p = macko_get_last_error_position()
+        invalid_at = st == MACKO_STATUS_INVALID_VALUE .and. p == pos
+    end function invalid_at
+
+    ! Uniform in [0, 1), from a 64-bit LCG (reproducible everywhere).
+    function urand() result(u)
+        real :: u
+        seed = seed * 6364136223846793005_c_int64_t + 1442695040888963407_c_int64_t
+        u = real(ishft(seed, -40)) / 16777216.0
+    end function urand
+
+    ! A random rows x cols fp32 matrix of about `density` nonzeros, values in [-1, 1] and never zero; row 2 is
+    ! empty and row 3 has a gap of more than 16 columns, so padding entries appear.
+    subroutine random_matrix(a, density)
+        real(c_float), intent(out) :: a(:, :)
+        real, intent(in) :: density
+        integer :: i, j
+        do j = 1, size(a, 2)
+            do i = 1, size(a, 1)
+                a(i, j) = 0
+                if (urand() < density) a(i, j) = sign(0.0625 + urand(), urand() - 0.5)
+            end do
+        end do
+        if (size(a, 1) >= 3) then
+            a(2, :) = 0
+            a(3, :) = 0
+            a(3, 1) = 1.5
+            a(3, size(a, 2)) = -2.5
+        end if
+    end subroutine random_matrix
+
+    ! ---------------------------------------------------------------- version, status names and strings
+    subroutine test_version_and_status()
+        integer(c_int) :: major, minor, patch, st, pos
+        character(len=:), allocatable :: msg
+        integer(c_int), parameter :: all_status(11) = [MACKO_STATUS_SUCCESS, MACKO_STATUS_NOT_INITIALIZED, &
+            MACKO_STATUS_ALLOC_FAILED, MACKO_STATUS_INVALID_VALUE, MACKO_STATUS_ARCH_MISMATCH, &
+            MACKO_STATUS_EXECUTION_FAILED, MACKO_STATUS_INTERNAL_ERROR, MACKO_STATUS_NOT_SUPPORTED, &
+            MACKO_STATUS_INSUFFICIENT_RESOURCES, MACKO_STATUS_IO_ERROR, MACKO_STATUS_FORMAT_ERROR]
+        character(len=35), parameter :: all_names(11) = [character(len=35) :: 'MACKO_STATUS_SUCCESS', &
+            'MACKO_STATUS_NOT_INITIALIZED', 'MACKO_STATUS_ALLOC_FAILED', 'MACKO_STATUS_INVALID_VALUE', &
+            'MACKO_STATUS_ARCH_MISMATCH', 'MACKO_STATUS_EXECUTION_FAILED', 'MACKO_STATUS_INTERNAL_ERROR', &
+            'MACKO_STATUS_NOT_SUPPORTED', 'MACKO_STATUS_INSUFFICIENT_RESOURCES', 'MACKO_STATUS_IO_ERROR', &
+            'MACKO_STATUS_FORMAT_ERROR']
+        integer :: i
+
+        major = -1; minor = -1; patch = -1
+        st = macko_get_version(major, minor, patch)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'macko_get_version')
+        call check(major == MACKO_VERSION_MAJOR .and. minor == MACKO_VERSION_MINOR .and. &
+                   patch == MACKO_VERSION_PATCH, 'version numbers match the module parameters')
+        pos = macko_get_last_error_position()
+        msg = macko_last_error_message_f()
+        call check(pos == 0 .and. len(msg) == 0, 'no error details after a success')
+
+        ! The enum mirrors: pinned numbers, and the library names each one as the module does.
+        call check(MACKO_STATUS_FORMAT_ERROR == 100 .and. MACKO_R_16F == 2 .and. MACKO_INDEX_64I == 3 .and. &
+                   MACKO_ORDER_ROW == 2 .and. MACKO_POINTER_MODE_DEVICE == 1 .and. &
+                   MACKO_OPERATION_TRANSPOSE == 1 .and. MACKO_INDEX_BASE_ONE == 1, 'enum values')
+        call check(macko_status_kind == c_int, 'status kind is c_int')
+        do i = 1, size(all_status)
+            call check(macko_status_name_f(all_status(i)) == trim(all_names(i)), 'name of ' // trim(all_names(i)))
+            call check(len(macko_status_string_f(all_status(i))) > 0, 'string of ' // trim(all_names(i)))
+        end do
+        call check(macko_status_name_f(5_c_int) == 'MACKO_STATUS_<unknown>', 'name of an unknown status')
+        call check(len(macko_status_string_f(5_c_int)) > 0, 'string of an unknown status')
+        call check(macko_string(c_null_ptr) == '', 'macko_string(c_null_ptr)')
+    end subroutine test_version_and_status
+
+    ! ---------------------------------------------------------------- FORMAT.md's example, byte for byte
+    ! Row 1: values 1, 2, 3 at 0-based columns 2, 36, 46 -> values [1,0,0,2,3], deltas [2,15,15,1,9];
+    ! row 2 empty; row 3: 4, 5 at columns 0 and 16 -> deltas [0, 15].
+    subroutine test_exact_encoding()
+        real(c_float), target :: a(3, 47), back(3, 47)
+        type(c_ptr) :: A_mat, pv, pd, pr, B
+        real(c_float), pointer :: v(:)
+        integer(c_int8_t), pointer :: d(:)
+        integer(c_int32_t), pointer :: r(:)
+        real(c_float), target :: vc(8)
+        integer(c_int8_t), target :: dc(4)
+        integer(c_int32_t), target :: rc(4)
+        integer(c_int64_t) :: rows, cols, nnz, entries, entries_padded, bytes, e2, ep2
+        integer(c_int) :: st, type, rpt
+        real(c_double) :: effd
+        integer :: k
+        integer, parameter :: want_d(4) = [242, 31, 9, 15]
+
+        a = 0
+        a(1, 3) = 1; a(1, 37) = 2; a(1, 47) = 3
+        a(3, 1) = 4; a(3, 17) = 5
+        st = macko_mat_create_dense_host(A_mat, 3_c_int64_t, 47_c_int64_t, MACKO_R_32F, c_loc(a), &
+                                         int(size(a, 1), c_int64_t), MACKO_ORDER_COL)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_dense_host (FORMAT.md example)')
+        if (st /= MACKO_STATUS_SUCCESS) return
+
+        st = macko_mat_get_info(A_mat, rows, cols, nnz, type)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'get_info')
+        call check(rows == 3 .and. cols == 47 .and. nnz == 5 .and. type == MACKO_R_32F, 'get_info values')
+        nnz = -1
+        st = macko_mat_get_info(A_mat, nnz=nnz)
+        call check(st == MACKO_STATUS_SUCCESS .and. nnz == 5, 'get_info with absent (NULL) outputs')
+
+        st = macko_mat_get_macko_host(A_mat, pv, pd, pr, rpt, entries, entries_padded)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'get_macko_host')
+        call check(entries == 7 .and. entries_padded == 8 .and. rpt == MACKO_INDEX_32I, 'entries, padded, rp type')
+        call c_f_pointer(pv, v, [8])
+        call c_f_pointer(pd, d, [4])
+        call c_f_pointer(pr, r, [4])
+        call check(all(v == [1.0, 0.0, 0.0, 2.0, 3.0, 4.0, 5.0, 0.0]), 'values array')
+        call check(all([(iand(int(d(k)), 255), k = 1, 4)] == want_d), 'deltas array (low nibble = even entry)')
+        call check(all(r == [0, 5, 5, 7]), 'row_ptr array')
+        entries = -1
+        st = macko_mat_get_macko_host(A_mat, entries=entries)
+        call check(st == MACKO_STATUS_SUCCESS .and. entries == 7, 'get_macko_host with absent outputs')
+
+        st = macko_mat_get_storage(A_mat, bytes, e2, ep2, effd)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'get_storage')
+        call check(bytes == 8 * 4 + 4 + 4 * 4 .and. e2 == 7 .and. ep2 == 8, 'storage bytes and entries')
+        call check(abs(effd - 52.0d0 / (3 * 47 * 4)) < 1d-12, 'effective density')
+
+        ! Import copies of the arrays (the exposed ones are read-only): the result must equal A.
+        vc = v; dc = d; rc = r
+        st = macko_mat_create_macko_host(B, 3_c_int64_t, 47_c_int64_t, MACKO_R_32F, 7_c_int64_t, c_loc(vc), &
+                                         c_loc(dc), c_loc(rc))
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_macko_host')
+        back = -7
+        st = macko_mat_export_dense_host(B, c_loc(back), 3_c_int64_t, MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'create_macko_host -> export_dense')
+        st = macko_mat_destroy(B)
+
+        ! A corrupted import (a delta that walks past the last column) is refused.
+        dc(3) = int(z'0F', c_int8_t) ! entry 5 (column 46) gets delta 15 -> column 52 >= 47
+        B = c_null_ptr
+        st = macko_mat_create_macko_host(B, 3_c_int64_t, 47_c_int64_t, MACKO_R_32F, 7_c_int64_t, c_loc(vc), &
+                                         c_loc(dc), c_loc(rc))
+        call check_status(st, MACKO_STATUS_INVALID_VALUE, 'create_macko_host with a column out of range')
+        call check(.not. c_associated(B), 'no matrix on error')
+
+        call check_status(macko_mat_destroy(A_mat), MACKO_STATUS_SUCCESS, 'mat_destroy')
+        call check_status(macko_mat_destroy(c_null_ptr), MACKO_STATUS_SUCCESS, 'mat_destroy(NULL)')
+    end subroutine test_exact_encoding
+
+    ! ---------------------------------------------------------------- random fp32, column- and row-major, ld > rows
+    subroutine test_fp32_random()
+        integer, parameter :: m = 37, n = 53, ld = 41
+        real(c_float), target :: a(m, n), big(ld, n), at(n, m), back(m, n), back_row(n, m), back_ld(ld + 2, n)
+        type(c_ptr) :: A1, A2, A3
+        integer(c_int64_t) :: nnz, entries, entries_padded, bytes
+        integer(c_int) :: st
+        real(c_double) :: effd
+
+        call random_matrix(a, 0.3)
+        big = huge(1.0_c_float) ! junk between rows m+1..ld: must never be read
+        big(1:m, :) = a
+        at = transpose(a)
+
+        st = macko_mat_create_dense_host(A1, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_32F, c_loc(a), &
+                                         int(m, c_int64_t), MACKO_ORDER_COL)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_dense_host fp32 column-major')
+        st = macko_mat_create_dense_host(A2, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_32F, c_loc(big), &
+                                         int(ld, c_int64_t), MACKO_ORDER_COL)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_dense_host fp32 column-major, ld > rows')
+        ! The Fortran array at(n, m) is A in row-major order with ld = n.
+        st = macko_mat_create_dense_host(A3, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_32F, c_loc(at), &
+                                         int(n, c_int64_t), MACKO_ORDER_ROW)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_dense_host fp32 row-major')
+
+        st = macko_mat_get_info(A1, nnz=nnz)
+        call check(st == MACKO_STATUS_SUCCESS .and. nnz == count(a /= 0), 'nnz counts the nonzeros')
+        st = macko_mat_get_storage(A1, bytes, entries, entries_padded, effd)
+        call check(st == MACKO_STATUS_SUCCESS .and. entries >= nnz .and. mod(entries_padded, 8_c_int64_t) == 0 &
+                   .and. entries_padded - entries < 8, 'entries and padding')
+        call check(bytes == entries_padded * 4 + entries_padded / 2 + 4 * (m + 1), 'storage bytes formula')
+        call check(abs(effd - real(bytes, c_double) / (real(m, c_double) * n * 4)) < 1d-12, 'effective density')
+
+        back = -7
+        st = macko_mat_export_dense_host(A1, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'column-major round trip')
+        back = -7
+        st = macko_mat_export_dense_host(A2, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'column-major ld > rows round trip')
+        back = -7
+        st = macko_mat_export_dense_host(A3, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'row-major input, column-major export')
+        back_row = -7
+        st = macko_mat_export_dense_host(A1, c_loc(back_row), int(n, c_int64_t), MACKO_ORDER_ROW)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back_row == at), 'row-major export')
+        back_ld = -7
+        st = macko_mat_export_dense_host(A1, c_loc(back_ld), int(ld + 2, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back_ld(1:m, :) == a), 'export with ld > rows')
+
+        st = macko_mat_destroy(A1)
+        st = macko_mat_destroy(A2)
+        st = macko_mat_destroy(A3)
+    end subroutine test_fp32_random
+
+    ! ---------------------------------------------------------------- fp16 as integer(c_int16_t) bit patterns
+    subroutine test_fp16_bits()
+        integer, parameter :: m = 29, n = 70
+        integer(c_int16_t), target :: h(m, n), want(m, n), back(m, n)
+        integer(c_int16_t), parameter :: neg_zero = -huge(0_c_int16_t) - 1_c_int16_t ! bits 0x8000
+        type(c_ptr) :: A, pv
+        integer(c_int16_t), pointer :: v(:)
+        integer(c_int64_t) :: nnz, entries, entries_padded, bytes
+        integer(c_int) :: st, type
+        integer :: i, j, bits
+
+        do j = 1, n
+            do i = 1, m
+                if (urand() < 0.4) then
+                    ! sign, exponent 1..30, any mantissa: a normal, nonzero half
+                    bits = int(urand() * 2) * 32768 + (1 + int(urand() * 30)) * 1024 + int(urand() * 1024)
+                    if (bits >= 32768) bits = bits - 65536
+                    h(i, j) = int(bits, c_int16_t)
+                else if (urand() < 0.5) then
+                    h(i, j) = neg_zero ! -0 is a zero: not stored
+                else
+                    h(i, j) = 0
+                end if
+            end do
+        end do
+        want = h
+        where (want == neg_zero) want = 0
+
+        st = macko_mat_create_dense_host(A, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_16F, c_loc(h), &
+                                         int(m, c_int64_t), MACKO_ORDER_COL)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_dense_host fp16')
+        if (st /= MACKO_STATUS_SUCCESS) return
+        st = macko_mat_get_info(A, nnz=nnz, type=type)
+        call check(st == MACKO_STATUS_SUCCESS .and. nnz == count(want /= 0) .and. type == MACKO_R_16F, &
+                   'fp16 nnz (minus zero not counted) and type')
+        st = macko_mat_get_storage(A, bytes=bytes, entries_padded=entries_padded)
+        call check(bytes == entries_padded * 2 + entries_padded / 2 + 4 * (m + 1), 'fp16 storage bytes')
+        st = macko_mat_get_macko_host(A, values=pv, entries=entries)
+        call c_f_pointer(pv, v, [entries_padded])
+        call check(count(v /= 0) == nnz .and. all(v(entries + 1:) == 0), 'fp16 values: nonzeros and zero tail')
+        back = 77
+        st = macko_mat_export_dense_host(A, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == want), 'fp16 bit-exact round trip')
+        st = macko_mat_destroy(A)
+    end subroutine test_fp16_bits
+
+    ! ---------------------------------------------------------------- CSR export and import
+    subroutine test_csr_round_trip()
+        real(c_float), target :: a(3, 47), back(3, 47)
+        real(c_float), target :: r(19, 40), rback(19, 40)
+        integer(c_int32_t), target :: rp32(4), ci32(5)
+        integer(c_int64_t), target :: rp64(4), ci64(5)
+        real(c_float), target :: val(5), val64(5)
+        integer(c_int32_t), allocatable, target :: rrp(:), rci(:)
+        real(c_float), allocatable, target :: rval(:)
+        type(c_ptr) :: mA, mB, mC, mD
+        integer(c_int64_t) :: nnz
+        integer(c_int) :: st
+
+        a = 0
+        a(1, 3) = 1; a(1, 37) = 2; a(1, 47) = 3
+        a(3, 1) = 4; a(3, 17) = 5
+        st = macko_mat_create_dense_host(mA, 3_c_int64_t, 47_c_int64_t, MACKO_R_32F, c_loc(a), 3_c_int64_t, &
+                                         MACKO_ORDER_COL)
+        rp32 = -1; ci32 = -1; val = -1
+        st = macko_mat_export_csr_host(mA, c_loc(rp32), c_loc(ci32), c_loc(val), MACKO_INDEX_32I, &
+                                       MACKO_INDEX_BASE_ZERO)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'export_csr_host int32 base 0')
+        call check(all(rp32 == [0, 3, 3, 5]) .and. all(ci32 == [2, 36, 46, 0, 16]) .and. &
+                   all(val == [1, 2, 3, 4, 5]), 'exported CSR (padding not written)')
+        rp64 = -1; ci64 = -1; val64 = -1
+        st = macko_mat_export_csr_host(mA, c_loc(rp64), c_loc(ci64), c_loc(val64), MACKO_INDEX_64I, &
+                                       MACKO_INDEX_BASE_ONE)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'export_csr_host int64 base 1')
+        call check(all(rp64 == [1, 4, 4, 6]) .and. all(ci64 == [3, 37, 47, 1, 17]) .and. all(val64 == val), &
+                   'exported CSR, one-based int64')
+
+        st = macko_mat_create_csr_host(mB, 3_c_int64_t, 47_c_int64_t, 5_c_int64_t, c_loc(rp64), c_loc(ci64), &
+                                       c_loc(val64), MACKO_INDEX_64I, MACKO_INDEX_BASE_ONE, MACKO_R_32F)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_csr_host int64 base 1')
+        back = -7
+        st = macko_mat_export_dense_host(mB, c_loc(back), 3_c_int64_t, MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'CSR -> MACKO -> dense')
+
+        ! Columns not increasing within a row: INVALID_VALUE at col_ind (position 6), no matrix.
+        ci32 = [36, 2, 46, 0, 16]
+        mC = c_null_ptr
+        st = macko_mat_create_csr_host(mC, 3_c_int64_t, 47_c_int64_t, 5_c_int64_t, c_loc(rp32), c_loc(ci32), &
+                                       c_loc(val), MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO, MACKO_R_32F)
+        call check_status(st, MACKO_STATUS_INVALID_VALUE, 'create_csr_host with unsorted columns')
+        call check(macko_get_last_error_position() == 6, 'unsorted columns reported at position 6')
+        call check(.not. c_associated(mC), 'no matrix on error')
+
+        ! A random matrix through CSR and back.
+        call random_matrix(r, 0.5)
+        st = macko_mat_create_dense_host(mC, 19_c_int64_t, 40_c_int64_t, MACKO_R_32F, c_loc(r), 19_c_int64_t, &
+                                         MACKO_ORDER_COL)
+        st = macko_mat_get_info(mC, nnz=nnz)
+        allocate(rrp(20), rci(nnz), rval(nnz))
+        st = macko_mat_export_csr_host(mC, c_loc(rrp), c_loc(rci), c_loc(rval), MACKO_INDEX_32I, &
+                                       MACKO_INDEX_BASE_ZERO)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'export_csr_host random')
+        st = macko_mat_create_csr_host(mD, 19_c_int64_t, 40_c_int64_t, nnz, c_loc(rrp), c_loc(rci), c_loc(rval), &
+                                       MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO, MACKO_R_32F)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_csr_host random')
+        rback = -7
+        st = macko_mat_export_dense_host(mD, c_loc(rback), 19_c_int64_t, MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(rback == r), 'random CSR round trip')
+
+        st = macko_mat_destroy(mA)
+        st = macko_mat_destroy(mB)
+        st = macko_mat_destroy(mC)
+        st = macko_mat_destroy(mD)
+    end subroutine test_csr_round_trip
+
+    ! ---------------------------------------------------------------- serialize / deserialize, save / load
+    subroutine test_persistence()
+        integer, parameter :: m = 23, n = 64
+        real(c_float), target :: a(m, n), back(m, n)
+        integer(c_int8_t), allocatable, target :: buf(:)
+        type(c_ptr) :: mA, mB, mC
+        integer(c_int64_t) :: nbytes
+        integer(c_int) :: st
+        character(len=*), parameter :: path = 'macko_fortran_test_host.macko'
+        integer :: u
+
+        call random_matrix(a, 0.35)
+        st = macko_mat_create_dense_host(mA, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_32F, c_loc(a), &
+                                         int(m, c_int64_t), MACKO_ORDER_COL)
+        nbytes = -1
+        st = macko_mat_serialized_size(mA, nbytes)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'serialized_size')
+        call check(nbytes > 0, 'serialized size is positive')
+        if (nbytes <= 0) return
+        allocate(buf(nbytes + 8))
+        buf = 0
+        st = macko_mat_serialize(mA, c_loc(buf), nbytes - 1)
+        call check_status(st, MACKO_STATUS_INVALID_VALUE, 'serialize into a buffer one byte short')
+        call check(macko_get_last_error_position() == 3, 'short buffer reported at position 3')
+        call check(all(buf == 0), 'nothing written on error')
+        st = macko_mat_serialize(mA, c_loc(buf), nbytes + 8)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'serialize')
+        call check(all(buf(nbytes + 1:) == 0), 'serialize writes exactly serialized_size bytes')
+
+        st = macko_mat_deserialize(mB, c_loc(buf), nbytes)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'deserialize')
+        back = -7
+        st = macko_mat_export_dense_host(mB, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'serialize/deserialize round trip')
+        st = macko_mat_destroy(mB)
+
+        ! Truncated and corrupted buffers: FORMAT_ERROR, no matrix.
+        mB = c_null_ptr
+        st = macko_mat_deserialize(mB, c_loc(buf), nbytes - 1)
+        call check_status(st, MACKO_STATUS_FORMAT_ERROR, 'deserialize of a truncated buffer')
+        call check(.not. c_associated(mB), 'no matrix on a truncated buffer')
+        buf(nbytes) = not(buf(nbytes))
+        st = macko_mat_deserialize(mB, c_loc(buf), nbytes)
+        call check_status(st, MACKO_STATUS_FORMAT_ERROR, 'deserialize of a corrupted payload')
+        call check(.not. c_associated(mB), 'no matrix on a corrupted buffer')
+
+        st = macko_mat_save(mA, macko_cstr(path))
+        call check_status(st, MACKO_STATUS_SUCCESS, 'save')
+        st = macko_mat_load(mC, macko_cstr(path))
+        call check_status(st, MACKO_STATUS_SUCCESS, 'load')
+        back = -7
+        st = macko_mat_export_dense_host(mC, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'save/load round trip')
+        st = macko_mat_destroy(mC)
+        open (newunit=u, file=path, status='old', iostat=st)
+        if (st == 0) close (u, status='delete')
+
+        mC = c_null_ptr
+        st = macko_mat_load(mC, macko_cstr('no/such/dir/macko_missing.macko'))
+        call check_status(st, MACKO_STATUS_IO_ERROR, 'load of a missing file')
+        call check(.not. c_associated(mC), 'no matrix when the file is missing')
+        st = macko_mat_destroy(mA)
+    end subroutine test_persistence
+
+    ! ---------------------------------------------------------------- bad arguments: status, position, message
+    subroutine test_bad_arguments()
+        real(c_float), target :: a(5, 6), sentinel
+        type(c_ptr) :: A_mat, orig
+        integer(c_int) :: st, pos
+        character(len=:), allocatable :: msg
+
+        a = 1
+        orig = c_loc(sentinel)
+        A_mat = orig
+        st = macko_mat_create_dense_host(A_mat, 5_c_int64_t, 6_c_int64_t, MACKO_R_32F, c_loc(a), 4_c_int64_t, &
+                                         MACKO_ORDER_COL)
+        call check_status(st, MACKO_STATUS_INVALID_VALUE, 'create_dense_host with ld < rows')
+        call check(macko_get_last_error_position() == 6, 'ld < rows reported at position 6')
+        msg = macko_last_error_message_f()
+        call check(index(msg, 'macko_mat_create_dense_host') > 0 .and. index(msg, 'argument 6') > 0, &
+                   'message names the routine and the argument: ' // msg)
+        call check(c_associated(A_mat, orig), 'A untouched on error')
+
+        st = macko_mat_create_dense_host(A_mat, -1_c_int64_t, 6_c_int64_t, MACKO_R_32F, c_loc(a), 5_c_int64_t, &
+                                         MACKO_ORDER_COL)
+        call check(invalid_at(st, 2), &
+                   'negative rows: position 2')
+        st = macko_mat_create_dense_host(A_mat, 5_c_int64_t, -6_c_int64_t, MACKO_R_32F, c_loc(a), 5_c_int64_t, &
+                                         MACKO_ORDER_COL)
+        call check(invalid_at(st, 3), &
+                   'negative cols: position 3')
+        st = macko_mat_create_dense_host(A_mat, 5_c_int64_t, 6_c_int64_t, 1_c_int, c_loc(a), 5_c_int64_t, &
+                                         MACKO_ORDER_COL)
+        call check(invalid_at(st, 4), &
+                   'unknown value type: position 4')
+        st = macko_mat_create_dense_host(A_mat, 5_c_int64_t, 6_c_int64_t, MACKO_R_32F, c_null_ptr, 5_c_int64_t, &
+                                         MACKO_ORDER_COL)
+        call check(invalid_at(st, 5), &
+                   'NULL values: position 5')
+        st = macko_mat_create_dense_host(A_mat, 5_c_int64_t, 6_c_int64_t, MACKO_R_32F, c_loc(a), 5_c_int64_t, 0_c_int)
+        call check(invalid_at(st, 7), &
+                   'unknown order: position 7')
+        call check(c_associated(A_mat, orig), 'A untouched after every failure')
+
+        st = macko_mat_get_info(c_null_ptr)
+        call check(invalid_at(st, 1), &
+                   'get_info(NULL): position 1')
+        st = macko_mat_export_dense_host(c_null_ptr, c_loc(a), 5_c_int64_t, MACKO_ORDER_COL)
+        call check(invalid_at(st, 1), &
+                   'export_dense_host(NULL): position 1')
+
+        ! A success clears the details.
+        st = macko_mat_create_dense_host(A_mat, 5_c_int64_t, 6_c_int64_t, MACKO_R_32F, c_loc(a), 5_c_int64_t, &
+                                         MACKO_ORDER_COL)
+        pos = macko_get_last_error_position()
+        msg = macko_last_error_message_f()
+        call check(st == MACKO_STATUS_SUCCESS .and. pos == 0 .and. len(msg) == 0, &
+                   'success clears the error details')
+        st = macko_mat_export_dense_host(A_mat, c_loc(a), 4_c_int64_t, MACKO_ORDER_COL)
+        call check(invalid_at(st, 3), &
+                   'export_dense_host with ld < rows: position 3')
+        call check(all(a == 1), 'export wrote nothing on error')
+        st = macko_mat_destroy(A_mat)
+    end subroutine test_bad_arguments
+
+    ! ---------------------------------------------------------------- the handle and GPU routines' host-side checks
+    subroutine test_handle_without_gpu_needs()
+        type(c_ptr) :: h, stream
+        integer(c_int) :: st, mode
+        real(c_float), target :: alpha, beta
+
+        alpha = 1; beta = 0
+        st = macko_create(h)
+        if (st == MACKO_STATUS_SUCCESS) then
+            call check_status(macko_get_stream(h, stream), MACKO_STATUS_SUCCESS, 'get_stream')
+            call check(.not. c_associated(stream), 'default stream is NULL')
+            call check_status(macko_set_stream(h, c_null_ptr), MACKO_STATUS_SUCCESS, 'set_stream')
+            call check_status(macko_set_pointer_mode(h, MACKO_POINTER_MODE_DEVICE), MACKO_STATUS_SUCCESS, &
+                              'set_pointer_mode')
+            call check_status(macko_get_pointer_mode(h, mode), MACKO_STATUS_SUCCESS, 'get_pointer_mode')
+            call check(mode == MACKO_POINTER_MODE_DEVICE, 'pointer mode round trip')
+            call check_status(macko_set_pointer_mode(h, 7_c_int), MACKO_STATUS_INVALID_VALUE, 'unknown pointer mode')
+            call check_status(macko_destroy(h), MACKO_STATUS_SUCCESS, 'destroy')
+        else
+            call check_status(st, MACKO_STATUS_NOT_INITIALIZED, 'create without a GPU')
+        end if
+        call check_status(macko_destroy(c_null_ptr), MACKO_STATUS_SUCCESS, 'destroy(NULL)')
+
+        st = macko_set_stream(c_null_ptr, c_null_ptr)
+        call check(invalid_at(st, 1), &
+                   'set_stream(NULL handle): position 1')
+        st = macko_get_pointer_mode(c_null_ptr, mode)
+        call check(invalid_at(st, 1), &
+                   'get_pointer_mode(NULL handle): position 1')
+        st = macko_mat_upload(c_null_ptr, c_null_ptr)
+        call check(invalid_at(st, 1), &
+                   'mat_upload(NULL handle): position 1')
+        st = macko_analysis(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, c_null_ptr)
+        call check(invalid_at(st, 1), &
+                   'analysis(NULL handle): position 1')
+        st = macko_Sspmv(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, c_loc(alpha), c_null_ptr, c_null_ptr, &
+                         1_c_int64_t, c_loc(beta), c_null_ptr, 1_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Sspmv(NULL handle): position 1')
+        st = macko_Hspmv(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, c_loc(alpha), c_null_ptr, c_null_ptr, &
+                         1_c_int64_t, c_loc(beta), c_null_ptr, 1_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Hspmv(NULL handle): position 1')
+    end subroutine test_handle_without_gpu_needs
+
+end program test_host

@@ -1,0 +1,56 @@
+"""macko: sparse weight matrices (30-90 % sparsity) in the MACKO format and SpMV on NVIDIA GPUs.
+
+A ctypes wrapper of libmacko (no compiled extension). The library is looked up in this order: the MACKO_LIBRARY
+environment variable, next to this package, <prefix>/lib of this Python and of /usr/local and /usr, the dynamic
+loader's path, then <repo>/build*/libmacko.so of the source checkout this package sits in.
+
+    import numpy as np, macko
+    A = macko.Matrix.from_dense(W.astype(np.float16))   # host encoding, no GPU needed
+    A.save("w.macko"); print(A.storage.effective_density)
+    with macko.Handle() as h:                            # needs a CUDA device
+        A.upload(h)
+        macko.spmv(h, A, x, y)                           # x, y: torch CUDA tensors / CuPy arrays
+
+``macko.torch.MackoLinear`` (imported on first use; needs torch) replaces an ``nn.Linear``.
+"""
+
+from ._enums import DataType, IndexBase, IndexType, Operation, Order, PointerMode, Status
+from ._lib import MackoError, has_symbol, library_path, status_name, status_string
+from .compute import spmv
+from .handle import Handle, gpu_available
+from .matrix import MackoArrays, Matrix, MatrixInfo, Storage
+
+__version__ = "0.1.0"
+
+
+def version():
+    """(major, minor, patch) of the loaded libmacko (macko_get_version)."""
+    import ctypes
+
+    from . import _lib
+
+    v = [ctypes.c_int(), ctypes.c_int(), ctypes.c_int()]
+    _lib.call("macko_get_version", *(ctypes.byref(x) for x in v))
+    return tuple(x.value for x in v)
+
+
+def last_error():
+    """(position, message) of this thread's last failed macko call (0, "") after a success."""
+    from . import _lib
+
+    return _lib.last_error()
+
+
+def __getattr__(name):
+    # torch is imported only when the torch helpers are asked for.
+    if name in ("torch", "MackoLinear"):
+        import importlib
+
+        mod = importlib.import_module(".torch", __name__)
+        return mod if name == "torch" else mod.MackoLinear
+    raise AttributeError("module 'macko' has no attribute %r" % name)
+
+
+__all__ = ["DataType", "IndexBase", "IndexType", "Operation", "Order", "PointerMode", "Status", "MackoError",
+           "Matrix", "MatrixInfo", "Storage", "MackoArrays", "Handle", "spmv", "version", "last_error",
+           "gpu_available", "has_symbol", "library_path", "status_name", "status_string"]

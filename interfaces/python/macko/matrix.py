@@ -1,0 +1,328 @@
+"""Matrix: a macko_mat_t, built from numpy (dense, CSR, raw MACKO arrays), files or device data."""
+
+import collections
+import ctypes
+import os
+
+import numpy as np
+
+from . import _lib
+from ._device import device_array
+from ._enums import DataType, IndexBase, IndexType, Order, datatype_of, numpy_dtype, operation
+
+MatrixInfo = collections.namedtuple("MatrixInfo", "rows cols nnz dtype")
+Storage = collections.namedtuple("Storage", "bytes entries entries_padded effective_density")
+MackoArrays = collections.namedtuple("MackoArrays", "values deltas row_ptr entries entries_padded")
+
+_I64 = ctypes.c_int64
+
+
+def _ptr(a):
+    return ctypes.c_void_p(a.ctypes.data)
+
+
+def _dense_layout(a):
+    """(array, Order, ld) passing a 2-D numpy array to C without a copy when its strides allow it."""
+    rows, cols = a.shape
+    item = a.itemsize
+    s0, s1 = a.strides
+    if rows > 0 and cols > 0:
+        if (s1 == item or cols == 1) and s0 > 0 and s0 % item == 0 and s0 // item >= cols:
+            return a, Order.ROW, s0 // item
+        if (s0 == item or rows == 1) and s1 > 0 and s1 % item == 0 and s1 // item >= rows:
+            return a, Order.COL, s1 // item
+    c = np.ascontiguousarray(a)
+    return c, Order.ROW, max(1, cols)
+
+
+def _as_values(a, dtype, name):
+    a = np.asarray(a)
+    if dtype is not None:
+        a = a.astype(dtype, copy=False)
+    datatype_of(a.dtype)  # ValueError unless float16/float32
+    return a
+
+
+def _index_arrays(*arrays):
+    """Both int32 when every input is int32, else all int64 -> (arrays, IndexType)."""
+    arrs = [np.asarray(a) for a in arrays]
+    for a in arrs:
+        if a.size and a.dtype.kind not in "iu":
+            raise ValueError("index arrays must hold integers, not %s" % a.dtype)
+    if all(a.dtype == np.int32 for a in arrs):
+        return [np.ascontiguousarray(a) for a in arrs], IndexType.INDEX_32I
+    return [np.ascontiguousarray(a, dtype=np.int64) for a in arrs], IndexType.INDEX_64I
+
+
+class Matrix:
+    """A sparse matrix in the MACKO format. Build one with a classmethod (from_dense, from_csr, from_macko, load,
+    deserialize, from_dense_device, from_csr_device); free it with close() or a with-block (or let it be
+    collected)."""
+
+    def __init__(self, _ptr):
+        if not isinstance(_ptr, int) or not _ptr:
+            raise TypeError("use Matrix.from_dense, from_csr, from_macko, load or deserialize")
+        self._ptr = _ptr
+
+    @classmethod
+    def _create(cls, routine, *args, handle=None):
+        out = ctypes.c_void_p()
+        if handle is None:
+            _lib.call(routine, ctypes.byref(out), *args)
+        else:
+            _lib.call(routine, handle, ctypes.byref(out), *args)
+        return cls(out.value)
+
+    # ------------------------------------------------------------------ construction on the host
+    @classmethod
+    def from_dense(cls, a, dtype=None):
+        """Encodes a 2-D numpy array of float16 or float32 (dtype= converts first). Row- and column-major arrays
+        and views with a larger leading dimension are passed without a copy; other strides are copied first."""
+        a = _as_values(a, dtype, "a")
+        if a.ndim != 2:
+            raise ValueError("a must be 2-D, got %d dimensions" % a.ndim)
+        arr, order, ld = _dense_layout(a)
+        rows, cols = arr.shape
+        return cls._create("macko_mat_create_dense_host", _I64(rows), _I64(cols), int(datatype_of(arr.dtype)),
+                           _ptr(arr), _I64(ld), int(order))
+
+    @classmethod
+    def from_csr(cls, indptr, indices=None, data=None, shape=None, *, index_base=0, dtype=None):
+        """Encodes a CSR matrix: from_csr(indptr, indices, data, shape) or from_csr(scipy_csr_matrix). Columns must
+        be strictly increasing within each row; every stored entry is kept, explicit zeros included (their value is
+        stored as a zero, as FORMAT.md says for CSR input)."""
+        if indices is None and hasattr(indptr, "indptr"):
+            m = indptr.tocsr() if hasattr(indptr, "tocsr") else indptr
+            if hasattr(m, "sorted_indices"):
+                m = m.sorted_indices()
+            indptr, indices, data, shape = m.indptr, m.indices, m.data, m.shape
+        if indices is None or data is None or shape is None:
+            raise ValueError("from_csr needs indptr, indices, data and shape (or a scipy CSR matrix)")
+        rows, cols = (int(s) for s in shape)
+        data = np.ascontiguousarray(_as_values(data, dtype, "data")).reshape(-1)
+        (indptr, indices), itype = _index_arrays(indptr, indices)
+        indptr, indices = indptr.reshape(-1), indices.reshape(-1)
+        if rows < 0 or indptr.shape[0] != rows + 1:
+            raise ValueError("indptr must have rows + 1 = %d elements, not %d" % (rows + 1, indptr.shape[0]))
+        if indices.shape[0] != data.shape[0]:
+            raise ValueError("indices (%d) and data (%d) differ in length" % (indices.shape[0], data.shape[0]))
+        nnz = data.shape[0]
+        return cls._create("macko_mat_create_csr_host", _I64(rows), _I64(cols), _I64(nnz), _ptr(indptr),
+                           _ptr(indices), _ptr(data), int(itype), int(IndexBase(index_base)),
+                           int(datatype_of(data.dtype)))
+
+    @classmethod
+    def from_macko(cls, shape, values, deltas, row_ptr, entries=None):
+        """Imports raw MACKO arrays exactly as FORMAT.md lays them out (validated, copied): values (float16 or
+        float32, at least entries rounded up to 8), deltas (uint8, half that many bytes), row_ptr (rows + 1)."""
+        rows, cols = (int(s) for s in shape)
+        values = np.ascontiguousarray(_as_values(values, None, "values")).reshape(-1)
+        deltas = np.ascontiguousarray(deltas, dtype=np.uint8).reshape(-1)
+        row_ptr = np.asarray(row_ptr).reshape(-1)
+        if row_ptr.shape[0] != rows + 1:
+            raise ValueError("row_ptr must have rows + 1 = %d elements, not %d" % (rows + 1, row_ptr.shape[0]))
+        if entries is None:
+            entries = int(row_ptr[-1])
+        entries = int(entries)
+        padded = (entries + 7) // 8 * 8
+        if values.shape[0] < padded or deltas.shape[0] < padded // 2:
+            raise ValueError("values needs %d and deltas %d elements for %d entries" % (padded, padded // 2, entries))
+        row_ptr = np.ascontiguousarray(row_ptr, dtype=np.int32 if entries < 2**31 else np.int64)
+        return cls._create("macko_mat_create_macko_host", _I64(rows), _I64(cols), int(datatype_of(values.dtype)),
+                           _I64(entries), _ptr(values), _ptr(deltas), _ptr(row_ptr))
+
+    @classmethod
+    def deserialize(cls, buffer):
+        """A matrix from bytes written by serialize() (validated: MackoError FORMAT_ERROR when corrupted)."""
+        buf = np.frombuffer(memoryview(buffer).cast("B"), dtype=np.uint8)
+        return cls._create("macko_mat_deserialize", _ptr(buf), _I64(buf.shape[0]))
+
+    @classmethod
+    def load(cls, path):
+        return cls._create("macko_mat_load", os.fsencode(os.fspath(path)))
+
+    # ------------------------------------------------------------------ construction on the device
+    @classmethod
+    def from_dense_device(cls, handle, a):
+        """Encodes on the GPU a 2-D device array (torch CUDA tensor or __cuda_array_interface__) of float16 or
+        float32; the matrix lives on the device only."""
+        d = device_array(a, "a")
+        if len(d.shape) != 2:
+            raise ValueError("a must be 2-D, got shape %s" % (d.shape,))
+        rows, cols = d.shape
+        s0, s1 = d.strides
+        if (s1 == 1 or cols <= 1) and s0 >= max(1, cols):
+            order, ld = Order.ROW, s0
+        elif (s0 == 1 or rows <= 1) and s1 >= max(1, rows):
+            order, ld = Order.COL, s1
+        else:
+            raise ValueError("a must be row- or column-major (strides %s)" % (d.strides,))
+        if d.stream is not None:
+            handle.stream = d.stream
+        return cls._create("macko_mat_create_dense_device", _I64(rows), _I64(cols), int(datatype_of(d.dtype)),
+                           ctypes.c_void_p(d.ptr), _I64(ld), int(order), handle=handle)
+
+    @classmethod
+    def from_csr_device(cls, handle, indptr, indices, data, shape, *, index_base=0):
+        """Encodes on the GPU a CSR matrix whose three arrays are device arrays."""
+        rows, cols = (int(s) for s in shape)
+        p, i, v = (device_array(x, n) for x, n in ((indptr, "indptr"), (indices, "indices"), (data, "data")))
+        for arr, n in ((p, "indptr"), (i, "indices"), (v, "data")):
+            if len(arr.shape) != 1 or (arr.shape[0] > 1 and arr.strides[0] != 1):
+                raise ValueError("%s must be a contiguous 1-D array" % n)
+        if p.dtype != i.dtype or p.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+            raise ValueError("indptr and indices must both be int32 or both int64")
+        if p.shape[0] != rows + 1 or i.shape[0] != v.shape[0]:
+            raise ValueError("indptr needs rows + 1 elements and indices as many as data")
+        itype = IndexType.INDEX_32I if p.dtype == np.int32 else IndexType.INDEX_64I
+        if v.stream is not None:
+            handle.stream = v.stream
+        return cls._create("macko_mat_create_csr_device", _I64(rows), _I64(cols), _I64(v.shape[0]),
+                           ctypes.c_void_p(p.ptr), ctypes.c_void_p(i.ptr), ctypes.c_void_p(v.ptr), int(itype),
+                           int(IndexBase(index_base)), int(datatype_of(v.dtype)), handle=handle)
+
+    # ------------------------------------------------------------------ lifetime
+    @property
+    def _as_parameter_(self):
+        if self._ptr is None:
+            raise ValueError("the matrix is closed")
+        return ctypes.c_void_p(self._ptr)
+
+    @property
+    def closed(self):
+        return self._ptr is None
+
+    def close(self):
+        """macko_mat_destroy (host and device copies); safe to call twice."""
+        if self._ptr is not None:
+            ptr, self._ptr = self._ptr, None
+            _lib.call("macko_mat_destroy", ctypes.c_void_p(ptr))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # ------------------------------------------------------------------ inspection
+    @property
+    def info(self):
+        rows, cols, nnz, t = _I64(), _I64(), _I64(), ctypes.c_int()
+        _lib.call("macko_mat_get_info", self, ctypes.byref(rows), ctypes.byref(cols), ctypes.byref(nnz),
+                  ctypes.byref(t))
+        return MatrixInfo(rows.value, cols.value, nnz.value, numpy_dtype(t.value))
+
+    @property
+    def shape(self):
+        i = self.info
+        return (i.rows, i.cols)
+
+    @property
+    def dtype(self):
+        return self.info.dtype
+
+    @property
+    def nnz(self):
+        return self.info.nnz
+
+    @property
+    def storage(self):
+        b, e, ep, d = _I64(), _I64(), _I64(), ctypes.c_double()
+        _lib.call("macko_mat_get_storage", self, ctypes.byref(b), ctypes.byref(e), ctypes.byref(ep), ctypes.byref(d))
+        return Storage(b.value, e.value, ep.value, d.value)
+
+    def arrays(self):
+        """Copies of the three host MACKO arrays (values, deltas, row_ptr) plus entries and entries_padded."""
+        v, d, r = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        rt, e, ep = ctypes.c_int(), _I64(), _I64()
+        _lib.call("macko_mat_get_macko_host", self, ctypes.byref(v), ctypes.byref(d), ctypes.byref(r),
+                  ctypes.byref(rt), ctypes.byref(e), ctypes.byref(ep))
+        info = self.info
+        rdt = np.dtype(np.int32) if rt.value == IndexType.INDEX_32I else np.dtype(np.int64)
+
+        def copy(p, n, dt):
+            out = np.empty(n, dtype=dt)
+            if out.nbytes:
+                ctypes.memmove(out.ctypes.data, p.value, out.nbytes)
+            return out
+
+        return MackoArrays(copy(v, ep.value, info.dtype), copy(d, ep.value // 2, np.uint8),
+                           copy(r, info.rows + 1, rdt), e.value, ep.value)
+
+    def to_dense(self, order="C"):
+        """The matrix as a dense numpy array of its dtype, C (row-major) or F (column-major) ordered."""
+        rows, cols, _, dt = self.info
+        order = order.upper()
+        if order not in ("C", "F"):
+            raise ValueError("order must be 'C' or 'F'")
+        out = np.empty((rows, cols), dtype=dt, order=order)
+        if order == "C":
+            _lib.call("macko_mat_export_dense_host", self, _ptr(out), _I64(max(1, cols)), int(Order.ROW))
+        else:
+            _lib.call("macko_mat_export_dense_host", self, _ptr(out), _I64(max(1, rows)), int(Order.COL))
+        return out
+
+    def to_csr(self, index_dtype=np.int32, index_base=0):
+        """(indptr, indices, data) of the stored nonzeros (padding and zero values left out), columns sorted."""
+        rows, _, nnz, dt = self.info
+        idt = np.dtype(index_dtype)
+        if idt == np.int32:
+            itype = IndexType.INDEX_32I
+        elif idt == np.int64:
+            itype = IndexType.INDEX_64I
+        else:
+            raise ValueError("index_dtype must be int32 or int64")
+        indptr = np.empty(rows + 1, dtype=idt)
+        indices = np.empty(nnz, dtype=idt)
+        data = np.empty(nnz, dtype=dt)
+        _lib.call("macko_mat_export_csr_host", self, _ptr(indptr), _ptr(indices), _ptr(data), int(itype),
+                  int(IndexBase(index_base)))
+        return indptr, indices, data
+
+    # ------------------------------------------------------------------ persistence
+    def serialized_size(self):
+        n = _I64()
+        _lib.call("macko_mat_serialized_size", self, ctypes.byref(n))
+        return n.value
+
+    def serialize(self):
+        """The matrix as bytes (versioned, checksummed; see lapack_style_docs/file_format.md)."""
+        n = self.serialized_size()
+        buf = ctypes.create_string_buffer(max(n, 1))
+        _lib.call("macko_mat_serialize", self, buf, _I64(n))
+        return buf.raw[:n]
+
+    def save(self, path):
+        _lib.call("macko_mat_save", self, os.fsencode(os.fspath(path)))
+
+    # ------------------------------------------------------------------ GPU
+    def upload(self, handle):
+        """Copies the host encoding to the handle's device (asynchronous on the handle's stream)."""
+        _lib.call("macko_mat_upload", handle, self)
+
+    def download(self, handle):
+        """Copies the device encoding back to the host (synchronous)."""
+        _lib.call("macko_mat_download", handle, self)
+
+    def release_host(self):
+        """Frees the host arrays of a matrix that is on the device."""
+        _lib.call("macko_mat_release_host", self)
+
+    def analysis(self, handle, op="N"):
+        """One-time work for later compute calls with op (op 'T' builds the transposed encoding)."""
+        _lib.call("macko_analysis", handle, int(operation(op)), self)
+
+    def __repr__(self):
+        if self._ptr is None:
+            return "<macko.Matrix closed>"
+        i = self.info
+        return "<macko.Matrix %dx%d %s nnz=%d>" % (i.rows, i.cols, i.dtype.name, i.nnz)
+
+
+__all__ = ["Matrix", "MatrixInfo", "Storage", "MackoArrays", "DataType"]

@@ -1,0 +1,150 @@
+"""GPU tests of the Python wrapper: skip themselves unless torch with CUDA and a usable device are present."""
+
+import numpy as np
+import pytest
+
+import macko
+from macko import MackoError, Matrix
+
+from test_host import random_dense
+
+TOL = {np.float16: 2e-2, np.float32: 1e-5}
+
+
+def rel_err(got, want):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("shape", [(512, 300), (37, 1000), (1, 17)])
+def test_spmv_matches_torch_matmul(torch_cuda, handle, dtype, shape):
+    torch = torch_cuda
+    tdt = torch.float16 if dtype == np.float16 else torch.float32
+    a = random_dense(*shape, 0.4, dtype, seed=21)
+    A = Matrix.from_dense(a)
+    A.upload(handle)
+    W = torch.from_numpy(a).cuda()
+    x = torch.empty(shape[1], device="cuda", dtype=tdt).uniform_(-1, 1)
+    y = torch.full((shape[0],), float("nan"), device="cuda", dtype=tdt)  # beta = 0: y is never read
+    macko.spmv(handle, A, x, y)
+    want = (W.double() @ x.double()).cpu().numpy()
+    torch.cuda.current_stream().synchronize()
+    assert rel_err(y.cpu().numpy(), want) < TOL[dtype]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_spmv_strides_alpha_beta_and_transpose(torch_cuda, handle, dtype):
+    torch = torch_cuda
+    tdt = torch.float16 if dtype == np.float16 else torch.float32
+    a = random_dense(200, 130, 0.3, dtype, seed=22)
+    A = Matrix.from_dense(a)
+    A.upload(handle)
+    W = torch.from_numpy(a).cuda().double()
+    xb = torch.empty(2 * 130, device="cuda", dtype=tdt).uniform_(-1, 1)
+    yb = torch.empty(3 * 200, device="cuda", dtype=tdt).uniform_(-1, 1)
+    x, y = xb[::2], yb[::3]
+    y0 = y.double().clone()
+    macko.spmv(handle, A, x, y, alpha=0.5, beta=-2.0)
+    want = 0.5 * (W @ x.double()) - 2.0 * y0
+    assert rel_err(y.cpu().numpy(), want.cpu().numpy()) < TOL[dtype]
+
+    A.analysis(handle, "T")
+    xt = torch.empty(200, device="cuda", dtype=tdt).uniform_(-1, 1)
+    yt = torch.zeros(130, device="cuda", dtype=tdt)
+    macko.spmv(handle, A, xt, yt, op="T")
+    assert rel_err(yt.cpu().numpy(), (W.T @ xt.double()).cpu().numpy()) < TOL[dtype]
+
+
+def test_spmv_device_pointer_mode_and_stream(torch_cuda, handle):
+    torch = torch_cuda
+    a = random_dense(64, 96, 0.5, np.float32, seed=23)
+    A = Matrix.from_dense(a)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        A.upload(handle)  # on the handle's stream (the default one): ordered before s's work by the sync below
+        torch.cuda.synchronize()
+        handle.pointer_mode = macko.PointerMode.DEVICE
+        alpha = torch.tensor([2.0], device="cuda")
+        beta = torch.tensor([0.0], device="cuda")
+        x = torch.rand(96, device="cuda")
+        y = torch.empty(64, device="cuda")
+        macko.spmv(handle, A, x, y, alpha=alpha, beta=beta)
+        assert handle.stream == s.cuda_stream  # the handle follows torch's current stream
+        with pytest.raises(ValueError):
+            macko.spmv(handle, A, x, y, alpha=1.0, beta=0.0)  # numbers in device mode
+    s.synchronize()
+    want = 2.0 * (torch.from_numpy(a).cuda().double() @ x.double())
+    assert rel_err(y.cpu().numpy(), want.cpu().numpy()) < 1e-5
+
+
+def test_spmv_errors_from_the_library(torch_cuda, handle):
+    torch = torch_cuda
+    A = Matrix.from_dense(random_dense(8, 8, 0.5, np.float32, seed=24))
+    x, y = torch.rand(8, device="cuda"), torch.zeros(8, device="cuda")
+    with pytest.raises(MackoError) as e:  # not uploaded yet
+        macko.spmv(handle, A, x, y)
+    assert e.value.status_name == "MACKO_STATUS_NOT_INITIALIZED"
+    with pytest.raises(ValueError):
+        macko.spmv(handle, A, x.half(), y)
+
+
+def test_device_encoding_equals_host_encoding(torch_cuda, handle):
+    torch = torch_cuda
+    a = random_dense(70, 150, 0.3, np.float16, seed=25)
+    host = Matrix.from_dense(a)
+    dev = Matrix.from_dense_device(handle, torch.from_numpy(a).cuda())
+    dev.download(handle)
+    for g, w in zip(dev.arrays(), host.arrays()):
+        np.testing.assert_array_equal(g, w)
+    indptr, indices, data = host.to_csr()
+    dcsr = Matrix.from_csr_device(handle, torch.from_numpy(indptr).cuda(), torch.from_numpy(indices).cuda(),
+                                  torch.from_numpy(data).cuda(), a.shape)
+    dcsr.download(handle)
+    np.testing.assert_array_equal(dcsr.to_dense(), a)
+
+
+def test_release_host(torch_cuda, handle):
+    A = Matrix.from_dense(random_dense(16, 40, 0.5, np.float16, seed=26))
+    A.upload(handle)
+    A.release_host()
+    assert A.info.rows == 16  # info works on either copy
+    with pytest.raises(MackoError) as e:
+        A.to_dense()
+    assert e.value.status_name == "MACKO_STATUS_NOT_INITIALIZED"
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("dtype_name", ["float16", "float32"])
+def test_macko_linear_matches_nn_linear(torch_cuda, bias, dtype_name):
+    torch = torch_cuda
+    from macko.torch import MackoLinear
+
+    dt = getattr(torch, dtype_name)
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(256, 384, bias=bias).cuda().to(dt)
+    with torch.no_grad():  # prune half the weights
+        lin.weight.mul_((torch.rand_like(lin.weight.float()) < 0.5).to(dt))
+    m = MackoLinear.from_linear(lin, dtype=dt)
+    assert m.storage.effective_density < 0.7  # half the weights pruned
+    tol = 2e-2 if dt == torch.float16 else 1e-5
+    for shape in [(256,), (8, 256), (2, 3, 256)]:
+        x = torch.randn(*shape, device="cuda", dtype=dt)
+        with torch.no_grad():
+            want = torch.nn.functional.linear(x.double(), lin.weight.double(),
+                                              None if lin.bias is None else lin.bias.double())
+            got = m(x)
+        assert got.shape == want.shape and got.dtype == x.dtype
+        assert rel_err(got.cpu().numpy(), want.cpu().numpy()) < tol
+
+
+def test_cupy_arrays(torch_cuda, handle):
+    cp = pytest.importorskip("cupy")
+    a = random_dense(50, 80, 0.4, np.float32, seed=27)
+    A = Matrix.from_dense(a)
+    A.upload(handle)
+    x = cp.random.rand(80).astype(cp.float32)
+    y = cp.zeros(50, cp.float32)
+    macko.spmv(handle, A, x, y)
+    cp.cuda.get_current_stream().synchronize()
+    assert rel_err(cp.asnumpy(y), a.astype(np.float64) @ cp.asnumpy(x)) < 1e-5

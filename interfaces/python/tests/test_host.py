@@ -1,0 +1,374 @@
+"""Host-side tests of the Python wrapper: need numpy and libmacko, no GPU."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import macko
+from macko import MackoError, Matrix, Status
+from macko import _lib
+from macko.matrix import _dense_layout
+
+from conftest import REPO
+
+DTYPES = [np.float16, np.float32]
+
+
+def random_dense(rows, cols, density, dtype, seed):
+    """Random values in [-1, 1] (never zero) at about density*rows*cols positions; row 1 empty, row 2 holding only
+    its first and last column (a gap > 16, so padding entries appear)."""
+    rng = np.random.default_rng(seed)
+    v = rng.uniform(0.05, 1.0, (rows, cols)) * rng.choice([-1.0, 1.0], (rows, cols))
+    a = np.where(rng.random((rows, cols)) < density, v, 0.0).astype(dtype)
+    if rows > 2 and cols > 1:
+        a[1, :] = 0
+        a[2, :] = 0
+        a[2, 0], a[2, -1] = 1.5, -2.5
+    return a
+
+
+def format_example(dtype=np.float32):
+    """FORMAT.md's example (row 0) plus an empty row and a row with a gap of exactly 16 columns."""
+    a = np.zeros((3, 47), dtype=dtype)
+    a[0, [2, 36, 46]] = [1, 2, 3]
+    a[2, [0, 16]] = [4, 5]
+    return a
+
+
+# ---------------------------------------------------------------- library, version, status names
+def test_library_found():
+    path = macko.library_path()
+    assert path
+    if os.environ.get("MACKO_LIBRARY"):
+        assert path == os.environ["MACKO_LIBRARY"]
+
+
+def test_version_matches_header():
+    v = macko.version()
+    assert len(v) == 3 and all(isinstance(x, int) for x in v)
+    header = os.path.join(REPO, "include", "macko.h")
+    if os.path.exists(header):
+        text = open(header).read()
+        want = tuple(int(re.search(r"#define MACKO_VERSION_%s (\d+)" % k, text).group(1))
+                     for k in ("MAJOR", "MINOR", "PATCH"))
+        assert v == want
+    assert macko.last_error() == (0, "")
+
+
+def test_status_names_and_strings():
+    for s in Status:
+        assert macko.status_name(s) == "MACKO_STATUS_" + s.name
+        assert len(macko.status_string(s)) > 0
+    assert macko.status_name(5) == "MACKO_STATUS_<unknown>"
+    assert Status.FORMAT_ERROR == 100 and macko.DataType.R_16F == 2 and macko.Order.COL == 1
+
+
+# ---------------------------------------------------------------- encoding
+def test_format_example_byte_exact():
+    A = Matrix.from_dense(format_example())
+    assert A.info == (3, 47, 5, np.dtype(np.float32))
+    arr = A.arrays()
+    assert arr.entries == 7 and arr.entries_padded == 8
+    np.testing.assert_array_equal(arr.values, np.array([1, 0, 0, 2, 3, 4, 5, 0], np.float32))
+    # entry k's delta sits in byte k // 2, low nibble when k is even: deltas 2,15,15,1,9,0,15,(0)
+    np.testing.assert_array_equal(arr.deltas, np.array([0xF2, 0x1F, 0x09, 0x0F], np.uint8))
+    assert arr.row_ptr.dtype == np.int32
+    np.testing.assert_array_equal(arr.row_ptr, [0, 5, 5, 7])
+    st = A.storage
+    assert st == (8 * 4 + 4 + 4 * 4, 7, 8, pytest.approx(52 / (3 * 47 * 4)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["C", "F", "row-view", "col-view", "strided", "transposed", "reversed"])
+def test_encode_layouts(dtype, layout):
+    rows, cols = 37, 53
+    a = random_dense(rows, cols, 0.3, dtype, seed=7)
+    if layout == "C":
+        src = np.ascontiguousarray(a)
+    elif layout == "F":
+        src = np.asfortranarray(a)
+    elif layout == "row-view":  # leading dimension 61 > cols, junk in the gap
+        big = np.full((rows, 61), np.inf, dtype)
+        big[:, :cols] = a
+        src = big[:, :cols]
+    elif layout == "col-view":  # column-major, leading dimension 45 > rows
+        big = np.full((45, cols), np.nan, dtype, order="F")
+        big[:rows, :] = a
+        src = big[:rows, :]
+    elif layout == "strided":
+        big = np.zeros((2 * rows, 3 * cols), dtype)
+        big[::2, ::3] = a
+        src = big[::2, ::3]
+    elif layout == "transposed":
+        src = np.ascontiguousarray(a.T).T
+    else:
+        src = np.ascontiguousarray(a[::-1, ::-1])[::-1, ::-1]
+    np.testing.assert_array_equal(src, a)
+    A = Matrix.from_dense(src)
+    ref = Matrix.from_dense(np.ascontiguousarray(a))
+    assert A.info == (rows, cols, int(np.count_nonzero(a)), np.dtype(dtype))
+    np.testing.assert_array_equal(A.to_dense(), a)
+    np.testing.assert_array_equal(A.to_dense("F"), a)
+    assert A.to_dense("F").flags.f_contiguous
+    got, want = A.arrays(), ref.arrays()
+    for g, w in zip(got, want):  # the encoding does not depend on the input layout
+        np.testing.assert_array_equal(g, w)
+
+
+def test_layout_choice_avoids_copies():
+    a = np.zeros((5, 7), np.float32)
+    arr, order, ld = _dense_layout(a)
+    assert arr is a and order == macko.Order.ROW and ld == 7
+    f = np.asfortranarray(a)
+    arr, order, ld = _dense_layout(f)
+    assert arr is f and order == macko.Order.COL and ld == 5
+    big = np.zeros((5, 11), np.float32)
+    arr, order, ld = _dense_layout(big[:, :7])
+    assert np.shares_memory(arr, big) and order == macko.Order.ROW and ld == 11
+    bigf = np.zeros((9, 7), np.float32, order="F")
+    arr, order, ld = _dense_layout(bigf[:5, :])
+    assert np.shares_memory(arr, bigf) and order == macko.Order.COL and ld == 9
+    arr, order, ld = _dense_layout(big[:, ::2])
+    assert not np.shares_memory(arr, big) and order == macko.Order.ROW and ld == 6
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_signed_zero_nan_inf(dtype):
+    a = np.zeros((2, 40), dtype)
+    a[0, 3] = -0.0
+    a[0, 5] = np.nan
+    a[1, 0] = np.inf
+    a[1, 39] = -np.inf
+    A = Matrix.from_dense(a)
+    assert A.nnz == 3  # -0 is a zero; NaN and Inf are stored
+    d = A.to_dense()
+    assert np.isnan(d[0, 5]) and d[1, 0] == np.inf and d[1, 39] == -np.inf
+    assert d[0, 3] == 0
+    assert np.count_nonzero(d) == 3  # NaN counts as nonzero here too
+
+
+@pytest.mark.parametrize("density", [0.1, 0.3, 0.5])
+def test_storage_and_effective_density(density):
+    rows = cols = 256
+    a = random_dense(rows, cols, density, np.float16, seed=11)
+    A = Matrix.from_dense(a)
+    st = A.storage
+    assert st.entries_padded % 8 == 0 and 0 <= st.entries_padded - st.entries < 8
+    assert st.entries >= A.nnz == np.count_nonzero(a)
+    assert st.bytes == st.entries_padded * 2 + st.entries_padded // 2 + 4 * (rows + 1)
+    assert st.effective_density == pytest.approx(st.bytes / (rows * cols * 2), rel=1e-12)
+    z = (1 - density) ** 16  # FORMAT.md's expectation for uniform patterns, plus the row pointers
+    expect = density * (1 + z / (1 - z)) * 1.25 + 4 * (rows + 1) / (rows * cols * 2)
+    assert st.effective_density == pytest.approx(expect, abs=0.03)
+
+
+def test_empty_and_degenerate_shapes():
+    for shape in [(0, 0), (0, 5), (4, 0), (1, 1), (1, 100), (100, 1)]:
+        a = np.zeros(shape, np.float32)
+        if a.size:
+            a.flat[-1] = 2.0
+        A = Matrix.from_dense(a)
+        assert A.shape == shape and A.nnz == np.count_nonzero(a)
+        np.testing.assert_array_equal(A.to_dense(), a)
+
+
+# ---------------------------------------------------------------- CSR
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("base", [0, 1])
+def test_csr_round_trip(dtype, index_dtype, base):
+    a = random_dense(29, 70, 0.4, dtype, seed=3)
+    rows_nz, cols_nz = np.nonzero(a)
+    want_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows_nz, minlength=a.shape[0]))]) + base
+    A = Matrix.from_dense(a)
+    indptr, indices, data = A.to_csr(index_dtype, base)
+    assert indptr.dtype == index_dtype and indices.dtype == index_dtype and data.dtype == dtype
+    np.testing.assert_array_equal(indptr, want_ptr)
+    np.testing.assert_array_equal(indices, cols_nz + base)
+    np.testing.assert_array_equal(data, a[rows_nz, cols_nz])
+    B = Matrix.from_csr(indptr, indices, data, a.shape, index_base=base)
+    np.testing.assert_array_equal(B.to_dense(), a)
+    for g, w in zip(B.arrays(), A.arrays()):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_csr_exact_and_explicit_zeros():
+    A = Matrix.from_dense(format_example())
+    indptr, indices, data = A.to_csr()
+    np.testing.assert_array_equal(indptr, [0, 3, 3, 5])
+    np.testing.assert_array_equal(indices, [2, 36, 46, 0, 16])
+    np.testing.assert_array_equal(data, [1, 2, 3, 4, 5])
+    # An explicit zero in CSR input is an entry, but not a nonzero, and not exported.
+    B = Matrix.from_csr([0, 2], [1, 5], np.array([0.0, 7.0], np.float32), (1, 6))
+    assert B.nnz == 1 and B.storage.entries == 2
+    indptr, indices, data = B.to_csr()
+    np.testing.assert_array_equal(indices, [5])
+    np.testing.assert_array_equal(data, [7.0])
+
+
+def test_csr_from_scipy():
+    sp = pytest.importorskip("scipy.sparse")
+    a = random_dense(20, 33, 0.3, np.float32, seed=5)
+    A = Matrix.from_csr(sp.csr_matrix(a))
+    np.testing.assert_array_equal(A.to_dense(), a)
+
+
+# ---------------------------------------------------------------- raw MACKO arrays
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_macko_arrays_import(dtype):
+    a = random_dense(41, 90, 0.25, dtype, seed=9)
+    A = Matrix.from_dense(a)
+    arr = A.arrays()
+    B = Matrix.from_macko(a.shape, arr.values, arr.deltas, arr.row_ptr, arr.entries)
+    np.testing.assert_array_equal(B.to_dense(), a)
+    for g, w in zip(B.arrays(), arr):
+        np.testing.assert_array_equal(g, w)
+    # the arrays are copies: changing them does not change A
+    arr.values[:] = 0
+    np.testing.assert_array_equal(A.to_dense(), a)
+
+
+def test_macko_import_rejects_bad_column():
+    arr = Matrix.from_dense(format_example()).arrays()
+    deltas = arr.deltas.copy()
+    deltas[2] = 0x0F  # entry 4 (column 46) gets delta 15: column 52 >= 47
+    with pytest.raises(MackoError) as e:
+        Matrix.from_macko((3, 47), arr.values, deltas, arr.row_ptr, arr.entries)
+    assert e.value.status_name == "MACKO_STATUS_INVALID_VALUE"
+    assert e.value.routine == "macko_mat_create_macko_host"
+
+
+# ---------------------------------------------------------------- persistence
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_serialize_round_trip(dtype):
+    a = random_dense(23, 64, 0.35, dtype, seed=13)
+    A = Matrix.from_dense(a)
+    buf = A.serialize()
+    assert isinstance(buf, bytes) and len(buf) == A.serialized_size()
+    B = Matrix.deserialize(buf)
+    np.testing.assert_array_equal(B.to_dense(), a)
+    assert B.info == A.info and B.storage == A.storage
+    C = Matrix.deserialize(bytearray(buf))  # any bytes-like object
+    np.testing.assert_array_equal(C.to_dense(), a)
+
+
+def test_deserialize_rejects_damage():
+    buf = Matrix.from_dense(random_dense(23, 64, 0.35, np.float32, seed=13)).serialize()
+    for bad in (buf[:-1], buf[: len(buf) // 2], b"", b"\0" * len(buf)):
+        with pytest.raises(MackoError) as e:
+            Matrix.deserialize(bad)
+        assert e.value.status == Status.FORMAT_ERROR
+    flipped = bytearray(buf)
+    flipped[-1] ^= 0xFF
+    with pytest.raises(MackoError) as e:
+        Matrix.deserialize(bytes(flipped))
+    assert e.value.status_name == "MACKO_STATUS_FORMAT_ERROR"
+
+
+def test_save_load(tmp_path):
+    a = random_dense(30, 45, 0.3, np.float16, seed=17)
+    A = Matrix.from_dense(a)
+    p = tmp_path / "w.macko"
+    A.save(p)
+    assert p.stat().st_size == A.serialized_size()
+    B = Matrix.load(str(p))
+    np.testing.assert_array_equal(B.to_dense(), a)
+    assert B.arrays().deltas.tobytes() == A.arrays().deltas.tobytes()
+    with pytest.raises(MackoError) as e:
+        Matrix.load(tmp_path / "missing" / "x.macko")
+    assert e.value.status == Status.IO_ERROR
+
+
+# ---------------------------------------------------------------- errors
+def test_error_carries_status_position_message():
+    with pytest.raises(MackoError) as e:
+        Matrix.from_csr([0, 3, 3, 5], [36, 2, 46, 0, 16], np.ones(5, np.float32), (3, 47))  # unsorted row 0
+    err = e.value
+    assert err.status == 3 and err.status_name == "MACKO_STATUS_INVALID_VALUE"
+    assert err.position == 6  # col_ind in macko_mat_create_csr_host's signature
+    assert "macko_mat_create_csr_host" in err.message and "argument 6" in err.message
+    assert "MACKO_STATUS_INVALID_VALUE" in str(err)
+    assert macko.last_error() == (6, err.message)
+
+
+def test_bad_leading_dimension_position():
+    a = np.ones((5, 6), np.float32)
+    import ctypes
+
+    out = ctypes.c_void_p(12345)
+    with pytest.raises(MackoError) as e:
+        _lib.call("macko_mat_create_dense_host", ctypes.byref(out), ctypes.c_int64(5), ctypes.c_int64(6),
+                  int(macko.DataType.R_32F), ctypes.c_void_p(a.ctypes.data), ctypes.c_int64(5), int(macko.Order.ROW))
+    assert e.value.position == 6 and e.value.status == Status.INVALID_VALUE
+    assert out.value == 12345  # untouched on error
+
+
+def test_python_side_argument_errors():
+    with pytest.raises(ValueError):
+        Matrix.from_dense(np.ones((3, 3), np.float64))  # float64 needs dtype=
+    np.testing.assert_array_equal(Matrix.from_dense(np.eye(3), dtype=np.float32).to_dense(), np.eye(3))
+    with pytest.raises(ValueError):
+        Matrix.from_dense(np.ones(3, np.float32))
+    with pytest.raises(ValueError):
+        Matrix.from_csr([0, 1], [0], np.ones(2, np.float32), (1, 3))
+    with pytest.raises(ValueError):
+        Matrix.from_csr([0, 1, 1], [0], np.ones(1, np.float32), (1, 3))
+    with pytest.raises(ValueError):
+        Matrix.from_dense(np.ones((2, 2), np.float32)).to_csr(np.int16)
+
+
+def test_closed_matrix():
+    with Matrix.from_dense(np.eye(4, dtype=np.float32)) as A:
+        assert A.nnz == 4
+    assert A.closed
+    with pytest.raises(ValueError):
+        A.info
+    A.close()  # twice is fine
+
+
+def test_handle_without_gpu():
+    if macko.gpu_available():
+        with macko.Handle() as h:
+            assert h.stream == 0 and h.pointer_mode == macko.PointerMode.HOST
+            h.pointer_mode = "device"
+            assert h.pointer_mode == macko.PointerMode.DEVICE
+    else:
+        with pytest.raises(MackoError) as e:
+            macko.Handle()
+        assert e.value.status == Status.NOT_INITIALIZED
+
+
+# ---------------------------------------------------------------- spmv's checks before the library is called
+class FakeDeviceArray:
+    """Something exposing __cuda_array_interface__; its pointer is never dereferenced by these tests."""
+
+    def __init__(self, n, typestr, readonly=False, shape=None, strides=None):
+        self.__cuda_array_interface__ = {"shape": shape or (n,), "typestr": typestr, "data": (0x1000, readonly),
+                                         "strides": strides, "version": 3}
+
+
+@pytest.mark.parametrize("dtype,typestr,wrong", [(np.float16, "<f2", "<f4"), (np.float32, "<f4", "<f2")])
+def test_spmv_checks_arguments(dtype, typestr, wrong):
+    A = Matrix.from_dense(random_dense(6, 9, 0.5, dtype, seed=1))
+    x, y = FakeDeviceArray(9, typestr), FakeDeviceArray(6, typestr)
+    bad = [
+        (FakeDeviceArray(9, wrong), y),                        # x dtype
+        (x, FakeDeviceArray(6, wrong)),                        # y dtype
+        (FakeDeviceArray(8, typestr), y),                      # x length
+        (x, FakeDeviceArray(7, typestr)),                      # y length
+        (FakeDeviceArray(6, typestr), FakeDeviceArray(9, typestr)),  # lengths of op T given for op N
+        (FakeDeviceArray(9, typestr, shape=(3, 3)), y),        # 2-D x
+        (x, FakeDeviceArray(6, typestr, readonly=True)),       # read-only y
+        (FakeDeviceArray(9, typestr, strides=(-2,)), y),       # negative stride
+    ]
+    for bx, by in bad:
+        with pytest.raises(ValueError):
+            macko.spmv(None, A, bx, by)
+    with pytest.raises(TypeError):
+        macko.spmv(None, A, np.zeros(9, dtype), y)  # host arrays are not device vectors
+    with pytest.raises(ValueError):
+        macko.spmv(None, A, x, y, op="X")
+    with pytest.raises(ValueError):  # for op T, x has rows elements and y cols
+        macko.spmv(None, A, x, y, op="T")
