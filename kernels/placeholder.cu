@@ -1,1 +1,0 @@
-__global__ void macko_placeholder_kernel() {}
