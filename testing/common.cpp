@@ -1,6 +1,5 @@
 #include "common.h"
 
-#include <cblas.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -9,6 +8,12 @@
 #include <random>
 
 #include "macko_internal.h"
+
+/* Reference BLAS dgemv through its Fortran symbol (present in every BLAS, no cblas.h needed; the trailing size_t is
+ * gfortran's hidden length of the character argument). */
+extern "C" void dgemv_(const char *trans, const int *m, const int *n, const double *alpha, const double *a,
+                       const int *lda, const double *x, const int *incx, const double *beta, double *y,
+                       const int *incy, size_t trans_len);
 
 namespace mt {
 
@@ -240,8 +245,10 @@ void cblas_gemv(const Dense &m, macko_operation_t op, double alpha, const std::v
     }
     if (beta == 0.0)
         std::fill(y.begin(), y.end(), 0.0);
-    cblas_dgemv(CblasRowMajor, op == MACKO_OPERATION_NON_TRANSPOSE ? CblasNoTrans : CblasTrans, (int)m.rows,
-                (int)m.cols, alpha, a.data(), (int)m.cols, x.data(), 1, beta, y.data(), 1);
+    /* Row-major A (rows x cols) is column-major A^T with lda = cols: op N is 'T' on it, op T is 'N'. */
+    const char tr = op == MACKO_OPERATION_NON_TRANSPOSE ? 'T' : 'N';
+    const int mm = (int)m.cols, nn = (int)m.rows, one = 1;
+    dgemv_(&tr, &mm, &nn, &alpha, a.data(), &mm, x.data(), &one, &beta, y.data(), &one, 1);
 }
 
 double rel_l2(const std::vector<double> &a, const std::vector<double> &b)

@@ -51,7 +51,7 @@ std::vector<float> random_vector(int64_t n, uint64_t seed, bool half_exact);
  * zero (padding) are skipped, so x's Inf/NaN at unstored columns cannot leak; beta == 0 does not read y. */
 void ref_spmv(macko_mat_t A, macko_operation_t op, double alpha, const std::vector<double> &x, double beta,
               std::vector<double> &y);
-/* Dense oracle through CBLAS (cblas_dgemv) on m. */
+/* Dense oracle through the reference BLAS dgemv on m. */
 void cblas_gemv(const Dense &m, macko_operation_t op, double alpha, const std::vector<double> &x, double beta,
                 std::vector<double> &y);
 
