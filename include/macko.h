@@ -144,7 +144,7 @@ MACKO_API macko_status_t macko_mat_get_macko_host(macko_mat_t A, const void **va
 /* Any output pointer may be NULL when not wanted. nnz counts the stored values that are not +0/-0. */
 MACKO_API macko_status_t macko_mat_get_info(macko_mat_t A, int64_t *rows, int64_t *cols, int64_t *nnz,
                                             macko_datatype_t *type);
-/* bytes = values + deltas + row_ptr as FORMAT.md counts them; effective_density = bytes / (rows*cols*sizeof(type)).
+/* bytes = values + deltas + row_ptr (4 or 8 bytes per row pointer) as FORMAT.md lays them out; effective_density = bytes / (rows*cols*sizeof(type)).
  * Any output pointer may be NULL when not wanted. */
 MACKO_API macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *entries,
                                                int64_t *entries_padded, double *effective_density);
@@ -168,12 +168,15 @@ MACKO_API macko_status_t macko_mat_load(macko_mat_t *A, const char *path);
 /* ---------------------------------------------------------------- matrices on the GPU */
 
 /* Copies the host encoding to the handle's device, asynchronously on the handle's stream (the host arrays may be
- * changed or released as soon as the call returns). Uploading again replaces the device copy. */
+ * changed or released as soon as the call returns). Uploading again replaces the device copy (an op T analysis is
+ * kept when the device stays the same). */
 MACKO_API macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A);
 /* Copies the device encoding back to the host (synchronous on the handle's stream); the host arrays then equal the
  * device arrays byte for byte. */
 MACKO_API macko_status_t macko_mat_download(macko_handle_t handle, macko_mat_t A);
-/* Frees the host arrays of a matrix that is on the device (host-side queries then return NOT_INITIALIZED). */
+/* Frees the host arrays of a matrix that is on the device. Routines that read the host arrays (get_macko_host,
+ * export_*, serialize, save) then return NOT_INITIALIZED until macko_mat_download; get_info, get_storage and
+ * serialized_size keep working. */
 MACKO_API macko_status_t macko_mat_release_host(macko_mat_t A);
 /* Encodes on the GPU from device data. The result lives on the device only, and its arrays are byte-identical to
  * what macko_mat_create_dense_host / macko_mat_create_csr_host make of the same data. Synchronises the stream. */
