@@ -189,15 +189,17 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: macko-bench [options]\n"
             "\n"
-            "Times macko SpMV (macko_Hspmv / macko_Sspmv) against cuBLAS and cuSPARSE on the same random matrices,\n"
+            "Times macko SpMV (macko_Hspmv / macko_Sspmv) and small-n SpMM (macko_Hspmm / macko_Sspmm) against\n"
+            "cuBLAS and cuSPARSE on the same random matrices,\n"
             "with the method of BENCH.md, and checks every macko result against cuBLAS before timing it.\n"
             "\n"
             "Matrices:\n"
             "  --shapes LIST      'quick' (default: %s),\n"
             "                     'all' (the 31 shapes of BENCH.md), or RxC[,RxC...] (comma or space separated)\n"
             "  --densities LIST   comma-separated densities in (0, 1] (default %s)\n"
-            "  --n LIST           right-hand-side counts (default 1). Only n = 1 (SpMV) is implemented so far; the\n"
-            "                     small-n SpMM rows (cublasGemmEx N=n, cusparseSpMM CSR) are planned.\n"
+            "  --n LIST           right-hand-side counts in [1, 1024] (default 1). n = 1: SpMV rows (macko_Hspmv vs\n"
+            "                     cuBLAS GEMV/GEMM and cusparseSpMV); n > 1: SpMM rows (macko_Hspmm vs cublasGemmEx\n"
+            "                     N = n and cusparseSpMM CSR, column-major B and C, fastest algorithm)\n"
             "  --seed S           random seed (default %" PRIu64 "); every (shape, density) derives its own seed from it\n"
             "  --fp32 | --type S  fp32 mode: macko_Sspmv vs cublasSgemv and cuSPARSE fp32 (default --type H: fp16)\n"
             "  --quick12288       preset: only 12288x12288 at densities 0.5 and 0.3 (quick test of the kernels)\n"
@@ -328,9 +330,6 @@ static Config parse_args(int argc, char **argv)
                 cfg.ns.push_back((int)parse_int("--n", t.c_str(), 1, 1024));
             if (cfg.ns.empty())
                 die("--n: empty list");
-            for (int n : cfg.ns)
-                if (n != 1)
-                    die("--n %d: only n = 1 (SpMV) is implemented so far; small-n SpMM rows are planned", n);
         } else if (a == "--seed") {
             cfg.seed = (uint64_t)parse_int("--seed", value(), 0, INT64_MAX);
         } else if (a == "--fp32") {
@@ -677,6 +676,7 @@ struct Row {
     std::string cublas_variant;
     double sp_default_us = NAN, sp_alg2_us = NAN, cusparse_us = NAN;
     std::string cusparse_alg;
+    std::string cusparse_algs; /* n > 1: every SpMM algorithm tried, "NAME=us" or "NAME=n/a (why)" */
     double macko_us = NAN;
     int64_t storage = 0, entries = 0, entries_padded = 0;
     double effd = NAN;
@@ -711,7 +711,8 @@ static void write_csv_header(FILE *f)
     fprintf(f, "type,rows,cols,density,n,nnz,cublas_us,cublas_variant,cublas_gemm_us,cublas_gemv_us,cusparse_us,"
                "cusparse_alg,cusparse_default_us,cusparse_alg2_us,macko_us,speedup_vs_cublas,speedup_vs_cusparse,"
                "macko_bytes,macko_gbps,macko_pct_copy,copy_gbps,cublas_gbps,effective_density,macko_storage_bytes,"
-               "macko_entries,macko_entries_padded,rel_err_macko,rel_err_cusparse,rel_err_cublas_spot,status\n");
+               "macko_entries,macko_entries_padded,rel_err_macko,rel_err_cusparse,rel_err_cublas_spot,status,"
+               "cusparse_algs\n");
 }
 
 static void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
@@ -724,14 +725,15 @@ static void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row 
         if (c == '"')
             c = '\'';
     fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%g,%d,%" PRId64 ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64
-               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\"\n",
+               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\"\n",
             cfg.fp32 ? "S" : "H", r.s.rows, r.s.cols, r.density, r.n, r.nnz, g(r.cublas_us).c_str(),
             r.cublas_variant.c_str(), g(r.gemm_us).c_str(), g(r.gemv_us).c_str(), g(r.cusparse_us).c_str(),
             r.cusparse_alg.c_str(), g(r.sp_default_us).c_str(), g(r.sp_alg2_us).c_str(), g(r.macko_us).c_str(),
             g(r.vs_cublas()).c_str(), g(r.vs_cusparse()).c_str(), r.macko_bytes, g(r.macko_gbps()).c_str(),
             g(100.0 * r.macko_gbps() / env.copy_gbps).c_str(), g(env.copy_gbps).c_str(),
             g(dense_bytes / (r.cublas_us * 1e3)).c_str(), g(r.effd).c_str(), r.storage, r.entries, r.entries_padded,
-            g(r.err_macko).c_str(), g(r.err_cusparse).c_str(), g(r.err_cublas_ref).c_str(), st.c_str());
+            g(r.err_macko).c_str(), g(r.err_cusparse).c_str(), g(r.err_cublas_ref).c_str(), st.c_str(),
+            r.cusparse_algs.c_str());
     fflush(f);
 }
 
@@ -809,7 +811,14 @@ static std::string report_header(const Config &cfg, const Env &env)
         o += "- cuBLAS = faster of cublasGemmEx (N = 1, fp16 in/out, CUBLAS_COMPUTE_32F) and "
              "cublasHSHgemvStridedBatched (batch 1), row-major A (CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 "
              "fp16, CUDA_R_32F, preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
-    o += "- macko GB/s counts values + deltas + row pointers + x + y; % copy is of the copy bandwidth above; "
+    if (std::any_of(cfg.ns.begin(), cfg.ns.end(), [](int n) { return n > 1; }))
+        o += strf("- n > 1: macko = %s (column-major B and C, ld = rows); cuBLAS = cublasGemmEx with N = n (%s in/out, "
+                  "CUBLAS_COMPUTE_32F, row-major A, CUBLAS_OP_T); cuSPARSE = cusparseSpMM CSR int32, column-major B "
+                  "and C, CUDA_R_32F compute, preprocessed, fastest of ALG_DEFAULT, CSR_ALG1, CSR_ALG2, CSR_ALG3 "
+                  "among those that accept the problem (all in the CSV's cusparse_algs)\n",
+                  cfg.fp32 ? "macko_Sspmm" : "macko_Hspmm", cfg.fp32 ? "fp32" : "fp16");
+    o += "- macko GB/s counts values + deltas + row pointers + x + y (B + C for n > 1); % copy is of the copy "
+         "bandwidth above; "
          "eff. density = macko storage / dense bytes; rel. err = ||y_macko - y_cuBLAS|| / ||y_cuBLAS||\n\n";
     return o;
 }
@@ -875,7 +884,235 @@ static std::string macko_error(const char *fn, macko_status_t st)
     return strf("%s: %s (%s)", fn, macko_get_status_name(st), macko_get_last_error_message());
 }
 
-static Row run_case(Ctx &cx, const Shape &s, double d, int n, int idx, int count)
+/* One SpMM row (n > 1) on the matrix of run_case: B is C x n and the results R x n, column-major with ld = rows.
+ * cublasGemmEx with N = n is the reference (spot-checked against a double host product); every cusparseSpMM CSR
+ * algorithm that accepts the problem is checked against it and timed (the fastest is reported), and so is
+ * macko_Hspmm / macko_Sspmm. */
+static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp, const DevBuf &d_col,
+                    const DevBuf &d_val, const DevBuf &d_dense, Row row, int n, uint64_t cseed, const std::string &tag)
+{
+    const Config &cfg = *cx.cfg;
+    const bool fp32 = cfg.fp32;
+    const size_t tsz = fp32 ? 4 : 2;
+    const cudaDataType vt = fp32 ? CUDA_R_32F : CUDA_R_16F;
+    const double tol = fp32 ? 1e-4 : 1e-2;
+    const int64_t R = row.s.rows, C = row.s.cols;
+    const auto t_case = std::chrono::steady_clock::now();
+    cudaStream_t st = cx.stream;
+    row.n = n;
+    row.macko_bytes = row.storage + (int64_t)tsz * (R + C) * n;
+
+    // ---- B: n columns uniform in [-1, 1], its own random stream per (case, n)
+    std::vector<unsigned char> hb((size_t)C * n * tsz);
+    {
+        Rng gb(cseed, 6, (uint64_t)n);
+        for (int64_t j = 0; j < C * n; ++j) {
+            if (fp32) {
+                const float v = (float)gb.pm1();
+                memcpy(&hb[(size_t)j * 4], &v, 4);
+            } else {
+                const uint16_t v = half_bits((float)gb.pm1());
+                memcpy(&hb[(size_t)j * 2], &v, 2);
+            }
+        }
+    }
+    DevBuf d_b((size_t)C * n * tsz), d_cref((size_t)R * n * tsz), d_c((size_t)R * n * tsz);
+    CUDA_OK(cudaMemcpyAsync(d_b.p, hb.data(), d_b.bytes, cudaMemcpyHostToDevice, st));
+    const float alpha = 1.0f, beta = 0.0f;
+    const int iR = (int)R, iC = (int)C;
+
+    // ---- cuBLAS GemmEx, N = n: the reference
+    auto blas_mm = [&](void *c) -> bool {
+        return cublasGemmEx(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, iR, n, iC, &alpha, d_dense.p, vt, iC, d_b.p, vt, iC,
+                            &beta, c, vt, iR, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+    };
+    CUDA_OK(cudaMemsetAsync(d_cref.p, 0xFF, d_cref.bytes, st));
+    if (!blas_mm(d_cref.p))
+        die("%s: cublasGemmEx (N = %d) failed", tag.c_str(), n);
+    const std::vector<double> cref = to_host(d_cref, R * n, fp32, st);
+    {
+        Rng g(cseed, 7, (uint64_t)n);
+        std::vector<double> a, b;
+        for (int i = 0; i < 256; ++i) {
+            const int64_t r = (int64_t)g.below((uint64_t)R), j = (int64_t)g.below((uint64_t)n);
+            double acc = 0;
+            for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+                const size_t bi = (size_t)(j * C + m.col[k]);
+                const double bv = fp32 ? (double)reinterpret_cast<const float *>(hb.data())[bi]
+                                       : half_value(reinterpret_cast<const uint16_t *>(hb.data())[bi]);
+                acc += m.value(k) * bv;
+            }
+            a.push_back(cref[(size_t)(j * R + r)]);
+            b.push_back(acc);
+        }
+        row.err_cublas_ref = rel_l2(a, b);
+        if (!(row.err_cublas_ref <= tol))
+            die("%s: cublasGemmEx disagrees with the host reference (rel. err %.3g): the driver is broken",
+                tag.c_str(), row.err_cublas_ref);
+    }
+
+    // ---- cuSPARSE SpMM: CSR int32, column-major B and C, every algorithm that takes the problem
+    struct SpAlg {
+        cusparseSpMMAlg_t alg = CUSPARSE_SPMM_ALG_DEFAULT;
+        const char *name = "";
+        cusparseSpMatDescr_t A = nullptr;
+        std::unique_ptr<DevBuf> buf;
+        bool ok = false;
+        double us = NAN, once_us = NAN; /* median of the timing series; one untimed-method run after the check */
+    };
+    SpAlg algs[4];
+    const cusparseSpMMAlg_t alg_ids[4] = {CUSPARSE_SPMM_ALG_DEFAULT, CUSPARSE_SPMM_CSR_ALG1, CUSPARSE_SPMM_CSR_ALG2,
+                                          CUSPARSE_SPMM_CSR_ALG3};
+    const char *const alg_names[4] = {"ALG_DEFAULT", "CSR_ALG1", "CSR_ALG2", "CSR_ALG3"};
+    for (int i = 0; i < 4; ++i) {
+        algs[i].alg = alg_ids[i];
+        algs[i].name = alg_names[i];
+    }
+    cusparseDnMatDescr_t mb = nullptr, mc = nullptr;
+    CUSPARSE_OK(cusparseCreateDnMat(&mb, C, n, C, d_b.p, vt, CUSPARSE_ORDER_COL));
+    CUSPARSE_OK(cusparseCreateDnMat(&mc, R, n, R, d_c.p, vt, CUSPARSE_ORDER_COL));
+    const cusparseOperation_t opn = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    auto sparse_mm = [&](SpAlg &a) -> bool {
+        return cusparseSpMM(cx.sparse, opn, opn, &alpha, a.A, mb, &beta, mc, CUDA_R_32F, a.alg, a.buf->p) ==
+               CUSPARSE_STATUS_SUCCESS;
+    };
+    row.err_cusparse = 0;
+    std::string why[4];
+    for (int i = 0; i < 4; ++i) {
+        SpAlg &a = algs[i];
+        CUSPARSE_OK(cusparseCreateCsr(&a.A, R, C, m.nnz, d_rp.p, d_col.p, d_val.p, CUSPARSE_INDEX_32I,
+                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
+        size_t bs = 0;
+        cusparseStatus_t ss = cusparseSpMM_bufferSize(cx.sparse, opn, opn, &alpha, a.A, mb, &beta, mc, CUDA_R_32F,
+                                                      a.alg, &bs);
+        if (ss != CUSPARSE_STATUS_SUCCESS) {
+            why[i] = strf("n/a (bufferSize: %s)", cusparseGetErrorString(ss));
+            continue;
+        }
+        a.buf.reset(new DevBuf(bs));
+        ss = cusparseSpMM_preprocess(cx.sparse, opn, opn, &alpha, a.A, mb, &beta, mc, CUDA_R_32F, a.alg, a.buf->p);
+        if (ss != CUSPARSE_STATUS_SUCCESS) {
+            why[i] = strf("n/a (preprocess: %s)", cusparseGetErrorString(ss));
+            continue;
+        }
+        CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
+        if (!sparse_mm(a)) {
+            why[i] = "n/a (cusparseSpMM failed)";
+            continue;
+        }
+        const double e = rel_l2(to_host(d_c, R * n, fp32, st), cref);
+        if (!(e <= tol)) {
+            why[i] = strf("n/a (wrong: rel. err %.3g)", e);
+            continue;
+        }
+        row.err_cusparse = std::max(row.err_cusparse, e);
+        a.ok = true;
+        /* One timed run (L2 warm), to leave out of the timing series algorithms that are orders of magnitude
+         * slower than the others (CSR_ALG1 / ALG_DEFAULT with column-major B took ~170 ms on the H100). */
+        cudaEvent_t e0, e1;
+        CUDA_OK(cudaEventCreate(&e0));
+        CUDA_OK(cudaEventCreate(&e1));
+        CUDA_OK(cudaEventRecord(e0, st));
+        const bool ran = sparse_mm(a);
+        CUDA_OK(cudaEventRecord(e1, st));
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+        a.once_us = ran ? 1e3 * ms : NAN;
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+    }
+    if (!std::any_of(algs, algs + 4, [](const SpAlg &a) { return a.ok; }))
+        die("%s: no cusparseSpMM algorithm accepts the problem (%s; %s; %s; %s)", tag.c_str(), why[0].c_str(),
+            why[1].c_str(), why[2].c_str(), why[3].c_str());
+
+    // ---- macko
+    auto macko_mm = [&]() -> macko_status_t {
+        if (fp32)
+            return macko_Sspmm(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, A, d_b.as<float>(), C, &beta,
+                               d_c.as<float>(), R);
+        return macko_Hspmm(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, A, d_b.as<macko_half>(), C, &beta,
+                           d_c.as<macko_half>(), R);
+    };
+    const char *mm_name = fp32 ? "macko_Sspmm" : "macko_Hspmm";
+    bool macko_ok = row.ok();
+    macko_status_t mst;
+    if (macko_ok) {
+        CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
+        if ((mst = macko_mm()) != MACKO_STATUS_SUCCESS) {
+            row.status = "FAIL " + macko_error(mm_name, mst);
+            macko_ok = false;
+        } else {
+            const cudaError_t ce = cudaStreamSynchronize(st);
+            if (ce != cudaSuccess)
+                die("%s: %s left a CUDA error: %s", tag.c_str(), mm_name, cudaGetErrorString(ce));
+            row.err_macko = rel_l2(to_host(d_c, R * n, fp32, st), cref);
+            if (!(row.err_macko <= tol)) {
+                row.status = strf("FAIL check: rel. err %.3g > %.0e", row.err_macko, tol);
+                macko_ok = false;
+            }
+        }
+    }
+    if (!macko_ok)
+        fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+
+    // ---- timing
+    auto t0 = std::chrono::steady_clock::now();
+    if (!cfg.check_only) {
+        row.gemm_us = cx.timer.median_us([&] { return blas_mm(d_c.p); });
+        row.cublas_us = row.gemm_us;
+        row.cublas_variant = "GemmEx";
+        double best_once = INFINITY;
+        for (const SpAlg &a : algs)
+            if (a.ok && a.once_us < best_once)
+                best_once = a.once_us;
+        for (int i = 0; i < 4; ++i) {
+            SpAlg &a = algs[i];
+            if (!a.ok)
+                continue;
+            if (!(a.once_us <= 10.0 * best_once)) {
+                why[i] = strf("~%.0f (one run; over 10x the fastest, not timed)", a.once_us);
+                continue;
+            }
+            a.us = cx.timer.median_us([&] { return sparse_mm(a); });
+            why[i] = fmt_num(a.us, "%.1f");
+            if (!(a.us >= row.cusparse_us)) {
+                row.cusparse_us = a.us;
+                row.cusparse_alg = a.name;
+            }
+        }
+        row.sp_default_us = algs[0].us;
+        row.sp_alg2_us = algs[2].us;
+        if (!std::isfinite(row.cublas_us) || !std::isfinite(row.cusparse_us))
+            die("%s: a baseline launch failed during timing", tag.c_str());
+        if (macko_ok) {
+            row.macko_us = cx.timer.median_us([&] { return macko_mm() == MACKO_STATUS_SUCCESS; });
+            if (!std::isfinite(row.macko_us))
+                row.status = "FAIL " + macko_error(mm_name, macko_mm());
+        }
+    }
+    for (int i = 0; i < 4; ++i)
+        row.cusparse_algs += strf("%s%s=%s", i ? " " : "", algs[i].name, why[i].empty() ? "ok" : why[i].c_str());
+    const double t_time = seconds_since(t0);
+    for (SpAlg &a : algs)
+        cusparseDestroySpMat(a.A);
+    cusparseDestroyDnMat(mb);
+    cusparseDestroyDnMat(mc);
+    CUDA_OK(cudaStreamSynchronize(st));
+
+    fprintf(stderr, "%s: macko %s us (%s cuBLAS GemmEx %s us, %s cuSPARSE %s us [%s]), rel. err %s; timing %.1f s, "
+                    "total %.1f s\n",
+            tag.c_str(), fmt_num(row.macko_us, "%.1f").c_str(), fmt_num(row.vs_cublas(), "%.2fx").c_str(),
+            fmt_num(row.cublas_us, "%.1f").c_str(), fmt_num(row.vs_cusparse(), "%.2fx").c_str(),
+            fmt_num(row.cusparse_us, "%.1f").c_str(), row.cusparse_algs.c_str(),
+            fmt_num(row.err_macko, "%.1e").c_str(), t_time, seconds_since(t_case));
+    return row;
+}
+
+/* One (shape, density): the matrix is generated, encoded and uploaded once, then one row per n of ns is emitted
+ * (n = 1: SpMV; n > 1: run_spmm). idx counts the rows for the progress lines. */
+static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &ns, int &idx, int count,
+                     const std::function<void(const Row &)> &emit)
 {
     const Config &cfg = *cx.cfg;
     const bool fp32 = cfg.fp32;
@@ -884,13 +1121,13 @@ static Row run_case(Ctx &cx, const Shape &s, double d, int n, int idx, int count
     const double tol = fp32 ? 1e-4 : 1e-2;
     const int64_t R = s.rows, C = s.cols;
     const auto t_case = std::chrono::steady_clock::now();
-    const std::string tag = strf("[%d/%d] %s d=%.2f n=%d", idx, count, shape_str(s).c_str(), d, n);
-    fprintf(stderr, "%s: generating\n", tag.c_str());
+    const std::string case_tag = strf("%s d=%.2f", shape_str(s).c_str(), d);
+    fprintf(stderr, "[%d/%d] %s: generating\n", idx + 1, count, case_tag.c_str());
 
     Row row;
     row.s = s;
     row.density = d;
-    row.n = n;
+    row.n = 1;
 
     // ---- host matrix and x
     const uint64_t cseed = case_seed(cfg.seed, s, d);
@@ -949,170 +1186,179 @@ static Row run_case(Ctx &cx, const Shape &s, double d, int n, int idx, int count
         CUDA_OK(cudaGetLastError());
     }
     CUDA_OK(cudaStreamSynchronize(st));
-
-    const float alpha = 1.0f, beta = 0.0f;
-    const int iR = (int)R, iC = (int)C;
-
-    // ---- cuBLAS: row-major A is a column-major C x R matrix; y = A x is op T on it
-    auto blas_gemm = [&](void *y) -> bool {
-        return cublasGemmEx(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, iR, 1, iC, &alpha, d_dense.p, vt, iC, d_x.p, vt, iC,
-                            &beta, y, vt, iR, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
-    };
-    auto blas_gemv = [&](void *y) -> bool {
-        if (fp32)
-            return cublasSgemv(cx.blas, CUBLAS_OP_T, iC, iR, &alpha, d_dense.as<float>(), iC, d_x.as<float>(), 1,
-                               &beta, static_cast<float *>(y), 1) == CUBLAS_STATUS_SUCCESS;
-        return cublasHSHgemvStridedBatched(cx.blas, CUBLAS_OP_T, iC, iR, &alpha, d_dense.as<__half>(), iC,
-                                           (long long)R * C, d_x.as<__half>(), 1, C, &beta,
-                                           static_cast<__half *>(y), 1, R, 1) == CUBLAS_STATUS_SUCCESS;
-    };
-    // The reference: GemmEx for fp16, Sgemv for fp32.
-    CUDA_OK(cudaMemsetAsync(d_yref.p, 0xFF, d_yref.bytes, st));
-    if (!(fp32 ? blas_gemv(d_yref.p) : blas_gemm(d_yref.p)))
-        die("%s: cuBLAS reference call failed", tag.c_str());
-    const std::vector<double> yref = to_host(d_yref, R, fp32, st);
-    {
-        // Spot-check the reference against a double-precision host product on up to 256 rows.
-        Rng g(cseed, 5, 0);
-        std::vector<double> a, b;
-        for (int i = 0; i < 256 && i < R; ++i) {
-            const int64_t r = R <= 256 ? i : (int64_t)g.below((uint64_t)R);
-            double acc = 0;
-            for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
-                const int64_t c = m.col[k];
-                const double xv = fp32 ? (double)reinterpret_cast<const float *>(hx.data())[c]
-                                       : half_value(reinterpret_cast<const uint16_t *>(hx.data())[c]);
-                acc += m.value(k) * xv;
-            }
-            a.push_back(yref[(size_t)r]);
-            b.push_back(acc);
-        }
-        row.err_cublas_ref = rel_l2(a, b);
-        if (!(row.err_cublas_ref <= tol))
-            die("%s: cuBLAS disagrees with the host reference (rel. err %.3g): the driver is broken", tag.c_str(),
-                row.err_cublas_ref);
-    }
-    if (!fp32) {
-        CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
-        if (!blas_gemv(d_y.p))
-            die("%s: cublasHSHgemvStridedBatched failed", tag.c_str());
-        const double e = rel_l2(to_host(d_y, R, fp32, st), yref);
-        if (!(e <= tol))
-            die("%s: cublasHSHgemvStridedBatched disagrees with cublasGemmEx (rel. err %.3g)", tag.c_str(), e);
-    }
-
-    // ---- cuSPARSE: CSR int32, both algorithms, each with its own descriptor and preprocessed buffer
-    const cusparseSpMVAlg_t algs[2] = {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG2};
-    cusparseSpMatDescr_t spA[2] = {nullptr, nullptr};
-    cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
-    std::unique_ptr<DevBuf> spbuf[2];
-    CUSPARSE_OK(cusparseCreateDnVec(&vx, C, d_x.p, vt));
-    CUSPARSE_OK(cusparseCreateDnVec(&vy, R, d_y.p, vt));
-    for (int a = 0; a < 2; ++a) {
-        CUSPARSE_OK(cusparseCreateCsr(&spA[a], R, C, m.nnz, d_rp.p, d_col.p, d_val.p, CUSPARSE_INDEX_32I,
-                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
-        size_t bs = 0;
-        CUSPARSE_OK(cusparseSpMV_bufferSize(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta,
-                                            vy, CUDA_R_32F, algs[a], &bs));
-        spbuf[a].reset(new DevBuf(bs));
-        CUSPARSE_OK(cusparseSpMV_preprocess(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta,
-                                            vy, CUDA_R_32F, algs[a], spbuf[a]->p));
-    }
-    auto sparse_mv = [&](int a) -> bool {
-        return cusparseSpMV(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta, vy, CUDA_R_32F,
-                            algs[a], spbuf[a]->p) == CUSPARSE_STATUS_SUCCESS;
-    };
-    row.err_cusparse = 0;
-    for (int a = 0; a < 2; ++a) {
-        CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
-        if (!sparse_mv(a))
-            die("%s: cusparseSpMV (alg %d) failed", tag.c_str(), (int)algs[a]);
-        const double e = rel_l2(to_host(d_y, R, fp32, st), yref);
-        row.err_cusparse = std::max(row.err_cusparse, e);
-        if (!(e <= tol))
-            die("%s: cusparseSpMV (alg %d) disagrees with cuBLAS (rel. err %.3g)", tag.c_str(), (int)algs[a], e);
-    }
-
-    // ---- macko: upload, analysis, check against cuBLAS
-    auto macko_mv = [&]() -> macko_status_t {
-        if (fp32)
-            return macko_Sspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A, d_x.as<float>(), 1, &beta,
-                               d_y.as<float>(), 1);
-        return macko_Hspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A, d_x.as<macko_half>(), 1, &beta,
-                           d_y.as<macko_half>(), 1);
-    };
-    const char *mv_name = fp32 ? "macko_Sspmv" : "macko_Hspmv";
-    bool macko_ok = row.ok();
-    if (macko_ok && (mst = macko_mat_upload(cx.macko, A)) != MACKO_STATUS_SUCCESS) {
+    if (row.ok() && (mst = macko_mat_upload(cx.macko, A)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_mat_upload", mst);
-        macko_ok = false;
-    }
-    if (macko_ok && (mst = macko_analysis(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, A)) != MACKO_STATUS_SUCCESS) {
+    if (row.ok() && (mst = macko_analysis(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, A)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_analysis", mst);
-        macko_ok = false;
-    }
-    if (macko_ok) {
-        CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
-        if ((mst = macko_mv()) != MACKO_STATUS_SUCCESS) {
-            row.status = "FAIL " + macko_error(mv_name, mst);
-            macko_ok = false;
-        } else {
-            const cudaError_t ce = cudaStreamSynchronize(st);
-            if (ce != cudaSuccess)
-                die("%s: %s left a CUDA error: %s", tag.c_str(), mv_name, cudaGetErrorString(ce));
-            row.err_macko = rel_l2(to_host(d_y, R, fp32, st), yref);
-            if (!(row.err_macko <= tol)) {
-                row.status = strf("FAIL check: rel. err %.3g > %.0e", row.err_macko, tol);
+    const double t_setup0 = seconds_since(t0);
+    const Row base = row;
+
+    if (std::find(ns.begin(), ns.end(), 1) != ns.end()) {
+        t0 = std::chrono::steady_clock::now();
+        const std::string tag = strf("[%d/%d] %s n=1", ++idx, count, case_tag.c_str());
+
+        const float alpha = 1.0f, beta = 0.0f;
+        const int iR = (int)R, iC = (int)C;
+
+        // ---- cuBLAS: row-major A is a column-major C x R matrix; y = A x is op T on it
+        auto blas_gemm = [&](void *y) -> bool {
+            return cublasGemmEx(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, iR, 1, iC, &alpha, d_dense.p, vt, iC, d_x.p, vt, iC,
+                                &beta, y, vt, iR, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+        };
+        auto blas_gemv = [&](void *y) -> bool {
+            if (fp32)
+                return cublasSgemv(cx.blas, CUBLAS_OP_T, iC, iR, &alpha, d_dense.as<float>(), iC, d_x.as<float>(), 1,
+                                   &beta, static_cast<float *>(y), 1) == CUBLAS_STATUS_SUCCESS;
+            return cublasHSHgemvStridedBatched(cx.blas, CUBLAS_OP_T, iC, iR, &alpha, d_dense.as<__half>(), iC,
+                                               (long long)R * C, d_x.as<__half>(), 1, C, &beta,
+                                               static_cast<__half *>(y), 1, R, 1) == CUBLAS_STATUS_SUCCESS;
+        };
+        // The reference: GemmEx for fp16, Sgemv for fp32.
+        CUDA_OK(cudaMemsetAsync(d_yref.p, 0xFF, d_yref.bytes, st));
+        if (!(fp32 ? blas_gemv(d_yref.p) : blas_gemm(d_yref.p)))
+            die("%s: cuBLAS reference call failed", tag.c_str());
+        const std::vector<double> yref = to_host(d_yref, R, fp32, st);
+        {
+            // Spot-check the reference against a double-precision host product on up to 256 rows.
+            Rng g(cseed, 5, 0);
+            std::vector<double> a, b;
+            for (int i = 0; i < 256 && i < R; ++i) {
+                const int64_t r = R <= 256 ? i : (int64_t)g.below((uint64_t)R);
+                double acc = 0;
+                for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+                    const int64_t c = m.col[k];
+                    const double xv = fp32 ? (double)reinterpret_cast<const float *>(hx.data())[c]
+                                           : half_value(reinterpret_cast<const uint16_t *>(hx.data())[c]);
+                    acc += m.value(k) * xv;
+                }
+                a.push_back(yref[(size_t)r]);
+                b.push_back(acc);
+            }
+            row.err_cublas_ref = rel_l2(a, b);
+            if (!(row.err_cublas_ref <= tol))
+                die("%s: cuBLAS disagrees with the host reference (rel. err %.3g): the driver is broken", tag.c_str(),
+                    row.err_cublas_ref);
+        }
+        if (!fp32) {
+            CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+            if (!blas_gemv(d_y.p))
+                die("%s: cublasHSHgemvStridedBatched failed", tag.c_str());
+            const double e = rel_l2(to_host(d_y, R, fp32, st), yref);
+            if (!(e <= tol))
+                die("%s: cublasHSHgemvStridedBatched disagrees with cublasGemmEx (rel. err %.3g)", tag.c_str(), e);
+        }
+
+        // ---- cuSPARSE: CSR int32, both algorithms, each with its own descriptor and preprocessed buffer
+        const cusparseSpMVAlg_t algs[2] = {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG2};
+        cusparseSpMatDescr_t spA[2] = {nullptr, nullptr};
+        cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
+        std::unique_ptr<DevBuf> spbuf[2];
+        CUSPARSE_OK(cusparseCreateDnVec(&vx, C, d_x.p, vt));
+        CUSPARSE_OK(cusparseCreateDnVec(&vy, R, d_y.p, vt));
+        for (int a = 0; a < 2; ++a) {
+            CUSPARSE_OK(cusparseCreateCsr(&spA[a], R, C, m.nnz, d_rp.p, d_col.p, d_val.p, CUSPARSE_INDEX_32I,
+                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
+            size_t bs = 0;
+            CUSPARSE_OK(cusparseSpMV_bufferSize(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta,
+                                                vy, CUDA_R_32F, algs[a], &bs));
+            spbuf[a].reset(new DevBuf(bs));
+            CUSPARSE_OK(cusparseSpMV_preprocess(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta,
+                                                vy, CUDA_R_32F, algs[a], spbuf[a]->p));
+        }
+        auto sparse_mv = [&](int a) -> bool {
+            return cusparseSpMV(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta, vy, CUDA_R_32F,
+                                algs[a], spbuf[a]->p) == CUSPARSE_STATUS_SUCCESS;
+        };
+        row.err_cusparse = 0;
+        for (int a = 0; a < 2; ++a) {
+            CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+            if (!sparse_mv(a))
+                die("%s: cusparseSpMV (alg %d) failed", tag.c_str(), (int)algs[a]);
+            const double e = rel_l2(to_host(d_y, R, fp32, st), yref);
+            row.err_cusparse = std::max(row.err_cusparse, e);
+            if (!(e <= tol))
+                die("%s: cusparseSpMV (alg %d) disagrees with cuBLAS (rel. err %.3g)", tag.c_str(), (int)algs[a], e);
+        }
+
+        // ---- macko: upload, analysis, check against cuBLAS
+        auto macko_mv = [&]() -> macko_status_t {
+            if (fp32)
+                return macko_Sspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A, d_x.as<float>(), 1, &beta,
+                                   d_y.as<float>(), 1);
+            return macko_Hspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A, d_x.as<macko_half>(), 1, &beta,
+                               d_y.as<macko_half>(), 1);
+        };
+        const char *mv_name = fp32 ? "macko_Sspmv" : "macko_Hspmv";
+        bool macko_ok = row.ok();
+        if (macko_ok) {
+            CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+            if ((mst = macko_mv()) != MACKO_STATUS_SUCCESS) {
+                row.status = "FAIL " + macko_error(mv_name, mst);
                 macko_ok = false;
+            } else {
+                const cudaError_t ce = cudaStreamSynchronize(st);
+                if (ce != cudaSuccess)
+                    die("%s: %s left a CUDA error: %s", tag.c_str(), mv_name, cudaGetErrorString(ce));
+                row.err_macko = rel_l2(to_host(d_y, R, fp32, st), yref);
+                if (!(row.err_macko <= tol)) {
+                    row.status = strf("FAIL check: rel. err %.3g > %.0e", row.err_macko, tol);
+                    macko_ok = false;
+                }
             }
         }
-    }
-    if (!macko_ok)
-        fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
-    const double t_setup = seconds_since(t0);
+        if (!macko_ok)
+            fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+        const double t_setup = t_setup0 + seconds_since(t0);
 
-    // ---- timing
-    t0 = std::chrono::steady_clock::now();
-    if (!cfg.check_only) {
-        if (fp32) {
-            row.gemv_us = cx.timer.median_us([&] { return blas_gemv(d_y.p); });
-            row.cublas_us = row.gemv_us;
-            row.cublas_variant = "Sgemv";
-        } else {
-            row.gemm_us = cx.timer.median_us([&] { return blas_gemm(d_y.p); });
-            row.gemv_us = cx.timer.median_us([&] { return blas_gemv(d_y.p); });
-            const bool gemm_faster = row.gemm_us <= row.gemv_us;
-            row.cublas_us = gemm_faster ? row.gemm_us : row.gemv_us;
-            row.cublas_variant = gemm_faster ? "GemmEx" : "HSHgemv";
+        // ---- timing
+        t0 = std::chrono::steady_clock::now();
+        if (!cfg.check_only) {
+            if (fp32) {
+                row.gemv_us = cx.timer.median_us([&] { return blas_gemv(d_y.p); });
+                row.cublas_us = row.gemv_us;
+                row.cublas_variant = "Sgemv";
+            } else {
+                row.gemm_us = cx.timer.median_us([&] { return blas_gemm(d_y.p); });
+                row.gemv_us = cx.timer.median_us([&] { return blas_gemv(d_y.p); });
+                const bool gemm_faster = row.gemm_us <= row.gemv_us;
+                row.cublas_us = gemm_faster ? row.gemm_us : row.gemv_us;
+                row.cublas_variant = gemm_faster ? "GemmEx" : "HSHgemv";
+            }
+            row.sp_default_us = cx.timer.median_us([&] { return sparse_mv(0); });
+            row.sp_alg2_us = cx.timer.median_us([&] { return sparse_mv(1); });
+            const bool def_faster = row.sp_default_us <= row.sp_alg2_us;
+            row.cusparse_us = def_faster ? row.sp_default_us : row.sp_alg2_us;
+            row.cusparse_alg = def_faster ? "ALG_DEFAULT" : "CSR_ALG2";
+            if (!std::isfinite(row.cublas_us) || !std::isfinite(row.cusparse_us))
+                die("%s: a baseline launch failed during timing", tag.c_str());
+            if (macko_ok) {
+                row.macko_us = cx.timer.median_us([&] { return macko_mv() == MACKO_STATUS_SUCCESS; });
+                if (!std::isfinite(row.macko_us))
+                    row.status = "FAIL " + macko_error(mv_name, macko_mv());
+            }
         }
-        row.sp_default_us = cx.timer.median_us([&] { return sparse_mv(0); });
-        row.sp_alg2_us = cx.timer.median_us([&] { return sparse_mv(1); });
-        const bool def_faster = row.sp_default_us <= row.sp_alg2_us;
-        row.cusparse_us = def_faster ? row.sp_default_us : row.sp_alg2_us;
-        row.cusparse_alg = def_faster ? "ALG_DEFAULT" : "CSR_ALG2";
-        if (!std::isfinite(row.cublas_us) || !std::isfinite(row.cusparse_us))
-            die("%s: a baseline launch failed during timing", tag.c_str());
-        if (macko_ok) {
-            row.macko_us = cx.timer.median_us([&] { return macko_mv() == MACKO_STATUS_SUCCESS; });
-            if (!std::isfinite(row.macko_us))
-                row.status = "FAIL " + macko_error(mv_name, macko_mv());
-        }
-    }
-    const double t_time = seconds_since(t0);
+        const double t_time = seconds_since(t0);
 
-    for (int a = 0; a < 2; ++a)
-        cusparseDestroySpMat(spA[a]);
-    cusparseDestroyDnVec(vx);
-    cusparseDestroyDnVec(vy);
+        for (int a = 0; a < 2; ++a)
+            cusparseDestroySpMat(spA[a]);
+        cusparseDestroyDnVec(vx);
+        cusparseDestroyDnVec(vy);
+        CUDA_OK(cudaStreamSynchronize(st));
+
+        fprintf(stderr,
+                "%s: macko %s us (%s cuBLAS, %s cuSPARSE), rel. err %s; gen %.1f s, encode %.1f s, setup %.1f s, "
+                "timing %.1f s, total %.1f s\n",
+                tag.c_str(), fmt_num(row.macko_us, "%.1f").c_str(), fmt_num(row.vs_cublas(), "%.2fx").c_str(),
+                fmt_num(row.vs_cusparse(), "%.2fx").c_str(), fmt_num(row.err_macko, "%.1e").c_str(), t_gen, t_enc,
+                t_setup, t_time, seconds_since(t_case));
+        emit(row);
+    }
+    for (int n : ns)
+        if (n > 1)
+            emit(run_spmm(cx, m, A, d_rp, d_col, d_val, d_dense, base, n, cseed,
+                          strf("[%d/%d] %s n=%d", ++idx, count, case_tag.c_str(), n)));
     macko_mat_destroy(A);
     CUDA_OK(cudaStreamSynchronize(st));
-
-    fprintf(stderr, "%s: macko %s us (%s cuBLAS, %s cuSPARSE), rel. err %s; gen %.1f s, encode %.1f s, setup %.1f s, "
-                    "timing %.1f s, total %.1f s\n",
-            tag.c_str(), fmt_num(row.macko_us, "%.1f").c_str(), fmt_num(row.vs_cublas(), "%.2fx").c_str(),
-            fmt_num(row.vs_cusparse(), "%.2fx").c_str(), fmt_num(row.err_macko, "%.1e").c_str(), t_gen, t_enc,
-            t_setup, t_time, seconds_since(t_case));
-    return row;
 }
 
 // ------------------------------------------------------------------------------------------------ main
@@ -1229,12 +1475,12 @@ int main(int argc, char **argv)
     int idx = 0;
     for (const Shape &s : cfg.shapes)
         for (double d : cfg.densities)
-            for (int n : cfg.ns) {
-                rows.push_back(run_case(cx, s, d, n, ++idx, count));
+            run_case(cx, s, d, cfg.ns, idx, count, [&](const Row &r) {
+                rows.push_back(r);
                 if (csv)
                     write_csv_row(csv, cfg, env, rows.back());
                 write_md(cfg, env, rows);
-            }
+            });
     if (csv)
         fclose(csv);
 

@@ -203,6 +203,31 @@ MACKO_API macko_status_t macko_Hspmv(macko_handle_t handle, macko_operation_t op
 MACKO_API macko_status_t macko_Sspmv(macko_handle_t handle, macko_operation_t op, const float *alpha, macko_mat_t A,
                                      const float *x, int64_t incx, const float *beta, float *y, int64_t incy);
 
+/* C = alpha*op(A)*B + beta*C for n columns: B (k x n, k = cols of op(A)) and C (m x n, m = rows of op(A)) are
+ * column-major device matrices with leading dimensions ldb >= max(1, k) and ldc >= max(1, m). A batch of n
+ * activation vectors stored one after another is exactly this. fp16 A, B and C, float alpha/beta (host or device
+ * pointers as the pointer mode says), fp32 accumulation. C must not overlap B. Fast for n = 1..16, correct for any n. */
+MACKO_API macko_status_t macko_Hspmm(macko_handle_t handle, macko_operation_t op, int64_t n, const float *alpha,
+                                     macko_mat_t A, const macko_half *B, int64_t ldb, const float *beta,
+                                     macko_half *C, int64_t ldc);
+/* The same with fp32 A, B and C. */
+MACKO_API macko_status_t macko_Sspmm(macko_handle_t handle, macko_operation_t op, int64_t n, const float *alpha,
+                                     macko_mat_t A, const float *B, int64_t ldb, const float *beta, float *C,
+                                     int64_t ldc);
+/* y_i = alpha*op(A)*x_i + beta*y_i for i < batch, the same A for every vector: x_i starts at x + i*stridex, y_i at
+ * y + i*stridey, elements incx / incy apart (cuBLAS gemvStridedBatched's shape). incx, incy >= 1; stridex >= 0
+ * (0: one x for all); stridey >= 0, and >= 1 when batch > 1. The y_i must not share elements with each other or
+ * with any x_i. */
+MACKO_API macko_status_t macko_Hspmv_strided_batched(macko_handle_t handle, macko_operation_t op, const float *alpha,
+                                                     macko_mat_t A, const macko_half *x, int64_t incx,
+                                                     int64_t stridex, const float *beta, macko_half *y,
+                                                     int64_t incy, int64_t stridey, int64_t batch);
+/* The same with fp32 A, x and y. */
+MACKO_API macko_status_t macko_Sspmv_strided_batched(macko_handle_t handle, macko_operation_t op, const float *alpha,
+                                                     macko_mat_t A, const float *x, int64_t incx, int64_t stridex,
+                                                     const float *beta, float *y, int64_t incy, int64_t stridey,
+                                                     int64_t batch);
+
 #ifdef __cplusplus
 }
 #endif

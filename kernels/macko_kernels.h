@@ -1,4 +1,4 @@
-/* Internal interface between the host sources (src/, plain C) and the SpMV kernels (kernels/spmv.cu).
+/* Internal interface between the host sources (src/, plain C) and the SpMV/SpMM kernels (kernels/spmv.cu, spmm.cu).
  * Not installed. The conversion launchers live in kernels/convert.h. */
 #ifndef MACKO_KERNELS_H
 #define MACKO_KERNELS_H
@@ -55,6 +55,61 @@ int macko_spmv_s_i32_unit(const macko_spmv_args *args);
 int macko_spmv_s_i32_strided(const macko_spmv_args *args);
 int macko_spmv_s_i64_rp32(const macko_spmv_args *args);
 int macko_spmv_s_i64_rp64(const macko_spmv_args *args);
+
+/* One SpMM launch (several kernels for more than one column tile): C = alpha*M*B + beta*C for one MACKO encoding M,
+ * with B(k, j) at b[k*incb + j*ldb] and C(i, j) at c[i*incc + j*ldc] (elements), j < n. macko_Hspmm/macko_Sspmm
+ * pass incb = incc = 1; the strided-batched SpMV passes (incx, stridex) and (incy, stridey). Everything has been
+ * validated by the caller (C's elements are distinct and do not overlap B); n == 1 runs the SpMV kernel. */
+typedef struct macko_spmm_args {
+    int64_t rows, cols;           /* of M: C has rows rows, B has cols rows */
+    int64_t entries;              /* entries of M incl. padding (sizes the staging swizzle) */
+    const void *values;           /* device arrays of M, FORMAT.md layout, 16-byte aligned */
+    const uint8_t *deltas;
+    const void *row_ptr;          /* int32 or int64, as the launcher's variant says */
+    int64_t n;                    /* >= 1 */
+    const void *b;
+    int64_t incb, ldb;            /* >= 1, >= 0 */
+    void *c;
+    int64_t incc, ldc;            /* >= 1, >= 1 (when n > 1) */
+    const float *alpha_dev;       /* device pointers in POINTER_MODE_DEVICE (read by the kernel) ... */
+    const float *beta_dev;
+    float alpha, beta;            /* ... else the host values (the pointers are then NULL) */
+    int sm_count;
+    macko_stream_t stream;
+    /* Kernel choice; the library passes MACKO_SPMM_PATH_AUTO, 0 and -1. Tests and timing force the others. */
+    int path;                     /* MACKO_SPMM_PATH_* */
+    int tile;                     /* columns per pass: 0 = automatic, else 2, 4, 8 or 16 */
+    int swizzle;                  /* staged layout: -1 = automatic, 0 = plain, s in 3..12 = spacing shift */
+} macko_spmm_args;
+
+/* Returns the cudaError_t of the launches (0 = cudaSuccess); cudaErrorInvalidValue (1) when a forced path cannot
+ * run this problem. */
+typedef int (*macko_spmm_launcher)(const macko_spmm_args *args);
+
+/* Paths: STAGED copies the columns' tile of B into shared memory (transposed: one row of tile values per column of
+ * M, read with one vector load per entry) and accumulates on the CUDA cores; MMA is the same staging with
+ * tensor-core accumulation (fp16, tiles of 8 or 16); GLOBAL gathers B through the read-only cache; SPMV (n == 1)
+ * the SpMV kernel. AUTO chooses. */
+enum {
+    MACKO_SPMM_PATH_AUTO = 0,
+    MACKO_SPMM_PATH_STAGED = 1,
+    MACKO_SPMM_PATH_GLOBAL = 2,
+    MACKO_SPMM_PATH_SPMV = 3,
+    MACKO_SPMM_PATH_MMA = 4
+};
+
+/* Variants, per value type (same index rules as SpMV):
+ *   I32       int32 row_ptr, rows/cols/entries_padded <= MACKO_SPMV_I32_LIMIT: staged or global, 32-bit indices
+ *   I64_RP32  int32 row_ptr, 64-bit indices (global only)
+ *   I64_RP64  int64 row_ptr, 64-bit indices (global only) */
+enum { MACKO_SPMM_I32 = 0, MACKO_SPMM_I64_RP32 = 1, MACKO_SPMM_I64_RP64 = 2, MACKO_SPMM_VARIANTS = 3 };
+
+int macko_spmm_h_i32(const macko_spmm_args *args);
+int macko_spmm_h_i64_rp32(const macko_spmm_args *args);
+int macko_spmm_h_i64_rp64(const macko_spmm_args *args);
+int macko_spmm_s_i32(const macko_spmm_args *args);
+int macko_spmm_s_i64_rp32(const macko_spmm_args *args);
+int macko_spmm_s_i64_rp64(const macko_spmm_args *args);
 
 #ifdef __cplusplus
 }

@@ -361,6 +361,60 @@ module macko
             integer(c_int64_t), value :: incy
         end function macko_Sspmv
 
+        ! C = alpha*op(A)*B + beta*C for n columns: B (k x n) and C (m x n) column-major device matrices with
+        ! leading dimensions ldb >= max(1, k) and ldc >= max(1, m); fp16 bit patterns. C must not overlap B.
+        function macko_Hspmm(handle, op, n, alpha, A, B, ldb, beta, C, ldc) bind(c, name='macko_Hspmm')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_Hspmm
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            integer(c_int64_t), value :: n
+            type(c_ptr), value :: alpha, A, B
+            integer(c_int64_t), value :: ldb
+            type(c_ptr), value :: beta, C
+            integer(c_int64_t), value :: ldc
+        end function macko_Hspmm
+
+        ! The same with fp32 A, B and C.
+        function macko_Sspmm(handle, op, n, alpha, A, B, ldb, beta, C, ldc) bind(c, name='macko_Sspmm')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_Sspmm
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            integer(c_int64_t), value :: n
+            type(c_ptr), value :: alpha, A, B
+            integer(c_int64_t), value :: ldb
+            type(c_ptr), value :: beta, C
+            integer(c_int64_t), value :: ldc
+        end function macko_Sspmm
+
+        ! y_b = alpha*op(A)*x_b + beta*y_b for b < batch: x_b at x + b*stridex (elements incx apart), y_b at
+        ! y + b*stridey (incy apart); fp16 bit patterns.
+        function macko_Hspmv_strided_batched(handle, op, alpha, A, x, incx, stridex, beta, y, incy, stridey, batch) &
+                bind(c, name='macko_Hspmv_strided_batched')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_Hspmv_strided_batched
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            type(c_ptr), value :: alpha, A, x
+            integer(c_int64_t), value :: incx, stridex
+            type(c_ptr), value :: beta, y
+            integer(c_int64_t), value :: incy, stridey, batch
+        end function macko_Hspmv_strided_batched
+
+        ! The same with fp32 A, x and y.
+        function macko_Sspmv_strided_batched(handle, op, alpha, A, x, incx, stridex, beta, y, incy, stridey, batch) &
+                bind(c, name='macko_Sspmv_strided_batched')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_Sspmv_strided_batched
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            type(c_ptr), value :: alpha, A, x
+            integer(c_int64_t), value :: incx, stridex
+            type(c_ptr), value :: beta, y
+            integer(c_int64_t), value :: incy, stridey, batch
+        end function macko_Sspmv_strided_batched
+
     end interface
 
 contains

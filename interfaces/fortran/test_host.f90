@@ -528,6 +528,24 @@ contains
                          1_c_int64_t, c_loc(beta), c_null_ptr, 1_c_int64_t)
         call check(invalid_at(st, 1), &
                    'Hspmv(NULL handle): position 1')
+        st = macko_Hspmm(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, 2_c_int64_t, c_loc(alpha), c_null_ptr, &
+                         c_null_ptr, 1_c_int64_t, c_loc(beta), c_null_ptr, 1_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Hspmm(NULL handle): position 1')
+        st = macko_Sspmm(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, 2_c_int64_t, c_loc(alpha), c_null_ptr, &
+                         c_null_ptr, 1_c_int64_t, c_loc(beta), c_null_ptr, 1_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Sspmm(NULL handle): position 1')
+        st = macko_Hspmv_strided_batched(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, c_loc(alpha), c_null_ptr, &
+                                         c_null_ptr, 1_c_int64_t, 0_c_int64_t, c_loc(beta), c_null_ptr, &
+                                         1_c_int64_t, 1_c_int64_t, 2_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Hspmv_strided_batched(NULL handle): position 1')
+        st = macko_Sspmv_strided_batched(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, c_loc(alpha), c_null_ptr, &
+                                         c_null_ptr, 1_c_int64_t, 0_c_int64_t, c_loc(beta), c_null_ptr, &
+                                         1_c_int64_t, 1_c_int64_t, 2_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Sspmv_strided_batched(NULL handle): position 1')
     end subroutine test_handle_without_gpu_needs
 
 end program test_host

@@ -16,7 +16,7 @@ loader's path, then <repo>/build*/libmacko.so of the source checkout this packag
 
 from ._enums import DataType, IndexBase, IndexType, Operation, Order, PointerMode, Status
 from ._lib import MackoError, has_symbol, library_path, status_name, status_string
-from .compute import spmv
+from .compute import spmm, spmv
 from .handle import Handle, gpu_available
 from .matrix import MackoArrays, Matrix, MatrixInfo, Storage
 
@@ -52,5 +52,5 @@ def __getattr__(name):
 
 
 __all__ = ["DataType", "IndexBase", "IndexType", "Operation", "Order", "PointerMode", "Status", "MackoError",
-           "Matrix", "MatrixInfo", "Storage", "MackoArrays", "Handle", "spmv", "version", "last_error",
+           "Matrix", "MatrixInfo", "Storage", "MackoArrays", "Handle", "spmv", "spmm", "version", "last_error",
            "gpu_available", "has_symbol", "library_path", "status_name", "status_string"]

@@ -53,6 +53,14 @@ _PROTOTYPES = {
     "macko_analysis": (_STATUS, [c_void_p, c_int, c_void_p]),
     "macko_Hspmv": (_STATUS, [c_void_p, c_int, c_void_p, c_void_p, c_void_p, c_int64, c_void_p, c_void_p, c_int64]),
     "macko_Sspmv": (_STATUS, [c_void_p, c_int, c_void_p, c_void_p, c_void_p, c_int64, c_void_p, c_void_p, c_int64]),
+    "macko_Hspmm": (_STATUS, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p, c_int64, c_void_p, c_void_p,
+                              c_int64]),
+    "macko_Sspmm": (_STATUS, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p, c_int64, c_void_p, c_void_p,
+                              c_int64]),
+    "macko_Hspmv_strided_batched": (_STATUS, [c_void_p, c_int, c_void_p, c_void_p, c_void_p, c_int64, c_int64,
+                                              c_void_p, c_void_p, c_int64, c_int64, c_int64]),
+    "macko_Sspmv_strided_batched": (_STATUS, [c_void_p, c_int, c_void_p, c_void_p, c_void_p, c_int64, c_int64,
+                                              c_void_p, c_void_p, c_int64, c_int64, c_int64]),
 }
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .compute import spmv
+from .compute import spmm
 from .handle import Handle
 from .matrix import Matrix
 
@@ -21,6 +21,10 @@ class MackoLinear(nn.Module):
     pruned layer) are what make it small. The matrix is encoded on the host in ``dtype`` (float16 by default, or
     float32) and uploaded to the weight's CUDA device (the current device when the weight is on the CPU). forward
     accepts x of shape [in_features] or [..., in_features] on that device and returns the result in x's dtype.
+
+    A CUDA weight is encoded on its GPU (macko_mat_create_dense_device), a CPU weight on the host then uploaded.
+    forward only launches kernels on torch's current stream (no host sync, no allocation outside torch's
+    allocator), so it can be captured in a CUDA graph (torch.cuda.graph).
 
     The weight is frozen (no gradient), and ``.to()``/``.cuda()`` do not move the macko matrix: build the module on
     the device it will run on.
@@ -40,10 +44,17 @@ class MackoLinear(nn.Module):
             self.handle = handle if handle is not None else Handle()
             # The upload runs on torch's current stream, so later kernels on it see the matrix.
             self.handle.stream = torch.cuda.current_stream(self.device)
-            self.matrix = Matrix.from_dense(w.to("cpu", dtype).contiguous().numpy())
-            self.matrix.upload(self.handle)
-            if not keep_host:
-                self.matrix.release_host()
+            if w.is_cuda:
+                # Encoded on the GPU from the weight where it lies (macko_mat_create_dense_device): no host round
+                # trip, byte-identical to the host encoding. keep_host downloads the encoding afterwards.
+                self.matrix = Matrix.from_dense_device(self.handle, w.to(self.device, dtype).contiguous())
+                if keep_host:
+                    self.matrix.download(self.handle)
+            else:
+                self.matrix = Matrix.from_dense(w.to("cpu", dtype).contiguous().numpy())
+                self.matrix.upload(self.handle)
+                if not keep_host:
+                    self.matrix.release_host()
         self.register_buffer("bias", None if bias is None else bias.detach().to(self.device, dtype))
 
     @classmethod
@@ -69,11 +80,11 @@ class MackoLinear(nn.Module):
         return y2.reshape(*lead, self.out_features).to(x.dtype)
 
     def _matmul(self, x2, y2):
-        """y2[i] = W @ x2[i] for every row i. One SpMV per vector for now: once the library has macko_Hspmm /
-        macko_Sspmm this becomes a single call with B = x2 as a column-major in_features x n matrix
-        (ldb = in_features) and C = y2 (ldc = out_features), which is exactly their row-major layout here."""
-        for i in range(x2.shape[0]):
-            spmv(self.handle, self.matrix, x2[i], y2[i])
+        """y2[i] = W @ x2[i] for every row i, in one macko_Hspmm / macko_Sspmm call: the row-major
+        [n, in_features] batch x2 is the column-major in_features x n matrix B (ldb = in_features), and y2 the
+        out_features x n matrix C (ldc = out_features)."""
+        if x2.shape[0] > 0:
+            spmm(self.handle, self.matrix, x2.t(), y2.t())
 
     def extra_repr(self):
         return "in_features=%d, out_features=%d, bias=%s, dtype=%s" % (

@@ -148,3 +148,26 @@ def test_cupy_arrays(torch_cuda, handle):
     macko.spmv(handle, A, x, y)
     cp.cuda.get_current_stream().synchronize()
     assert rel_err(cp.asnumpy(y), a.astype(np.float64) @ cp.asnumpy(x)) < 1e-5
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("n", [1, 3, 8, 17])
+def test_spmm_matches_torch_matmul(torch_cuda, handle, dtype, n):
+    torch = torch_cuda
+    tdt = torch.float16 if dtype == np.float16 else torch.float32
+    a = random_dense(300, 200, 0.4, dtype, seed=31)
+    A = Matrix.from_dense(a)
+    A.upload(handle)
+    A.analysis(handle, "T")
+    W = torch.from_numpy(a).cuda().double()
+    X = torch.empty(n, 200, device="cuda", dtype=tdt).uniform_(-1, 1)  # a row-major batch: B = X.T
+    Y = torch.full((n, 300), float("nan"), device="cuda", dtype=tdt)
+    macko.spmm(handle, A, X.T, Y.T)
+    torch.cuda.current_stream().synchronize()
+    assert rel_err(Y.cpu().numpy(), (X.double() @ W.T).cpu().numpy()) < TOL[dtype]
+    Xt = torch.empty(n, 300, device="cuda", dtype=tdt).uniform_(-1, 1)
+    Yt = torch.empty(n, 200, device="cuda", dtype=tdt).uniform_(-1, 1)
+    want = 0.5 * (Xt.double() @ W) - 2.0 * Yt.double()
+    macko.spmm(handle, A, Xt.T, Yt.T, alpha=0.5, beta=-2.0, op="T")
+    torch.cuda.current_stream().synchronize()
+    assert rel_err(Yt.cpu().numpy(), want.cpu().numpy()) < TOL[dtype]

@@ -372,3 +372,40 @@ def test_spmv_checks_arguments(dtype, typestr, wrong):
         macko.spmv(None, A, x, y, op="X")
     with pytest.raises(ValueError):  # for op T, x has rows elements and y cols
         macko.spmv(None, A, x, y, op="T")
+
+
+# ---------------------------------------------------------------- spmm's checks before the library is called
+@pytest.mark.parametrize("dtype,typestr,wrong", [(np.float16, "<f2", "<f4"), (np.float32, "<f4", "<f2")])
+def test_spmm_checks_arguments(dtype, typestr, wrong):
+    A = Matrix.from_dense(random_dense(6, 9, 0.5, dtype, seed=1))
+    isz = np.dtype(dtype).itemsize
+    # column-major 9 x 3 and 6 x 3 (strides in bytes)
+    B = FakeDeviceArray(0, typestr, shape=(9, 3), strides=(isz, 9 * isz))
+    C = FakeDeviceArray(0, typestr, shape=(6, 3), strides=(isz, 6 * isz))
+    bad = [
+        (FakeDeviceArray(0, wrong, shape=(9, 3)), C),                                        # B dtype
+        (B, FakeDeviceArray(0, wrong, shape=(6, 3))),                                        # C dtype
+        (FakeDeviceArray(0, typestr, shape=(8, 3), strides=(isz, 9 * isz)), C),              # B rows
+        (B, FakeDeviceArray(0, typestr, shape=(6, 2), strides=(isz, 6 * isz))),              # C columns != B's
+        (FakeDeviceArray(27, typestr), C),                                                   # 1-D B
+        (FakeDeviceArray(0, typestr, shape=(9, 3)), C),                                      # row-major B
+        (B, FakeDeviceArray(0, typestr, shape=(6, 3), strides=(isz, 5 * isz))),              # overlapping columns
+        (B, FakeDeviceArray(0, typestr, shape=(6, 3), strides=(isz, 6 * isz), readonly=True)),  # read-only C
+    ]
+    for bb, cc in bad:
+        with pytest.raises(ValueError):
+            macko.spmm(None, A, bb, cc)
+    with pytest.raises(TypeError):
+        macko.spmm(None, A, np.zeros((9, 3), dtype, order="F"), C)  # host arrays are not device matrices
+    with pytest.raises(ValueError):
+        macko.spmm(None, A, B, C, op="X")
+    with pytest.raises(ValueError):  # for op T, B has rows rows and C cols
+        macko.spmm(None, A, B, C, op="T")
+
+
+def test_new_routines_exported():
+    for name in ("macko_Hspmm", "macko_Sspmm", "macko_Hspmv_strided_batched", "macko_Sspmv_strided_batched"):
+        assert macko.has_symbol(name)
+    with pytest.raises(MackoError) as e:  # NULL handle: position 1, before anything else
+        _lib.call("macko_Sspmv_strided_batched", None, 0, None, None, None, 1, 0, None, None, 1, 1, 2)
+    assert e.value.position == 1 and e.value.status == Status.INVALID_VALUE
