@@ -92,14 +92,15 @@ static macko_status_t csr_report(const char *fn, const conv_src *c, int64_t rows
                                            cudaMemcpyDeviceToHost, s) == cudaSuccess &&
             cudaStreamSynchronize(s) == cudaSuccess) {
             for (k = kb; k < ke; k++) {
-                int64_t col = (c->idx64 ? ((const int64_t *)buf)[k - kb] : (int64_t)((const int32_t *)buf)[k - kb]) -
-                              base;
-                if (col < 0 || col >= cols) {
+                int64_t col = c->idx64 ? ((const int64_t *)buf)[k - kb] : (int64_t)((const int32_t *)buf)[k - kb];
+                /* compared before removing the base: INT64_MIN - 1 would overflow */
+                if (col < base || col - base >= cols) {
                     free(buf);
                     return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7,
                                       "row %" PRId64 ": col_ind[%" PRId64 "] = %" PRId64 " is outside [%" PRId64
-                                      ", %" PRId64 ")", r, k, col + base, base, cols + base);
+                                      ", %" PRId64 ")", r, k, col, base, cols + base);
                 }
+                col -= base;
                 if (col <= prev) {
                     free(buf);
                     return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7,

@@ -85,12 +85,14 @@ macko_status_t macko_mat_create_csr_host(macko_mat_t *A, int64_t rows, int64_t c
     for (r = 0; r < rows; r++) {
         int64_t k, e = macko_idx_get(row_ptr, i64, r + 1) - base, prev = -1, row_entries = 0;
         for (k = macko_idx_get(row_ptr, i64, r) - base; k < e; k++) {
-            int64_t c = macko_idx_get(col_ind, i64, k) - base;
-            if (c < 0 || c >= cols)
+            int64_t c = macko_idx_get(col_ind, i64, k);
+            /* compared before removing the base: INT64_MIN - 1 would overflow */
+            if (c < base || c - base >= cols)
                 return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
                                   "row %" PRId64 ": col_ind[%" PRId64 "] = %" PRId64 " is outside [%" PRId64
                                   ", %" PRId64 ")",
-                                  r, k, c + base, base, cols + base);
+                                  r, k, c, base, cols + base);
+            c -= base;
             if (c <= prev)
                 return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
                                   "row %" PRId64 ": columns not strictly increasing (col_ind[%" PRId64 "] = %" PRId64

@@ -3,8 +3,8 @@
  * Everything that comes from outside (a buffer, a file) is untrusted: every header field is checked, and the sizes it
  * implies must add up to exactly the bytes we were given, before anything is allocated. Only then is the payload
  * decoded into a fresh matrix and validated as a MACKO encoding. */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700 /* POSIX 2008 + XSI: fileno, fstat, lstat, fsync, realpath */
 #endif
 #include "macko_internal.h"
 
@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define HDR_SIZE 96
@@ -489,13 +492,82 @@ static int64_t regular_file_size(FILE *f)
     return (int64_t)sb.st_size;
 }
 
+/* Writes the header and the payload to f, then flushes (and with sync, fsyncs) and closes it. Returns 1 on success;
+ * else 0 with *err = errno (0 when unknown). */
+static int write_and_close(FILE *f, const uint8_t *hdr, const struct macko_mat_s *A, const header_t *h, int sync,
+                           int *err)
+{
+    int ok;
+    errno = 0;
+    ok = fwrite(hdr, 1, HDR_SIZE, f) == HDR_SIZE && emit_payload(A, h, sink_file, f) && fflush(f) == 0 &&
+         (!sync || fsync(fileno(f)) == 0);
+    *err = ok ? 0 : errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        *err = errno;
+    }
+    return ok;
+}
+
+/* Creates a new, empty file with a unique name next to dst (dst + ".tmp-<pid>-<n>"), with the permissions of an
+ * existing dst (mode >= 0) or the default 0666 & ~umask. Returns the open stream and the name in *tmp (malloc'ed),
+ * or NULL with errno set. */
+static FILE *create_temp_next_to(const char *dst, int mode, char **tmp)
+{
+    const size_t n = strlen(dst) + 64;
+    struct timespec ts;
+    char *name = (char *)malloc(n);
+    int attempt, fd = -1;
+    FILE *f;
+    *tmp = NULL;
+    if (name == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    clock_gettime(CLOCK_REALTIME, &ts);
+    for (attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        /* pid + a per-call value: O_EXCL makes any collision a retry, never a shared file */
+        unsigned long salt = (unsigned long)ts.tv_nsec ^ ((unsigned long)(uintptr_t)&ts >> 4) ^ (unsigned long)attempt;
+        snprintf(name, n, "%s.tmp-%ld-%lx", dst, (long)getpid(), salt);
+        fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        int e = errno;
+        free(name);
+        errno = e;
+        return NULL;
+    }
+    if (mode >= 0)
+        (void)fchmod(fd, (mode_t)mode); /* best effort: keep the replaced file's permissions */
+    f = fdopen(fd, "wb");
+    if (f == NULL) {
+        int e = errno;
+        close(fd);
+        unlink(name);
+        free(name);
+        errno = e;
+        return NULL;
+    }
+    *tmp = name;
+    return f;
+}
+
+/* A regular file (new or replaced) is written to a temporary file in the same directory, which is renamed over the
+ * target only once it is complete: a failed save leaves an earlier file of that name intact and no partial file
+ * behind. A symbolic link is followed (the file it points to is replaced, the link stays). Anything else that exists
+ * (a device, a FIFO) is written directly, and never removed. */
 macko_status_t macko_mat_save(macko_mat_t A, const char *path)
 {
     static const char fn[] = "macko_mat_save";
     header_t h;
     uint8_t hdr[HDR_SIZE];
+    struct stat sb;
     FILE *f;
-    int ok, err, is_regular;
+    char *resolved = NULL, *tmp = NULL;
+    const char *dst;
+    int ok, err, direct, mode = -1;
     if (A == NULL)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
     if (!A->has_host)
@@ -506,26 +578,62 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
     if (!header_from_matrix(A, &h, 1))
         return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1, "the matrix's sizes overflow");
     header_pack(&h, hdr);
-    f = fopen(path, "wb");
+
+    dst = path;
+    direct = path[0] == '\0'; /* fopen reports the error */
+    if (!direct && lstat(path, &sb) == 0) {
+        if (S_ISLNK(sb.st_mode)) {
+            resolved = realpath(path, NULL);
+            if (resolved == NULL || stat(resolved, &sb) != 0) {
+                direct = 1; /* a dangling link: fopen creates its target, as it would without a link */
+            } else {
+                dst = resolved;
+                direct = !S_ISREG(sb.st_mode);
+            }
+        } else {
+            direct = !S_ISREG(sb.st_mode); /* a device, a FIFO, a directory (fopen reports the error) */
+        }
+        if (!direct)
+            mode = (int)(sb.st_mode & 07777);
+    }
+    if (direct) {
+        /* not a regular file (or an empty name, or a dangling link): open it as it is */
+        f = fopen(path, "wb");
+        if (f == NULL) {
+            err = errno;
+            free(resolved);
+            return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "cannot open '%s' for writing: %s", path, strerror(err));
+        }
+        ok = write_and_close(f, hdr, A, &h, 0, &err);
+        free(resolved);
+        if (!ok)
+            return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "writing '%s' failed: %s", path,
+                              err ? strerror(err) : "short write");
+        return macko_ok();
+    }
+    f = create_temp_next_to(dst, mode, &tmp);
     if (f == NULL) {
         err = errno;
-        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "cannot open '%s' for writing: %s", path, strerror(err));
+        free(resolved);
+        return macko_fail(err == ENOMEM ? MACKO_STATUS_ALLOC_FAILED : MACKO_STATUS_IO_ERROR, fn,
+                          err == ENOMEM ? 0 : 2, "cannot open '%s' for writing: %s", path, strerror(err));
     }
-    /* a partial file is removed after a failure, but never a device or pipe we were pointed at */
-    is_regular = regular_file_size(f) >= 0;
-    errno = 0;
-    ok = fwrite(hdr, 1, HDR_SIZE, f) == HDR_SIZE && emit_payload(A, &h, sink_file, f) && fflush(f) == 0;
-    err = ok ? 0 : errno;
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
+    ok = write_and_close(f, hdr, A, &h, 1, &err);
+    if (ok && rename(tmp, dst) != 0) {
         err = errno;
+        unlink(tmp);
+        free(tmp);
+        free(resolved);
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "cannot replace '%s' with the written file: %s", path,
+                          strerror(err));
     }
-    if (!ok) {
-        if (is_regular)
-            remove(path);
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    free(resolved);
+    if (!ok)
         return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "writing '%s' failed: %s", path,
                           err ? strerror(err) : "short write");
-    }
     return macko_ok();
 }
 

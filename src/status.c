@@ -2,6 +2,7 @@
 #include "macko_internal.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,13 +36,16 @@ macko_status_t macko_ok(void)
 
 void macko_log(const char *fmt, ...)
 {
-    static int enabled = -1; /* benign race: every thread computes the same value */
+    /* Every thread computes the same value; atomic so that concurrent first calls are not a data race. */
+    static atomic_int enabled = -1;
+    int on = atomic_load_explicit(&enabled, memory_order_relaxed);
     va_list ap;
-    if (enabled < 0) {
+    if (on < 0) {
         const char *e = getenv("MACKO_LOG");
-        enabled = (e != NULL && e[0] != '\0' && e[0] != '0') ? 1 : 0;
+        on = (e != NULL && e[0] != '\0' && e[0] != '0') ? 1 : 0;
+        atomic_store_explicit(&enabled, on, memory_order_relaxed);
     }
-    if (!enabled)
+    if (!on)
         return;
     va_start(ap, fmt);
     fputs("[macko] ", stderr);

@@ -53,11 +53,12 @@ contains
         invalid_at = st == MACKO_STATUS_INVALID_VALUE .and. p == pos
     end function invalid_at
 
-    ! Uniform in [0, 1), from a 64-bit LCG (reproducible everywhere).
+    ! Uniform in [0, 1), from the Park-Miller generator (reproducible everywhere; no integer overflow, since
+    ! seed < 2^31 and 48271 * seed < 2^47).
     function urand() result(u)
         real :: u
-        seed = seed * 6364136223846793005_c_int64_t + 1442695040888963407_c_int64_t
-        u = real(ishft(seed, -40)) / 16777216.0
+        seed = mod(seed * 48271_c_int64_t, 2147483647_c_int64_t)
+        u = real(seed - 1) / 2147483646.0
     end function urand
 
     ! A random rows x cols fp32 matrix of about `density` nonzeros, values in [-1, 1] and never zero; row 2 is

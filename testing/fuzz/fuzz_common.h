@@ -1,0 +1,160 @@
+/* Shared by the libFuzzer targets of testing/fuzz and the seed generator: the byte layouts the CSR and raw-array
+ * targets read their arguments from, and the checks every accepted matrix must pass.
+ *
+ * A target aborts (libFuzzer reports a crash) when the library breaks its contract: a status other than the
+ * documented ones, an out-parameter written on failure, an error position outside the routine's arguments, or an
+ * accepted matrix whose exports, serialization and reload disagree with each other. The sanitizers catch the rest
+ * (out-of-bounds reads of the exactly-sized input arrays, leaks, undefined behaviour). */
+#ifndef MACKO_FUZZ_COMMON_H
+#define MACKO_FUZZ_COMMON_H
+
+#include "macko.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- input layouts
+ *
+ * fuzz_csr:          [0] flags (bit 0: 64-bit indices, bit 1: index base one, bit 2: fp32 values)
+ *                    [1] rows (0..255)   [2..3] cols (u16)   [4..5] nnz (u16 & 1023)
+ *                    then row_ptr (rows + 1 indices), col_ind (nnz indices), values (nnz), little-endian, raw;
+ *                    missing bytes read as zero.
+ * fuzz_macko_import: [0] flags (bit 0: fp32 values)   [1] rows (0..255)   [2..9] cols (int64, any value)
+ *                    [10..11] entries (u16 & 4095)
+ *                    then values (entries rounded up to 8), deltas (half as many bytes), row_ptr (rows + 1 int32);
+ *                    missing bytes read as zero.
+ * fuzz_deserialize:  the bytes are the serialized matrix. */
+enum { FZ_CSR_HDR = 6, FZ_IMPORT_HDR = 12 };
+
+#define FZ_ABORT(...)                                                                                                  \
+    do {                                                                                                               \
+        fprintf(stderr, "fuzz check failed at %s:%d: ", __FILE__, __LINE__);                                           \
+        fprintf(stderr, __VA_ARGS__);                                                                                  \
+        fprintf(stderr, " (last error: %s)\n", macko_get_last_error_message());                                       \
+        abort();                                                                                                       \
+    } while (0)
+
+/* A cursor over the fuzz input: takes n bytes into an exactly sized malloc'ed buffer (zero-filled past the end of
+ * the input), so that any read beyond what the API may read is an ASan report. */
+typedef struct {
+    const uint8_t *p;
+    size_t left;
+} fz_cursor;
+
+static inline void *fz_take(fz_cursor *c, size_t n)
+{
+    uint8_t *b = (uint8_t *)malloc(n > 0 ? n : 1);
+    size_t k = n < c->left ? n : c->left;
+    if (b == NULL)
+        FZ_ABORT("harness out of memory");
+    if (k > 0)
+        memcpy(b, c->p, k);
+    memset(b + k, 0, n - k);
+    c->p += k;
+    c->left -= k;
+    return b;
+}
+
+static inline uint64_t fz_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static inline int fz_value_is_zero(macko_datatype_t t, const uint8_t *v, int64_t k)
+{
+    if (t == MACKO_R_16F)
+        return (fz_le(v + 2 * k, 2) & 0x7FFFu) == 0;
+    return (fz_le(v + 4 * k, 4) & 0x7FFFFFFFu) == 0;
+}
+
+/* ---------------------------------------------------------------- checks of an accepted matrix */
+
+/* Serializes A; the caller frees *out. */
+static inline int64_t fz_serialize(macko_mat_t A, uint8_t **out)
+{
+    int64_t n = -1;
+    if (macko_mat_serialized_size(A, &n) != MACKO_STATUS_SUCCESS || n < 96)
+        FZ_ABORT("serialized_size failed");
+    *out = (uint8_t *)malloc((size_t)n);
+    if (*out == NULL)
+        FZ_ABORT("harness out of memory");
+    if (macko_mat_serialize(A, *out, n) != MACKO_STATUS_SUCCESS)
+        FZ_ABORT("serialize failed");
+    return n;
+}
+
+/* Exports A as CSR (int64, base 0) and, when small, densely, and checks that they describe the same matrix with
+ * nnz nonzeros; then serializes, deserializes and serializes again, expecting the same bytes. */
+static inline void fz_check_matrix(macko_mat_t A)
+{
+    int64_t rows = -1, cols = -1, nnz = -1, r, k, total;
+    macko_datatype_t type;
+    size_t es;
+    int64_t *rp, *ci;
+    uint8_t *v, *s1, *s2;
+    int64_t n1, n2;
+    macko_mat_t B = NULL;
+    if (macko_mat_get_info(A, &rows, &cols, &nnz, &type) != MACKO_STATUS_SUCCESS)
+        FZ_ABORT("get_info failed");
+    if (rows < 0 || cols < 0 || nnz < 0 || (type != MACKO_R_16F && type != MACKO_R_32F))
+        FZ_ABORT("get_info: %lld x %lld, nnz %lld", (long long)rows, (long long)cols, (long long)nnz);
+    es = type == MACKO_R_16F ? 2 : 4;
+    rp = (int64_t *)malloc(((size_t)rows + 1) * 8);
+    ci = (int64_t *)malloc((size_t)nnz * 8 + 8);
+    v = (uint8_t *)malloc((size_t)nnz * es + 8);
+    if (rp == NULL || ci == NULL || v == NULL)
+        FZ_ABORT("harness out of memory");
+    if (macko_mat_export_csr_host(A, rp, ci, v, MACKO_INDEX_64I, MACKO_INDEX_BASE_ZERO) != MACKO_STATUS_SUCCESS)
+        FZ_ABORT("export_csr failed");
+    if (rp[0] != 0 || rp[rows] != nnz)
+        FZ_ABORT("exported row_ptr ends %lld, %lld; nnz %lld", (long long)rp[0], (long long)rp[rows],
+                 (long long)nnz);
+    for (r = 0; r < rows; r++) {
+        if (rp[r + 1] < rp[r])
+            FZ_ABORT("exported row_ptr decreases at row %lld", (long long)r);
+        for (k = rp[r]; k < rp[r + 1]; k++) {
+            if (ci[k] < 0 || ci[k] >= cols || (k > rp[r] && ci[k] <= ci[k - 1]))
+                FZ_ABORT("exported column %lld in row %lld", (long long)ci[k], (long long)r);
+            if (fz_value_is_zero(type, v, k))
+                FZ_ABORT("exported a zero value");
+        }
+    }
+    /* dense export when the matrix is small (rows * cols checked without overflow) */
+    if (rows > 0 && cols > 0 && cols <= (INT64_C(1) << 16) / rows) {
+        total = rows * cols;
+        uint8_t *d = (uint8_t *)malloc((size_t)total * es);
+        int64_t dn = 0;
+        if (d == NULL)
+            FZ_ABORT("harness out of memory");
+        if (macko_mat_export_dense_host(A, d, cols, MACKO_ORDER_ROW) != MACKO_STATUS_SUCCESS)
+            FZ_ABORT("export_dense failed");
+        for (k = 0; k < total; k++)
+            dn += !fz_value_is_zero(type, d, k);
+        if (dn != nnz)
+            FZ_ABORT("dense export holds %lld nonzeros, nnz %lld", (long long)dn, (long long)nnz);
+        for (r = 0; r < rows; r++)
+            for (k = rp[r]; k < rp[r + 1]; k++)
+                if (memcmp(d + (size_t)(r * cols + ci[k]) * es, v + (size_t)k * es, es) != 0)
+                    FZ_ABORT("dense and CSR exports differ at (%lld, %lld)", (long long)r, (long long)ci[k]);
+        free(d);
+    }
+    free(rp);
+    free(ci);
+    free(v);
+    n1 = fz_serialize(A, &s1);
+    if (macko_mat_deserialize(&B, s1, n1) != MACKO_STATUS_SUCCESS)
+        FZ_ABORT("deserialize of a serialized matrix failed");
+    n2 = fz_serialize(B, &s2);
+    if (n1 != n2 || memcmp(s1, s2, (size_t)n1) != 0)
+        FZ_ABORT("serialize -> deserialize -> serialize changed the bytes");
+    macko_mat_destroy(B);
+    free(s1);
+    free(s2);
+}
+
+#endif

@@ -1,0 +1,197 @@
+/* Writes the committed seed corpus of the fuzz targets: a few small, valid inputs per target (layouts in
+ * fuzz_common.h), made with the library itself. Usage: macko_fuzz_seeds OUTDIR (creates OUTDIR/deserialize,
+ * OUTDIR/csr, OUTDIR/macko_import). Deterministic: the same bytes on every run. */
+#include "fuzz_common.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+static const char *outdir;
+
+static void put(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void write_seed(const char *target, const char *name, const uint8_t *b, size_t n)
+{
+    char path[1024];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", outdir, target);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        FZ_ABORT("cannot create %s", path);
+    snprintf(path, sizeof path, "%s/%s/%s", outdir, target, name);
+    f = fopen(path, "wb");
+    if (f == NULL || fwrite(b, 1, n, f) != n || fclose(f) != 0)
+        FZ_ABORT("cannot write %s", path);
+}
+
+static uint16_t half_of(int v) /* small integers as fp16 bits */
+{
+    static const uint16_t t[] = {0x0000, 0x3C00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700};
+    return v < 0 ? (uint16_t)(t[-v] | 0x8000) : t[v];
+}
+
+/* ---------------------------------------------------------------- deserialize: serialized matrices */
+
+static void seed_serialized(const char *name, macko_mat_t A)
+{
+    uint8_t *b;
+    int64_t n = fz_serialize(A, &b);
+    write_seed("deserialize", name, b, (size_t)n);
+    free(b);
+}
+
+/* ---------------------------------------------------------------- csr */
+
+static void seed_csr(const char *name, int i64, int base, int fp32, int rows, int cols, int nnz, const int64_t *rp,
+                     const int64_t *ci, const int *vals)
+{
+    const size_t isz = i64 ? 8 : 4, es = fp32 ? 4 : 2;
+    size_t n = FZ_CSR_HDR + (size_t)(rows + 1) * isz + (size_t)nnz * (isz + es), off = FZ_CSR_HDR;
+    uint8_t *b = (uint8_t *)calloc(n, 1);
+    int k;
+    b[0] = (uint8_t)(i64 | (base << 1) | (fp32 << 2));
+    b[1] = (uint8_t)rows;
+    put(b + 2, (uint64_t)cols, 2);
+    put(b + 4, (uint64_t)nnz, 2);
+    for (k = 0; k <= rows; k++, off += isz)
+        put(b + off, (uint64_t)(rp[k] + base), (int)isz);
+    for (k = 0; k < nnz; k++, off += isz)
+        put(b + off, (uint64_t)(ci[k] + base), (int)isz);
+    for (k = 0; k < nnz; k++, off += es) {
+        float f = (float)vals[k];
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        put(b + off, fp32 ? u : half_of(vals[k]), (int)es);
+    }
+    write_seed("csr", name, b, n);
+    free(b);
+}
+
+/* ---------------------------------------------------------------- macko_import: the arrays of a matrix */
+
+static void seed_import(const char *name, macko_mat_t A, int64_t cols_override)
+{
+    int64_t rows, cols, entries, ep;
+    macko_datatype_t type;
+    const void *v, *rp;
+    const uint8_t *d;
+    macko_indextype_t rpt;
+    size_t es, n;
+    uint8_t *b;
+    if (macko_mat_get_info(A, &rows, &cols, NULL, &type) != MACKO_STATUS_SUCCESS ||
+        macko_mat_get_macko_host(A, &v, &d, &rp, &rpt, &entries, &ep) != MACKO_STATUS_SUCCESS || rows > 255 ||
+        entries > 4095 || rpt != MACKO_INDEX_32I)
+        FZ_ABORT("seed_import: unsuitable matrix");
+    es = type == MACKO_R_16F ? 2 : 4;
+    n = FZ_IMPORT_HDR + (size_t)ep * es + (size_t)ep / 2 + (size_t)(rows + 1) * 4;
+    b = (uint8_t *)calloc(n, 1);
+    b[0] = type == MACKO_R_32F;
+    b[1] = (uint8_t)rows;
+    put(b + 2, (uint64_t)(cols_override >= 0 ? cols_override : cols), 8);
+    put(b + 10, (uint64_t)entries, 2);
+    /* the host arrays are little-endian on the machines this runs on; written as bytes */
+    memcpy(b + FZ_IMPORT_HDR, v, (size_t)ep * es);
+    memcpy(b + FZ_IMPORT_HDR + (size_t)ep * es, d, (size_t)ep / 2);
+    memcpy(b + FZ_IMPORT_HDR + (size_t)ep * es + (size_t)ep / 2, rp, (size_t)(rows + 1) * 4);
+    write_seed("macko_import", name, b, n);
+    free(b);
+}
+
+static macko_mat_t dense_half(int rows, int cols, const int *vals)
+{
+    uint16_t *h = (uint16_t *)calloc((size_t)rows * cols + 1, 2);
+    macko_mat_t A = NULL;
+    for (int i = 0; i < rows * cols; i++)
+        h[i] = half_of(vals[i]);
+    if (macko_mat_create_dense_host(&A, rows, cols, MACKO_R_16F, h, cols > 0 ? cols : 1, MACKO_ORDER_ROW) !=
+        MACKO_STATUS_SUCCESS)
+        FZ_ABORT("dense_half");
+    free(h);
+    return A;
+}
+
+int main(int argc, char **argv)
+{
+    int g[3 * 20] = {0}, s[9 * 41] = {0}, i;
+    macko_mat_t A, B, C, E, W;
+    uint32_t x = 12345;
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+        return 2;
+    }
+    outdir = argv[1];
+    if (mkdir(outdir, 0755) != 0 && errno != EEXIST)
+        FZ_ABORT("cannot create %s", outdir);
+
+    /* the golden 3 x 20 matrix of the format tests: a gap of 17 (one padding entry) in rows 0 and 2 */
+    g[0] = 1;
+    g[18] = 2;
+    g[2 * 20 + 19] = -3;
+    A = dense_half(3, 20, g);
+    /* 9 x 41 with a pseudo-random pattern, an empty row and a row with a gap > 16 */
+    for (i = 0; i < 9 * 41; i++) {
+        x = x * 1103515245u + 12345u;
+        s[i] = ((x >> 16) % 3 == 0) ? (int)((x >> 20) % 7) - 3 : 0;
+    }
+    for (i = 0; i < 41; i++)
+        s[4 * 41 + i] = 0;
+    for (i = 0; i < 41; i++)
+        s[6 * 41 + i] = (i == 1 || i == 40) ? 5 : 0;
+    B = dense_half(9, 41, s);
+    E = dense_half(0, 0, g);
+    W = dense_half(4, 0, g);
+    {
+        const int64_t rp[4] = {0, 2, 2, 3};
+        const int64_t ci[3] = {0, 18, 19};
+        const float v[3] = {1.0f, 2.0f, -3.0f};
+        if (macko_mat_create_csr_host(&C, 3, 20, 3, rp, ci, v, MACKO_INDEX_64I, MACKO_INDEX_BASE_ZERO, MACKO_R_32F) !=
+            MACKO_STATUS_SUCCESS)
+            FZ_ABORT("csr seed matrix");
+    }
+
+    seed_serialized("golden_half_3x20", A);
+    seed_serialized("float_from_csr_3x20", C);
+    seed_serialized("structured_9x41", B);
+    seed_serialized("empty_0x0", E);
+    seed_serialized("empty_4x0", W);
+
+    {
+        const int64_t rp[5] = {0, 2, 2, 4, 5};
+        const int64_t ci[5] = {1, 4, 0, 9, 5};
+        const int v[5] = {1, 2, 3, 4, 5};
+        seed_csr("i32_base0_half_4x10", 0, 0, 0, 4, 10, 5, rp, ci, v);
+        seed_csr("i64_base1_float_4x10", 1, 1, 1, 4, 10, 5, rp, ci, v);
+    }
+    {
+        const int64_t rp[3] = {0, 3, 4};
+        const int64_t ci[4] = {1000, 1016, 4999, 4999};
+        const int v[4] = {1, 2, 3, 4};
+        seed_csr("long_gaps_2x5000", 1, 0, 1, 2, 5000, 4, rp, ci, v);
+    }
+    {
+        const int64_t rp[4] = {0, 3, 3, 5};
+        const int64_t ci[5] = {0, 17, 40, 2, 3};
+        const int v[5] = {0, 7, 0, -1, 0}; /* explicit zeros are entries */
+        seed_csr("explicit_zeros_3x41", 0, 1, 0, 3, 41, 5, rp, ci, v);
+    }
+    {
+        const int64_t rp[4] = {0, 0, 0, 0};
+        seed_csr("empty_rows_3x7", 0, 0, 0, 3, 7, 0, rp, NULL, NULL);
+    }
+
+    seed_import("golden_half_3x20", A, -1);
+    seed_import("structured_9x41", B, -1);
+    seed_import("float_3x20", C, -1);
+    seed_import("empty_4x0", W, -1);
+    seed_import("golden_wide_cols_2p56", A, INT64_C(1) << 56); /* 64-bit cols */
+
+    macko_mat_destroy(A);
+    macko_mat_destroy(B);
+    macko_mat_destroy(C);
+    macko_mat_destroy(E);
+    macko_mat_destroy(W);
+    return 0;
+}
