@@ -6,6 +6,7 @@
 #include "macko.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,7 +28,33 @@ typedef struct macko_spmv_args {
     float alpha, beta;            /* ... else the host values (the pointers are then NULL) */
     int sm_count;
     macko_stream_t stream;
+    int kernel;                   /* MACKO_SPMV_KERNEL_*: the geometry (the I32_UNIT variant only; others: WARP) */
 } macko_spmv_args;
+
+/* Kernel geometries of the I32_UNIT variant (src/spmv.c and the SpMM launchers for n == 1 choose one per matrix with
+ * macko_spmv_choose_kernel, so that a matrix always takes the same path):
+ *   WARP    one warp per row, persistent grid of 256-thread blocks, next chunk and next row bounds prefetched
+ *   STAGED  WARP with x staged in shared memory as fp32 by each 512-thread block (cols <= MACKO_SPMV_STAGE_MAX_COLS,
+ *           else WARP runs); x is read unpredicated at clamped columns unless the block saw a non-finite x value.
+ *           Same summation order as WARP: bitwise identical results.
+ * (bench/NOTES.md: a SPLIT geometry with several warps per row lost everywhere and was removed.) */
+enum { MACKO_SPMV_KERNEL_WARP = 0, MACKO_SPMV_KERNEL_STAGED = 1, MACKO_SPMV_KERNELS = 2 };
+#define MACKO_SPMV_STAGE_MAX_COLS 12288 /* 48 KiB of fp32 x per block: the static shared-memory limit */
+
+/* The geometry for a matrix of rows x cols with elem-byte values (2: fp16, 4: fp32): a function of the shape alone,
+ * so that the same matrix always takes the same path. Measured on an H100 (bench/NOTES.md): STAGED is 0-9 % faster
+ * for fp16 at every quick shape with cols <= 12288; for fp32 it pays only for cols <= 4096 (wider: up to +6 %).
+ * The environment variable MACKO_SPMV_VARIANT=0|1 forces WARP|STAGED (tests and timing only; read once per process
+ * by macko_spmv_forced_kernel(), so the compute calls do no environment lookups). */
+int macko_spmv_forced_kernel(void); /* -1: none forced (src/spmv.c) */
+static inline int macko_spmv_choose_kernel(int64_t rows, int64_t cols, size_t elem)
+{
+    const int forced = macko_spmv_forced_kernel();
+    if (forced >= 0)
+        return forced;
+    (void)rows;
+    return cols <= (elem == 2 ? MACKO_SPMV_STAGE_MAX_COLS : 4096) ? MACKO_SPMV_KERNEL_STAGED : MACKO_SPMV_KERNEL_WARP;
+}
 
 /* Returns the cudaError_t of the launch (0 = cudaSuccess). */
 typedef int (*macko_spmv_launcher)(const macko_spmv_args *args);

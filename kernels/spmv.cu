@@ -8,8 +8,12 @@
  * register buffer before the current chunk is decoded, and each row's bounds are loaded one row ahead. Registers are
  * capped so that 6 blocks of 256 threads (48 warps) stay resident per SM on the fp16 fast path (see bench/NOTES.md for
  * what was measured, including a cp.async shared-memory ring that lost). Accumulation is fp32 in a fixed order (per
- * lane in entry order, then a fixed shuffle tree), so results are bitwise reproducible. No atomics, no shared memory,
- * no allocation.
+ * lane in entry order, then a fixed shuffle tree), so results are bitwise reproducible. No atomics, no allocation.
+ *
+ * Two geometries of the fast path (macko_kernels.h, chosen per matrix shape): WARP (no shared memory) and STAGED
+ * (512-thread blocks that first copy x into shared memory as fp32, after issuing their first A loads; the gather is then
+ * one unpredicated LDS per entry at a clamped column, no fp16 conversion, unless the block found a non-finite x value,
+ * in which case only stored nonzero entries read x, as in WARP). Both sum in the same order: bitwise equal results.
  */
 #include "macko_kernels.h"
 #include "macko_decode.cuh"
@@ -18,6 +22,8 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+
+#include <type_traits>
 
 namespace {
 
@@ -105,6 +111,29 @@ __device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>
         acc = fmaf(Ty<T>::value(cur, i), Ty<T>::x_value(xs[i]), acc);
 }
 
+/* chunk_fma with x staged in shared memory as fp32 (sx, cols elements). GUARD: the block's x holds a non-finite
+ * value, so only stored nonzero entries may read x (0*Inf = NaN); otherwise every entry reads x unpredicated, at its
+ * column clamped into [0, cols) (masked and padding entries have value +-0 and a finite x: they add +-0). */
+template <typename T, typename IDX, bool GUARD>
+__device__ __forceinline__ void chunk_fma_staged(const float *sx, uint32_t last_col, typename Ty<T>::Group &cur,
+                                                 IDX cb, IDX b, IDX e, int lane, IDX &carry, float &acc)
+{
+    const ChunkCols<IDX> cc = decode_chunk<T, IDX>(cur, cb, b, e, lane, carry);
+    const uint32_t base = (uint32_t)cc.base;
+    float xv[kLaneEntries];
+#pragma unroll
+    for (int i = 0; i < kLaneEntries; i++) {
+        const uint32_t col = base + cc.off(i);
+        if (GUARD)
+            xv[i] = Ty<T>::nonzero(cur, i) ? sx[col] : 0.0f;
+        else
+            xv[i] = sx[min(col, last_col)];
+    }
+#pragma unroll
+    for (int i = 0; i < kLaneEntries; i++)
+        acc = fmaf(Ty<T>::value(cur, i), xv[i], acc);
+}
+
 /* Lane 0 writes y[row] = alpha * (warp sum of acc) + beta * y_old (y_old not read when beta == 0). */
 template <typename T, typename RP>
 __device__ __forceinline__ void finish_row(const Params<T, RP> &p, int64_t row, float acc, float alpha, float beta,
@@ -121,27 +150,17 @@ __device__ __forceinline__ void finish_row(const Params<T, RP> &p, int64_t row, 
     }
 }
 
-/* RP: row_ptr element type in memory. IDX: index arithmetic (rows, entries and columns; int32 only when all stay far
- * below 2^31, which the caller checks). UNIT: incx == 1. */
-template <typename T, typename RP, typename IDX, bool UNIT>
-__global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())) spmv_kernel(const Params<T, RP> p)
+/* The row walk of one warp (see the file comment). STAGE: x is in shared memory (sx, fp32), GUARD as in
+ * chunk_fma_staged. WPB: warps per block. */
+template <typename T, typename RP, typename IDX, bool UNIT, bool STAGE, bool GUARD, int WPB>
+__device__ __forceinline__ void walk_rows(const Params<T, RP> &p, float alpha, float beta, const float *sx,
+                                          typename Ty<T>::Group buf0, Cursor<Params<T, RP>, IDX> &c)
 {
     using G = typename Ty<T>::Group;
-    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
-    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f || p.cols == 0) {
-        scale_only(p, beta);
-        return;
-    }
     const int lane = (int)(threadIdx.x % kWarp);
-    const IDX first = (IDX)(blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarp);
-    const IDX nwarps = (IDX)(gridDim.x * kWarpsPerBlock);
-    if (first >= (IDX)p.rows)
-        return;
+    const IDX nwarps = (IDX)(gridDim.x * WPB);
     const IDX lane_off = (IDX)(lane * kLaneEntries);
-
-    Cursor<Params<T, RP>, IDX> c; /* the chunk being computed */
-    c.start(p, first, nwarps);
+    const uint32_t last_col = (uint32_t)(p.cols - 1);
     float yold = 0.0f;
     if (beta != 0.0f && lane == 0)
         yold = Ty<T>::y_at(p.y + (int64_t)c.row * p.incy);
@@ -155,7 +174,10 @@ __global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())
         const IDX ncb = same_row ? c.cb + kChunk : (c.nb & ~(IDX)7);
         const IDX nend = same_row ? c.e : (c.row + nwarps < (IDX)p.rows ? c.ne : (IDX)0);
         nxt = load_group(p, ncb + lane_off, nend);
-        chunk_fma<T, RP, IDX, UNIT>(p, cur, c.cb, c.b, c.e, lane, carry, acc);
+        if (STAGE)
+            chunk_fma_staged<T, IDX, GUARD>(sx, last_col, cur, c.cb, c.b, c.e, lane, carry, acc);
+        else
+            chunk_fma<T, RP, IDX, UNIT>(p, cur, c.cb, c.b, c.e, lane, carry, acc);
         const IDX row = c.row;
         if (c.advance(p, nwarps)) {
             finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane);
@@ -168,24 +190,89 @@ __global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())
         }
         return true;
     };
-    G buf0 = load_group(p, c.cb + lane_off, c.e), buf1;
+    G buf1;
     while (step(buf0, buf1) && step(buf1, buf0)) {
     }
 }
 
-/* Enough warps to cover the rows in as few equal rounds as the resident warps allow. */
-inline unsigned grid_blocks(int64_t rows, int sm_count, int blocks_per_sm)
+/* RP: row_ptr element type in memory. IDX: index arithmetic (rows, entries and columns; int32 only when all stay far
+ * below 2^31, which the caller checks). UNIT: incx == 1. */
+template <typename T, typename RP, typename IDX, bool UNIT>
+__global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())) spmv_kernel(const Params<T, RP> p)
 {
-    int64_t max_warps = (int64_t)(sm_count > 0 ? sm_count : 1) * blocks_per_sm * kWarpsPerBlock;
+    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
+    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
+    if (alpha == 0.0f || p.cols == 0) {
+        scale_only(p, beta);
+        return;
+    }
+    const int lane = (int)(threadIdx.x % kWarp);
+    const IDX first = (IDX)(blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarp);
+    const IDX nwarps = (IDX)(gridDim.x * kWarpsPerBlock);
+    if (first >= (IDX)p.rows)
+        return;
+    Cursor<Params<T, RP>, IDX> c;
+    c.start(p, first, nwarps);
+    const typename Ty<T>::Group buf0 = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
+    walk_rows<T, RP, IDX, UNIT, false, false, kWarpsPerBlock>(p, alpha, beta, nullptr, buf0, c);
+}
+
+/* ---- STAGED: x in shared memory as fp32 (fast path only: int32 indices, incx == 1, cols <= STAGE_MAX_COLS) */
+constexpr int kStagedThreads = 512;
+constexpr int kStagedWarps = kStagedThreads / kWarp;
+template <typename T> constexpr int staged_blocks_per_sm() { return sizeof(T) == 2 ? 3 : 2; }
+
+template <typename T>
+__global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spmv_staged(const Params<T, int32_t> p)
+{
+    __shared__ float sx[MACKO_SPMV_STAGE_MAX_COLS];
+    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
+    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
+    if (alpha == 0.0f || p.cols == 0) {
+        scale_only(p, beta);
+        return;
+    }
+    const int lane = (int)(threadIdx.x % kWarp);
+    const int first = (int)(blockIdx.x * kStagedWarps + threadIdx.x / kWarp);
+    const int nwarps = (int)(gridDim.x * kStagedWarps);
+    /* Start the A stream first, so that DRAM is busy while x is staged. */
+    Cursor<Params<T, int32_t>, int32_t> c;
+    typename Ty<T>::Group buf0 = Ty<T>::zero();
+    const bool active = first < (int)p.rows;
+    if (active) {
+        c.start(p, first, nwarps);
+        buf0 = load_group(p, c.cb + lane * kLaneEntries, c.e);
+    }
+    const int cols = (int)p.cols;
+    int nonfinite = 0;
+#pragma unroll 4
+    for (int i = (int)threadIdx.x; i < cols; i += kStagedThreads) {
+        const float v = Ty<T>::x_value(Ty<T>::x_bits(p.x + i));
+        sx[i] = v;
+        nonfinite |= !isfinite(v);
+    }
+    nonfinite = __syncthreads_or(nonfinite);
+    if (!active)
+        return;
+    if (nonfinite)
+        walk_rows<T, int32_t, int32_t, true, true, true, kStagedWarps>(p, alpha, beta, sx, buf0, c);
+    else
+        walk_rows<T, int32_t, int32_t, true, true, false, kStagedWarps>(p, alpha, beta, sx, buf0, c);
+}
+
+/* Enough warps to cover the rows in as few equal rounds as the resident warps allow. */
+inline unsigned grid_blocks(int64_t rows, int sm_count, int blocks_per_sm, int warps_per_block = kWarpsPerBlock)
+{
+    int64_t max_warps = (int64_t)(sm_count > 0 ? sm_count : 1) * blocks_per_sm * warps_per_block;
     int64_t per_warp = (rows + max_warps - 1) / max_warps;
     if (per_warp < 1)
         per_warp = 1;
     int64_t warps = (rows + per_warp - 1) / per_warp;
-    int64_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    int64_t blocks = (warps + warps_per_block - 1) / warps_per_block;
     return (unsigned)(blocks < 1 ? 1 : blocks);
 }
 
-template <typename T, typename RP, typename IDX, bool UNIT> int launch(const macko_spmv_args *a)
+template <typename T, typename RP> Params<T, RP> make_params(const macko_spmv_args *a)
 {
     Params<T, RP> p;
     p.rows = a->rows;
@@ -201,8 +288,28 @@ template <typename T, typename RP, typename IDX, bool UNIT> int launch(const mac
     p.beta_dev = a->beta_dev;
     p.alpha = a->alpha;
     p.beta = a->beta;
+    return p;
+}
+
+template <typename T, typename RP, typename IDX, bool UNIT> int launch(const macko_spmv_args *a)
+{
+    cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
+    if (std::is_same<IDX, int32_t>::value && std::is_same<RP, int32_t>::value && UNIT) {
+        switch (a->kernel) {
+        case MACKO_SPMV_KERNEL_STAGED:
+            if (a->cols <= MACKO_SPMV_STAGE_MAX_COLS) {
+                const Params<T, int32_t> p = make_params<T, int32_t>(a);
+                const unsigned blocks = grid_blocks(a->rows, a->sm_count, staged_blocks_per_sm<T>(), kStagedWarps);
+                spmv_staged<T><<<blocks, kStagedThreads, 0, st>>>(p);
+                return (int)cudaGetLastError();
+            }
+            break;
+        default: break;
+        }
+    }
+    const Params<T, RP> p = make_params<T, RP>(a);
     const unsigned blocks = grid_blocks(a->rows, a->sm_count, blocks_per_sm<T, IDX, UNIT>());
-    spmv_kernel<T, RP, IDX, UNIT><<<blocks, kBlockThreads, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(p);
+    spmv_kernel<T, RP, IDX, UNIT><<<blocks, kBlockThreads, 0, st>>>(p);
     return (int)cudaGetLastError();
 }
 

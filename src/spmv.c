@@ -3,7 +3,22 @@
 #include "macko_internal.h"
 #include "macko_kernels.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
+
+int macko_spmv_forced_kernel(void)
+{
+    /* -2: not read yet. Every thread computes the same value; atomic so that first calls do not race. */
+    static atomic_int forced = -2;
+    int f = atomic_load_explicit(&forced, memory_order_relaxed);
+    if (f == -2) {
+        const char *env = getenv("MACKO_SPMV_VARIANT");
+        f = (env != NULL && env[0] >= '0' && env[0] < '0' + MACKO_SPMV_KERNELS && env[1] == '\0') ? env[0] - '0' : -1;
+        atomic_store_explicit(&forced, f, memory_order_relaxed);
+    }
+    return f;
+}
 
 /* Precisions in the order of the table rows. */
 enum { SPMV_H = 0, SPMV_S = 1, SPMV_PRECISIONS = 2 };
@@ -122,6 +137,7 @@ static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op
     }
     a.sm_count = handle->sm_count;
     a.stream = handle->stream;
+    a.kernel = macko_spmv_choose_kernel(M->rows, M->cols, P->elem);
 
     err = spmv_table[prec][spmv_variant(M, incx)](&a);
     if (err != 0)
