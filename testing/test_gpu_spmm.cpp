@@ -17,6 +17,7 @@
  * NaN before a beta == 0 call (it must not be read).
  */
 #include "common.h"
+#include "gpu_fixtures.h"
 
 #include "macko_internal.h"
 #include "../kernels/macko_kernels.h"
@@ -36,8 +37,6 @@
 
 namespace {
 
-#define CUDA_CHECK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
-#define CUBLAS_CHECK(call) ASSERT_EQ((call), CUBLAS_STATUS_SUCCESS) << #call
 
 constexpr double kU = 1.0 / 16777216.0; /* 2^-24 */
 
@@ -121,56 +120,11 @@ struct SP {
                                                                          macko_spmm_s_i64_rp64};
 };
 
-/* ---- RAII for device memory, handles, matrices */
-struct DevMem {
-    void *p = nullptr;
-    size_t bytes = 0;
-    explicit DevMem(size_t n = 0) { alloc(n); }
-    ~DevMem() { cudaFree(p); }
-    DevMem(const DevMem &) = delete;
-    DevMem &operator=(const DevMem &) = delete;
-    void alloc(size_t n)
-    {
-        cudaFree(p);
-        p = nullptr;
-        bytes = n;
-        if (n > 0) {
-            EXPECT_EQ(cudaMalloc(&p, n), cudaSuccess);
-        }
-    }
-    template <typename T> T *as() const { return static_cast<T *>(p); }
-};
-
-struct Handle {
-    macko_handle_t h = nullptr;
-    Handle() { EXPECT_EQ(macko_create(&h), MACKO_STATUS_SUCCESS); }
-    ~Handle() { macko_destroy(h); }
-};
-
-struct Mat {
-    macko_mat_t A = nullptr;
-    ~Mat() { macko_mat_destroy(A); }
-};
-
-struct Blas {
-    cublasHandle_t h = nullptr;
-    Blas() { EXPECT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS); }
-    ~Blas() { cublasDestroy(h); }
-};
-
-template <class P> void make_matrix(macko_handle_t h, const mt::Dense &m, bool trans, Mat &out)
-{
-    std::vector<uint8_t> bytes = mt::to_bytes(m, P::type, MACKO_ORDER_ROW, std::max<int64_t>(m.cols, 1));
-    ASSERT_EQ(macko_mat_create_dense_host(&out.A, m.rows, m.cols, P::type, bytes.data(), std::max<int64_t>(m.cols, 1),
-                                          MACKO_ORDER_ROW),
-              MACKO_STATUS_SUCCESS)
-        << macko_get_last_error_message();
-    ASSERT_EQ(macko_mat_upload(h, out.A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-    if (trans) {
-        ASSERT_EQ(macko_analysis(h, MACKO_OPERATION_TRANSPOSE, out.A), MACKO_STATUS_SUCCESS)
-            << macko_get_last_error_message();
-    }
-}
+using gt::Blas;
+using gt::DevMem;
+using gt::Handle;
+using gt::make_matrix;
+using gt::Mat;
 
 /* Where the n columns of B and C live: element (i, j) at i*inc + j*ld of the buffer. */
 struct Layout {
