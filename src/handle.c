@@ -60,7 +60,8 @@ macko_status_t macko_set_pointer_mode(macko_handle_t handle, macko_pointer_mode_
     if (handle == NULL)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_set_pointer_mode", 1, "handle is NULL");
     if (mode != MACKO_POINTER_MODE_HOST && mode != MACKO_POINTER_MODE_DEVICE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_set_pointer_mode", 2, "unknown pointer mode %d",
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_set_pointer_mode", 2,
+                          "mode is %d; it must be MACKO_POINTER_MODE_HOST (0) or MACKO_POINTER_MODE_DEVICE (1)",
                           (int)mode);
     handle->pointer_mode = mode;
     return macko_ok();

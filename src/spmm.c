@@ -131,7 +131,9 @@ static macko_status_t spmm(int prec, macko_handle_t handle, macko_operation_t op
     if (handle == NULL)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
     if (op != MACKO_OPERATION_NON_TRANSPOSE && op != MACKO_OPERATION_TRANSPOSE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "unknown operation %d", (int)op);
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2,
+                          "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
+                          (int)op);
     if (n < 0)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "n = %lld must be at least 0", (long long)n);
     if (alpha == NULL)
@@ -179,7 +181,9 @@ static macko_status_t spmv_sb(int prec, macko_handle_t handle, macko_operation_t
     if (handle == NULL)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
     if (op != MACKO_OPERATION_NON_TRANSPOSE && op != MACKO_OPERATION_TRANSPOSE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "unknown operation %d", (int)op);
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2,
+                          "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
+                          (int)op);
     if (alpha == NULL)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "alpha is NULL");
     if ((st = mm_check_matrix(P, fn, handle, op, A, 4, &M)) != MACKO_STATUS_SUCCESS)
