@@ -102,6 +102,25 @@ int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int
 /* Value at entry k of a host value array is zero (+0/-0)? */
 int macko_value_is_zero(macko_datatype_t t, const void *values, int64_t k);
 
+/* ---- compute calls: alpha/beta by pointer mode. HOST: the values are read now and passed by value (the device
+ * pointers are NULL); DEVICE: the kernel reads them through the device pointers (the values are unused). */
+static inline void macko_resolve_scalars(const struct macko_handle_s *h, const float *alpha, const float *beta,
+                                         float *alpha_val, float *beta_val, const float **alpha_dev,
+                                         const float **beta_dev)
+{
+    if (h->pointer_mode == MACKO_POINTER_MODE_DEVICE) {
+        *alpha_dev = alpha;
+        *beta_dev = beta;
+        *alpha_val = 0.0f;
+        *beta_val = 0.0f;
+    } else {
+        *alpha_dev = NULL;
+        *beta_dev = NULL;
+        *alpha_val = *alpha;
+        *beta_val = *beta;
+    }
+}
+
 /* ---- delta nibble helpers */
 static inline unsigned macko_delta_get(const uint8_t *deltas, int64_t k)
 {

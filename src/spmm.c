@@ -96,17 +96,7 @@ static macko_status_t mm_run(int prec, const char *fn, macko_handle_t handle, co
     a.c = c;
     a.incc = incc;
     a.ldc = ldc;
-    if (handle->pointer_mode == MACKO_POINTER_MODE_DEVICE) {
-        a.alpha_dev = alpha;
-        a.beta_dev = beta;
-        a.alpha = 0.0f;
-        a.beta = 0.0f;
-    } else {
-        a.alpha_dev = NULL;
-        a.beta_dev = NULL;
-        a.alpha = *alpha;
-        a.beta = *beta;
-    }
+    macko_resolve_scalars(handle, alpha, beta, &a.alpha, &a.beta, &a.alpha_dev, &a.beta_dev);
     a.sm_count = handle->sm_count;
     a.stream = handle->stream;
     a.path = MACKO_SPMM_PATH_AUTO;

@@ -126,17 +126,7 @@ static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op
     a.incx = incx;
     a.y = y;
     a.incy = incy;
-    if (handle->pointer_mode == MACKO_POINTER_MODE_DEVICE) {
-        a.alpha_dev = alpha;
-        a.beta_dev = beta;
-        a.alpha = 0.0f;
-        a.beta = 0.0f;
-    } else {
-        a.alpha_dev = NULL;
-        a.beta_dev = NULL;
-        a.alpha = *alpha;
-        a.beta = *beta;
-    }
+    macko_resolve_scalars(handle, alpha, beta, &a.alpha, &a.beta, &a.alpha_dev, &a.beta_dev);
     a.sm_count = handle->sm_count;
     a.stream = handle->stream;
     a.kernel = macko_spmv_choose_kernel(M->rows, M->cols, P->elem);
