@@ -111,7 +111,9 @@ static macko_status_t csr_report(const char *fn, const conv_src *c, int64_t rows
             }
         }
         free(buf);
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "row %" PRId64 ": invalid column index", r);
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7,
+                          "row %" PRId64 ": col_ind holds a column outside [%" PRId64 ", %" PRId64
+                          ") or not strictly increasing", r, base, cols + base);
     }
 }
 

@@ -38,7 +38,8 @@ macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col
     /* Judged on the sizes, not on the columns actually used, so that the answer does not depend on the data. */
     if (!i64 && (A->nnz + base > INT32_MAX || (A->cols > 0 && A->cols - 1 + base > INT32_MAX)))
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
-                          "32-bit indices cannot hold nnz = %" PRId64 " or cols = %" PRId64 " with index_base %" PRId64,
+                          "index_type MACKO_INDEX_32I cannot hold nnz = %" PRId64 " or cols = %" PRId64
+                          " with index_base %" PRId64,
                           A->nnz, A->cols, base);
 
     es = (int)macko_type_size(A->type);

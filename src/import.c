@@ -47,7 +47,7 @@ int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int
     }
     msg[0] = '\0';
     if (rows < 0 || cols < 0 || entries < 0 || entries > MACKO_MAX_ELEMS || !macko_type_valid((int)type)) {
-        snprintf(msg, msg_size, "invalid sizes or type");
+        snprintf(msg, msg_size, "row_ptr cannot be checked: invalid rows, cols, entries or type");
         return 3;
     }
     if ((rp64 != 0) != (entries >= MACKO_RP32_LIMIT)) {
@@ -57,7 +57,7 @@ int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int
     }
     ep = macko_round8(entries);
     if (row_ptr == NULL || (ep > 0 && (values == NULL || deltas == NULL))) {
-        snprintf(msg, msg_size, "missing array");
+        snprintf(msg, msg_size, "%s is NULL", row_ptr == NULL ? "row_ptr" : values == NULL ? "values" : "deltas");
         return row_ptr == NULL ? 3 : values == NULL ? 1 : 2;
     }
     if (macko_rp_get(row_ptr, rp64, 0) != 0) {
@@ -86,13 +86,15 @@ int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int
     }
     for (k = entries; k < ep; k++) {
         if (value_bits(type, values, k) != 0) {
-            snprintf(msg, msg_size, "tail value %" PRId64 " (past entries = %" PRId64 ") is not zero", k, entries);
+            snprintf(msg, msg_size, "values: tail value %" PRId64 " (past entries = %" PRId64 ") is not zero", k,
+                     entries);
             return 1;
         }
     }
     for (k = entries; k < ep; k++) {
         if (macko_delta_get(deltas, k) != 0) {
-            snprintf(msg, msg_size, "tail delta %" PRId64 " (past entries = %" PRId64 ") is not zero", k, entries);
+            snprintf(msg, msg_size, "deltas: tail delta %" PRId64 " (past entries = %" PRId64 ") is not zero", k,
+                     entries);
             return 2;
         }
     }
@@ -102,7 +104,8 @@ int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int
             col += (int64_t)macko_delta_get(deltas, k) + 1; /* col < cols <= ... checked each step: no overflow */
             if (col >= cols) {
                 snprintf(msg, msg_size,
-                         "row %" PRId64 ": entry %" PRId64 " decodes to column %" PRId64 ", outside [0, %" PRId64 ")",
+                         "deltas: row %" PRId64 ": entry %" PRId64 " decodes to column %" PRId64
+                         ", outside [0, %" PRId64 ")",
                          r, k, col, cols);
                 return 2;
             }

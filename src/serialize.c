@@ -226,6 +226,24 @@ static void header_pack(header_t *h, uint8_t *b)
     put_u32(b + OFF_HEADER_CRC, h->header_crc);
 }
 
+/* Records a FORMAT_ERROR at position 2, named after that argument: the bytes come from `buffer` (deserialize) or
+ * from the file at `path` (load). */
+static macko_status_t bad_data(const char *fn, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static macko_status_t bad_data(const char *fn, const char *fmt, ...)
+{
+    char detail[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "%s: %s", strcmp(fn, "macko_mat_load") == 0 ? "path" : "buffer",
+                      detail);
+}
+
 /* Records a FORMAT_ERROR naming a header field. */
 static macko_status_t bad_field(const char *fn, const char *field, int offset, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -239,7 +257,7 @@ static macko_status_t bad_field(const char *fn, const char *field, int offset, c
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "header field '%s' (byte %d) %s", field, offset, detail);
+    return bad_data(fn, "header field '%s' (byte %d) %s", field, offset, detail);
 }
 
 /* Parses and checks the header in b, of which `avail` bytes are readable (at most HDR_SIZE are read), for a
@@ -249,20 +267,17 @@ static macko_status_t header_check(const char *fn, const uint8_t *b, int64_t ava
     int64_t t, want;
     memset(h, 0, sizeof *h);
     if (avail < 8)
-        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
-                          "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
+        return bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
     if (memcmp(b + OFF_MAGIC, k_magic, 8) != 0)
         return bad_field(fn, "magic", OFF_MAGIC, "is not \"MACKOMAT\": not a serialized macko matrix");
     if (avail < OFF_VERSION + 4)
-        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
-                          "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
+        return bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
     h->version = get_u32(b + OFF_VERSION);
     if (h->version != FORMAT_VERSION)
         return bad_field(fn, "version", OFF_VERSION, "is %u; this library reads format version %u",
                          (unsigned)h->version, FORMAT_VERSION);
     if (avail < HDR_SIZE)
-        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
-                          "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
+        return bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
     h->header_size = get_u32(b + OFF_HDR_SIZE);
     if (h->header_size != HDR_SIZE)
         return bad_field(fn, "header_size", OFF_HDR_SIZE, "is %u; format version 1 has a %d-byte header",
@@ -325,18 +340,15 @@ static macko_status_t header_check(const char *fn, const uint8_t *b, int64_t ava
                          (long long)h->rowptr_bytes, (long long)want);
     if (!macko_add_i64(HDR_SIZE, h->values_bytes, &t) || !macko_add_i64(t, h->deltas_bytes, &t) ||
         !macko_add_i64(t, h->rowptr_bytes, &t))
-        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "the array sizes in the header overflow int64");
+        return bad_data(fn, "the array sizes in the header overflow int64");
     if (t > total_size)
-        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
-                          "truncated: the header announces %lld bytes, only %lld are present", (long long)t,
-                          (long long)total_size);
+        return bad_data(fn, "truncated: the header announces %lld bytes, only %lld are present", (long long)t,
+                        (long long)total_size);
     if (t < total_size)
-        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2,
-                          "%lld unexpected bytes after the end of the payload (header announces %lld bytes)",
-                          (long long)(total_size - t), (long long)t);
+        return bad_data(fn, "%lld unexpected bytes after the end of the payload (header announces %lld bytes)",
+                        (long long)(total_size - t), (long long)t);
     if ((uint64_t)t > (uint64_t)SIZE_MAX)
-        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "%lld bytes do not fit this platform's size_t",
-                          (long long)t);
+        return bad_data(fn, "%lld bytes do not fit this platform's size_t", (long long)t);
     h->total = t;
     return MACKO_STATUS_SUCCESS;
 }
@@ -393,7 +405,7 @@ static macko_status_t finish_load(const char *fn, struct macko_mat_s *m, const h
     if (macko_validate_arrays(m->rows, m->cols, m->type, m->entries, m->rp64, m->host.values, m->host.deltas,
                               m->host.row_ptr, &nnz, msg, sizeof msg) != 0) {
         macko_mat_destroy(m); /* before macko_fail: destroy clears the error details */
-        return macko_fail(MACKO_STATUS_FORMAT_ERROR, fn, 2, "the payload is not a valid MACKO encoding: %s", msg);
+        return bad_data(fn, "the payload is not a valid MACKO encoding: %s", msg);
     }
     if (nnz != h->nnz) {
         macko_mat_destroy(m);
@@ -414,7 +426,8 @@ macko_status_t macko_mat_serialized_size(macko_mat_t A, int64_t *bytes)
     if (bytes == NULL)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "bytes is NULL");
     if (!header_from_matrix(A, &h, 0))
-        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1, "the matrix's sizes overflow");
+        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1,
+                          "A's serialized size overflows int64 (impossible for a valid matrix)");
     *bytes = h.total;
     return macko_ok();
 }
@@ -434,7 +447,8 @@ macko_status_t macko_mat_serialize(macko_mat_t A, void *buffer, int64_t buffer_s
     if (buffer_size < 0)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "buffer_size is %lld, negative", (long long)buffer_size);
     if (!header_from_matrix(A, &h, 0))
-        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1, "the matrix's sizes overflow");
+        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1,
+                          "A's serialized size overflows int64 (impossible for a valid matrix)");
     if (buffer_size < h.total)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
                           "buffer_size is %lld; the serialized matrix needs %lld bytes (macko_mat_serialized_size)",
@@ -576,7 +590,8 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
     if (path == NULL)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "path is NULL");
     if (!header_from_matrix(A, &h, 1))
-        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1, "the matrix's sizes overflow");
+        return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1,
+                          "A's serialized size overflows int64 (impossible for a valid matrix)");
     header_pack(&h, hdr);
 
     dst = path;
@@ -602,12 +617,13 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
         if (f == NULL) {
             err = errno;
             free(resolved);
-            return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "cannot open '%s' for writing: %s", path, strerror(err));
+            return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s': cannot open for writing: %s", path,
+                              strerror(err));
         }
         ok = write_and_close(f, hdr, A, &h, 0, &err);
         free(resolved);
         if (!ok)
-            return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "writing '%s' failed: %s", path,
+            return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s': writing failed: %s", path,
                               err ? strerror(err) : "short write");
         return macko_ok();
     }
@@ -616,7 +632,7 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
         err = errno;
         free(resolved);
         return macko_fail(err == ENOMEM ? MACKO_STATUS_ALLOC_FAILED : MACKO_STATUS_IO_ERROR, fn,
-                          err == ENOMEM ? 0 : 2, "cannot open '%s' for writing: %s", path, strerror(err));
+                          err == ENOMEM ? 0 : 2, "path '%s': cannot open for writing: %s", path, strerror(err));
     }
     ok = write_and_close(f, hdr, A, &h, 1, &err);
     if (ok && rename(tmp, dst) != 0) {
@@ -624,7 +640,7 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
         unlink(tmp);
         free(tmp);
         free(resolved);
-        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "cannot replace '%s' with the written file: %s", path,
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s': cannot replace it with the written file: %s", path,
                           strerror(err));
     }
     if (!ok)
@@ -632,7 +648,7 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
     free(tmp);
     free(resolved);
     if (!ok)
-        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "writing '%s' failed: %s", path,
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s': writing failed: %s", path,
                           err ? strerror(err) : "short write");
     return macko_ok();
 }
@@ -665,18 +681,18 @@ macko_status_t macko_mat_load(macko_mat_t *A, const char *path)
     f = fopen(path, "rb");
     if (f == NULL) {
         err = errno;
-        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "cannot open '%s' for reading: %s", path, strerror(err));
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s': cannot open for reading: %s", path, strerror(err));
     }
     /* The file's real size bounds everything the header may ask for, so it is known before any allocation. */
     size = regular_file_size(f);
     if (size < 0) {
         fclose(f);
-        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "'%s' is not a readable regular file", path);
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s' is not a readable regular file", path);
     }
     avail = size < HDR_SIZE ? size : HDR_SIZE;
     if (fread(hdr, 1, (size_t)avail, f) != (size_t)avail) {
         fclose(f);
-        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "reading the header of '%s' failed", path);
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s': reading the header failed", path);
     }
     st = header_check(fn, hdr, avail, size, &h);
     if (st != MACKO_STATUS_SUCCESS) {
@@ -692,7 +708,7 @@ macko_status_t macko_mat_load(macko_mat_t *A, const char *path)
         !read_array(f, m->host.row_ptr, h.rowptr_bytes, &crc)) {
         fclose(f);
         macko_mat_destroy(m);
-        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "reading the payload of '%s' failed (file changed?)", path);
+        return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s': reading the payload failed (file changed?)", path);
     }
     fclose(f);
     if (crc != h.payload_crc) {

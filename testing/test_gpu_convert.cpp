@@ -389,6 +389,7 @@ TEST(GpuConvert, CsrInvalidInputMatchesHostReport)
                 EXPECT_EQ(hpos + 1, cs.pos);
                 EXPECT_EQ(message_tail(), hmsg);
                 EXPECT_NE(hmsg.find("row "), std::string::npos);
+                EXPECT_NE(hmsg.find(cs.pos == 7 ? "col_ind" : "row_ptr"), std::string::npos) << hmsg;
                 EXPECT_EQ(hA, kPoison);
                 EXPECT_EQ(dA, kPoison);
             }
@@ -644,6 +645,13 @@ TEST(GpuConvert, BadArguments)
     /* nnz inconsistent with row_ptr: found on the GPU. */
     expect_fail(macko_mat_create_csr_device(h, &A, 2, 8, 4, drp.p, dci.p, dva.p, I32, B0, H16),
                 MACKO_STATUS_INVALID_VALUE, 6, "csr nnz != row_ptr[rows]");
+    /* a column index out of range: the message names col_ind */
+    std::vector<int32_t> ci_bad = {0, 5, 9};
+    DevBuf dci_bad(ci_bad);
+    expect_fail(macko_mat_create_csr_device(h, &A, 2, 8, 3, drp.p, dci_bad.p, dva.p, I32, B0, H16),
+                MACKO_STATUS_INVALID_VALUE, 7, "csr column out of range");
+    EXPECT_STREQ(macko_get_last_error_message(),
+                 "macko_mat_create_csr_device: argument 7: row 1: col_ind[2] = 9 is outside [0, 8)");
     /* a valid call succeeds with the same buffers */
     ASSERT_EQ(macko_mat_create_csr_device(h, &A, 2, 8, 3, drp.p, dci.p, dva.p, I32, B0, H16), MACKO_STATUS_SUCCESS);
     Mat Aok;

@@ -255,12 +255,12 @@ TEST(HostBadArgs, CreateMackoInvalidArrays)
                   MACKO_STATUS_SUCCESS);
     }
     run({"cols too small for row 1", 7,
-         "macko_mat_create_macko_host: argument 7: row 1: entry 3 decodes to column 19, outside [0, 19)"},
+         "macko_mat_create_macko_host: argument 7: deltas: row 1: entry 3 decodes to column 19, outside [0, 19)"},
         a, rp, 19);
     Arrays x = a;
     x.deltas[1] = (uint8_t)((x.deltas[1] & 0x0F) | 0xF0); /* entry 3: delta 2 -> 15: column 32 */
     run({"delta overflows the row", 7,
-         "macko_mat_create_macko_host: argument 7: row 1: entry 3 decodes to column 32, outside [0, 20)"},
+         "macko_mat_create_macko_host: argument 7: deltas: row 1: entry 3 decodes to column 32, outside [0, 20)"},
         x, rp, 20);
     x = a;
     x.deltas[0] = (uint8_t)((x.deltas[0] & 0xF0) | 0x0F); /* entry 0: delta 3 -> 15 (column 15): still valid */
@@ -273,16 +273,17 @@ TEST(HostBadArgs, CreateMackoInvalidArrays)
     x = a;
     x.values[2 * 5] = 1; /* tail value (entry 5) */
     run({"nonzero tail value", 6,
-         "macko_mat_create_macko_host: argument 6: tail value 5 (past entries = 4) is not zero"},
+         "macko_mat_create_macko_host: argument 6: values: tail value 5 (past entries = 4) is not zero"},
         x, rp, 20);
     x = a;
     x.values[2 * 7 + 1] = 0x80; /* tail value -0 is not the zero tail either */
-    run({"-0 tail value", 6, "macko_mat_create_macko_host: argument 6: tail value 7 (past entries = 4) is not zero"}, x,
-        rp, 20);
+    run({"-0 tail value", 6,
+         "macko_mat_create_macko_host: argument 6: values: tail value 7 (past entries = 4) is not zero"},
+        x, rp, 20);
     x = a;
     x.deltas[3] = 0x10; /* entry 7's delta */
     run({"nonzero tail delta", 7,
-         "macko_mat_create_macko_host: argument 7: tail delta 7 (past entries = 4) is not zero"},
+         "macko_mat_create_macko_host: argument 7: deltas: tail delta 7 (past entries = 4) is not zero"},
         x, rp, 20);
     std::vector<int32_t> r = rp;
     r[0] = 1;
@@ -396,6 +397,8 @@ TEST(HostBadArgs, ExportCsr)
     int32_t orp[2] = {9, 9};
     EXPECT_FAIL(macko_mat_export_csr_host(W.A, orp, nullptr, nullptr, I32, MACKO_INDEX_BASE_ONE),
                 MACKO_STATUS_INVALID_VALUE, 5);
+    EXPECT_STREQ(macko_get_last_error_message(), "macko_mat_export_csr_host: argument 5: index_type MACKO_INDEX_32I "
+                                                 "cannot hold nnz = 0 or cols = 2147483648 with index_base 1");
     EXPECT_EQ(orp[0], 9);
     /* ...while base 0 fits (largest column 2^31 - 1) and int64 always does. */
     EXPECT_EQ(macko_mat_export_csr_host(W.A, orp, nullptr, nullptr, I32, B0), MACKO_STATUS_SUCCESS);

@@ -479,8 +479,9 @@ TEST(Sizes64, Load2p40x2p40MatrixWith3NonzerosFailsWithAllocFailed)
         ASSERT_TRUE(f.good());
     }
     EXPECT_FAIL_AT(macko_mat_deserialize(&A, head.data(), (int64_t)head.size()), MACKO_STATUS_FORMAT_ERROR, 2);
-    EXPECT_EQ(macko_get_last_error_message(), "macko_mat_deserialize: argument 2: truncated: the header announces " +
-                                                  std::to_string(total) + " bytes, only 116 are present");
+    EXPECT_EQ(macko_get_last_error_message(),
+              "macko_mat_deserialize: argument 2: buffer: truncated: the header announces " + std::to_string(total) +
+                  " bytes, only 116 are present");
     EXPECT_EQ(A, kPoison);
 }
 
@@ -587,7 +588,7 @@ TEST(NoPartialWrites, FailedSaveKeepsTheEarlierFile)
     set_fsize_limit_and_save(B.A, path, 1000, &st, &pos, &msg);
     EXPECT_EQ(st, MACKO_STATUS_IO_ERROR) << msg;
     EXPECT_EQ(pos, 2);
-    EXPECT_EQ(msg, "macko_mat_save: argument 2: writing '" + path + "' failed: " + std::strerror(EFBIG));
+    EXPECT_EQ(msg, "macko_mat_save: argument 2: path '" + path + "': writing failed: " + std::strerror(EFBIG));
     EXPECT_EQ(read_file(path), old) << "a failed save changed the earlier file";
     EXPECT_EQ(dir.entries(), std::vector<std::string>{"weights.macko"}) << "a temporary file was left behind";
     /* without the limit the same save replaces the file */
@@ -652,17 +653,64 @@ TEST(Messages, NameTheRoutineAndTheArgument)
     EXPECT_STREQ(macko_get_last_error_message(), "macko_mat_load: argument 2: path is NULL");
     EXPECT_EQ(macko_mat_load(&B, "/nonexistent/dir/x.macko"), MACKO_STATUS_IO_ERROR);
     EXPECT_EQ(std::string(macko_get_last_error_message()),
-              std::string("macko_mat_load: argument 2: cannot open '/nonexistent/dir/x.macko' for reading: ") +
+              std::string("macko_mat_load: argument 2: path '/nonexistent/dir/x.macko': cannot open for reading: ") +
                   std::strerror(ENOENT));
     EXPECT_EQ(macko_mat_save(A.A, "/nonexistent/dir/x.macko"), MACKO_STATUS_IO_ERROR);
     EXPECT_EQ(std::string(macko_get_last_error_message()),
-              std::string("macko_mat_save: argument 2: cannot open '/nonexistent/dir/x.macko' for writing: ") +
+              std::string("macko_mat_save: argument 2: path '/nonexistent/dir/x.macko': cannot open for writing: ") +
                   std::strerror(ENOENT));
     EXPECT_EQ(B, kPoison);
     /* A success clears the details. */
     EXPECT_EQ(macko_get_version(&a, &a, &a), MACKO_STATUS_SUCCESS);
     EXPECT_STREQ(macko_get_last_error_message(), "");
     EXPECT_EQ(macko_get_last_error_position(), 0);
+}
+
+/* Errors in an array's content or a serialized header name the argument too: "name: detail". */
+TEST(Messages, ContentAndFormatErrorsNameTheArgument)
+{
+    /* 1 x 20, entries (1.0, 3) (2.0, 15): the second decodes to column 19. */
+    const uint16_t vals[8] = {0x3C00, 0x4000, 0, 0, 0, 0, 0, 0};
+    uint8_t deltas[4] = {0xF3, 0, 0, 0};
+    const int32_t rp[2] = {0, 2};
+    macko_mat_t B = kPoison;
+    EXPECT_FAIL_AT(macko_mat_create_macko_host(&B, 1, 19, MACKO_R_16F, 2, vals, deltas, rp), MACKO_STATUS_INVALID_VALUE,
+                   7);
+    EXPECT_STREQ(macko_get_last_error_message(),
+                 "macko_mat_create_macko_host: argument 7: deltas: row 0: entry 1 decodes to column 19, "
+                 "outside [0, 19)");
+    deltas[2] = 0x01; /* entry 4 lies in the tail */
+    EXPECT_FAIL_AT(macko_mat_create_macko_host(&B, 1, 20, MACKO_R_16F, 2, vals, deltas, rp), MACKO_STATUS_INVALID_VALUE,
+                   7);
+    EXPECT_STREQ(macko_get_last_error_message(),
+                 "macko_mat_create_macko_host: argument 7: deltas: tail delta 4 (past entries = 2) is not zero");
+    EXPECT_EQ(B, kPoison);
+
+    Mat A;
+    A.A = make_matrix(3, 20, MACKO_R_16F, 4);
+    Bytes b = serialize(A.A);
+    ASSERT_FALSE(b.empty());
+    b[0] = 'X';
+    EXPECT_FAIL_AT(macko_mat_deserialize(&B, b.data(), (int64_t)b.size()), MACKO_STATUS_FORMAT_ERROR, 2);
+    EXPECT_STREQ(macko_get_last_error_message(),
+                 "macko_mat_deserialize: argument 2: buffer: header field 'magic' (byte 0) is not \"MACKOMAT\": "
+                 "not a serialized macko matrix");
+    b[0] = 'M';
+    b.push_back(0);
+    EXPECT_FAIL_AT(macko_mat_deserialize(&B, b.data(), (int64_t)b.size()), MACKO_STATUS_FORMAT_ERROR, 2);
+    EXPECT_EQ(std::string(macko_get_last_error_message()),
+              "macko_mat_deserialize: argument 2: buffer: 1 unexpected bytes after the end of the payload (header "
+              "announces " + std::to_string(b.size() - 1) + " bytes)");
+    TempDir dir;
+    const std::string path = dir.file("short.macko");
+    {
+        std::ofstream f(path, std::ios::binary);
+        f.write(reinterpret_cast<const char *>(b.data()), 10);
+    }
+    EXPECT_FAIL_AT(macko_mat_load(&B, path.c_str()), MACKO_STATUS_FORMAT_ERROR, 2);
+    EXPECT_STREQ(macko_get_last_error_message(),
+                 "macko_mat_load: argument 2: path: truncated: 10 bytes, shorter than the 96-byte header");
+    EXPECT_EQ(B, kPoison);
 }
 
 /* ---------------------------------------------------------------- concurrency (also run under TSan) */
