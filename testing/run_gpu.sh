@@ -2,8 +2,11 @@
 # Runs the GPU checks of macko on a machine with an NVIDIA GPU, from the repository root:
 #   1. the device and toolkit (nvidia-smi -L, nvcc --version);
 #   2. the whole GoogleTest binary (every CPU and GPU test);
-#   3. compute-sanitizer memcheck, racecheck, initcheck and synccheck on a reduced GPU filter;
-#   4. the quick timing of the benchmark driver (12288x12288 at d = 0.5 and 0.3, fp16 and fp32).
+#   3. the examples' GPU paths where their binaries are in BUILD (C demo, C spmv loop vs cuBLAS, Fortran example and
+#      host test), and the Python wrapper tests + examples/python_linear.py when python3 with numpy (and torch) runs;
+#   4. compute-sanitizer memcheck, racecheck, initcheck and synccheck, each over the whole GPU suite except GpuLarge
+#      (2.4e9 entries: hours under a sanitizer) and the disabled timers, in gtest shards that all run in parallel;
+#   5. the quick timing of the benchmark driver (12288x12288 at d = 0.5 and 0.3, fp16 and fp32).
 #
 # usage: testing/run_gpu.sh [BUILD_DIR]
 #   BUILD_DIR  a build tree made elsewhere (holding testing/macko_tests or macko_tests, and bench/macko-bench or
@@ -11,8 +14,10 @@
 #              CMAKE_CUDA_ARCHITECTURES="90-real;90-virtual".
 # environment:
 #   OUT               when set, every log goes there (else build-gpu/logs or BUILD_DIR/logs)
-#   SANITIZER_FILTER  gtest filter for the sanitizer runs (default: the small GPU SpMV tests)
-#   SKIP_SANITIZER=1, SKIP_BENCH=1   leave those steps out
+#   SANITIZER_FILTER  gtest filter for the sanitizer runs (default: every GPU test but GpuLarge)
+#   RACECHECK_SHARDS  gtest shards for racecheck (default 6; the other tools use 2)
+#   SANITIZER_TIMEOUT seconds each sanitizer run may take (default: no limit); a run cut short counts as FAIL
+#   SKIP_EXAMPLES=1, SKIP_SANITIZER=1, SKIP_BENCH=1   leave those steps out
 #   BENCH_ARGS        extra arguments for the benchmark driver
 # Exit status: 0 when every step that ran passed, else 1. The last lines are a summary table.
 set -u -o pipefail
@@ -70,16 +75,71 @@ tail -n 40 "$LOGDIR/tests.log"
 counts=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOGDIR/tests.log" | grep -E 'test' | tr -s ' ' | tr '\n' ';')
 note "gtest (all)" $rc "$counts"
 
+if [ "${SKIP_EXAMPLES:-0}" != 1 ]; then
+    # Each example exits non-zero when its GPU result disagrees with its reference (cuBLAS / torch.matmul).
+    run_example() { # name command...
+        local name=$1
+        shift
+        echo "== example $name"
+        "$@" >"$LOGDIR/example-$name.log" 2>&1
+        local rc=$?
+        tail -n 8 "$LOGDIR/example-$name.log"
+        note "example $name" $rc "$(tail -n 1 "$LOGDIR/example-$name.log")"
+    }
+    EX=$(first_of "$BUILD/examples/macko-demo") && run_example demo "$EX"
+    EX=$(first_of "$BUILD/examples/macko-example-spmv-loop") && run_example spmv_loop "$EX"
+    EX=$(first_of "$BUILD/interfaces/fortran/macko_fortran_example_spmv" "$BUILD/fortran/macko_fortran_example_spmv") &&
+        run_example fortran_spmv "$EX"
+    EX=$(first_of "$BUILD/interfaces/fortran/macko_fortran_test_host" "$BUILD/fortran/macko_fortran_test_host") &&
+        run_example fortran_test_host "$EX"
+    LIB=$(first_of "$BUILD/libmacko.so" "$BUILD/src/libmacko.so") || LIB=""
+    if [ -n "$LIB" ] && python3 -c 'import numpy' >/dev/null 2>&1; then
+        export MACKO_LIBRARY=$LIB
+        export PYTHONPATH=$ROOT/interfaces/python${PYTHONPATH:+:$PYTHONPATH}
+        if python3 -c 'import pytest' >/dev/null 2>&1; then
+            run_example pytest python3 -m pytest "$ROOT/interfaces/python/tests" -q -p no:cacheprovider
+        fi
+        run_example python_linear python3 "$ROOT/examples/python_linear.py"
+    else
+        echo "python3 with numpy or libmacko.so not found: Python checks skipped"
+    fi
+fi
+
 if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
-    FILTER=${SANITIZER_FILTER:-'GpuSpmv/*.ZeroSizes:GpuSpmv/*.AlphaZeroReadsNoX:GpuSpmv/*.NonFinite*:GpuSpmv/*.KernelVariantsAgreeBitwise:GpuSpmv/*.GraphCaptureAndReplay:GpuSpmv/*.BadArgumentsByPosition:GpuSpmv/*.StreamsAndTwoHandles'}
+    FILTER=${SANITIZER_FILTER:-'Gpu*:*/Gpu*-GpuLarge.*:*Timing*'}
     if command -v compute-sanitizer >/dev/null 2>&1; then
+        # Each tool's test list is split into gtest shards (GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX) that run side by
+        # side with the other tools' shards: racecheck is by far the slowest, so it gets the most.
+        echo "== compute-sanitizer memcheck, racecheck, initcheck, synccheck in parallel shards ($FILTER)"
+        declare -A SHARDS=([memcheck]=2 [racecheck]=${RACECHECK_SHARDS:-6} [initcheck]=2 [synccheck]=2)
+        declare -A SAN_PID
         for tool in memcheck racecheck initcheck synccheck; do
-            echo "== compute-sanitizer --tool $tool ($FILTER)"
-            compute-sanitizer --tool "$tool" --error-exitcode 99 "$TESTS" --gtest_color=no --gtest_filter="$FILTER" \
-                >"$LOGDIR/sanitizer-$tool.log" 2>&1
-            rc=$?
-            tail -n 6 "$LOGDIR/sanitizer-$tool.log"
-            note "compute-sanitizer $tool" $rc "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGDIR/sanitizer-$tool.log" | tail -n 1)"
+            for ((i = 0; i < SHARDS[$tool]; i++)); do
+                GTEST_TOTAL_SHARDS=${SHARDS[$tool]} GTEST_SHARD_INDEX=$i \
+                    ${SANITIZER_TIMEOUT:+timeout "$SANITIZER_TIMEOUT"} compute-sanitizer --tool "$tool" \
+                    --error-exitcode 99 "$TESTS" --gtest_color=no --gtest_filter="$FILTER" \
+                    >"$LOGDIR/sanitizer-$tool-$i.log" 2>&1 &
+                SAN_PID[$tool-$i]=$!
+            done
+        done
+        for tool in memcheck racecheck initcheck synccheck; do
+            trc=0
+            passed=0
+            failed=0
+            errors=""
+            for ((i = 0; i < SHARDS[$tool]; i++)); do
+                wait "${SAN_PID[$tool-$i]}"
+                rc=$?
+                [ $rc -ne 0 ] && trc=$rc
+                log="$LOGDIR/sanitizer-$tool-$i.log"
+                p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+                f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+                passed=$((passed + ${p:-0}))
+                failed=$((failed + ${f:-0}))
+                errors="$errors$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1 | sed 's/=* *//');"
+                echo "-- $tool shard $i (exit $rc): $(tail -n 1 "$log")"
+            done
+            note "compute-sanitizer $tool" $trc "${SHARDS[$tool]} shards: $passed passed, $failed failed; $errors"
         done
     else
         echo "compute-sanitizer not found"
