@@ -222,10 +222,56 @@ constexpr int kStagedThreads = 512;
 constexpr int kStagedWarps = kStagedThreads / kWarp;
 template <typename T> constexpr int staged_blocks_per_sm() { return sizeof(T) == 2 ? 3 : 2; }
 
+/* Copies x[0, cols) into sx as fp32 (cols <= MACKO_SPMV_STAGE_MAX_COLS); returns nonzero when this thread saw a
+ * non-finite value. With x 16-byte aligned, every thread issues all its 16-byte loads at once (at most
+ * MAX_COLS / (16 / sizeof(T)) / THREADS of them) before the first use, so that staging costs about one L2 round
+ * trip instead of one per few elements; the cols % (16 / sizeof(T)) tail and unaligned x go element by element. */
+template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const T *x, int cols, float *sx)
+{
+    constexpr int kV = 16 / (int)sizeof(T); /* elements per 16-byte load */
+    constexpr int kIt = (MACKO_SPMV_STAGE_MAX_COLS / kV + THREADS - 1) / THREADS;
+    int nonfinite = 0;
+    int done = 0;
+    if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
+        const int nvec = cols / kV;
+        const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+        uint4 r[kIt];
+#pragma unroll
+        for (int j = 0; j < kIt; j++) {
+            const int v = (int)threadIdx.x + j * THREADS;
+            r[j] = v < nvec ? __ldg(xv + v) : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int j = 0; j < kIt; j++) {
+            const int v = (int)threadIdx.x + j * THREADS;
+            if (v < nvec) {
+                const uint32_t w[4] = {r[j].x, r[j].y, r[j].z, r[j].w};
+                float f[kV];
+#pragma unroll
+                for (int i = 0; i < kV; i++) {
+                    f[i] = Ty<T>::packed_value(w, i);
+                    nonfinite |= !isfinite(f[i]);
+                }
+                float4 *dst = reinterpret_cast<float4 *>(sx + (size_t)v * kV);
+#pragma unroll
+                for (int i = 0; i < kV / 4; i++)
+                    dst[i] = make_float4(f[4 * i], f[4 * i + 1], f[4 * i + 2], f[4 * i + 3]);
+            }
+        }
+        done = nvec * kV;
+    }
+    for (int i = done + (int)threadIdx.x; i < cols; i += THREADS) {
+        const float v = Ty<T>::x_value(Ty<T>::x_bits(x + i));
+        sx[i] = v;
+        nonfinite |= !isfinite(v);
+    }
+    return nonfinite;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spmv_staged(const Params<T, int32_t> p)
 {
-    __shared__ float sx[MACKO_SPMV_STAGE_MAX_COLS];
+    __shared__ __align__(16) float sx[MACKO_SPMV_STAGE_MAX_COLS];
     const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
     const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
     if (alpha == 0.0f || p.cols == 0) {
@@ -243,15 +289,7 @@ __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spm
         c.start(p, first, nwarps);
         buf0 = load_group(p, c.cb + lane * kLaneEntries, c.e);
     }
-    const int cols = (int)p.cols;
-    int nonfinite = 0;
-#pragma unroll 4
-    for (int i = (int)threadIdx.x; i < cols; i += kStagedThreads) {
-        const float v = Ty<T>::x_value(Ty<T>::x_bits(p.x + i));
-        sx[i] = v;
-        nonfinite |= !isfinite(v);
-    }
-    nonfinite = __syncthreads_or(nonfinite);
+    const int nonfinite = __syncthreads_or(stage_x<T, kStagedThreads>(p.x, (int)p.cols, sx));
     if (!active)
         return;
     if (nonfinite)

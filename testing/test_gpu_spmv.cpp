@@ -452,6 +452,65 @@ TYPED_TEST(GpuSpmv, NonFiniteXAtStoredColumnPropagates)
     run_case<P>(h.h, nullptr, m, A.A, c); /* the reference has NaN exactly where column 123 is stored */
 }
 
+/* ---- x at any element alignment: the kernels that stage x in shared memory use 16-byte loads when x is 16-byte
+ * aligned and element loads otherwise (and for the cols % 8 tail); every alignment gives the bitwise same y. Columns
+ * c % 50 == 7 are empty and hold Inf/NaN in x, so the non-finite detection of both staging paths is exercised. */
+TYPED_TEST(GpuSpmv, XAtAnyAlignmentGivesTheSameResult)
+{
+    MACKO_REQUIRE_GPU();
+    using P = TypeParam;
+    using E = typename P::E;
+    Handle h;
+    for (int64_t cols : {int64_t(1), int64_t(8), int64_t(37), int64_t(4103), int64_t(12288)}) {
+        const int64_t rows = 300;
+        mt::Dense m = mt::random_dense(rows, cols, 0.45, 7 + (uint64_t)cols, P::half);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 7; c < cols; c += 50)
+                m.at(r, c) = 0.0f;
+        Mat A;
+        make_matrix<P>(h.h, m, false, A);
+        if (::testing::Test::HasFatalFailure())
+            return;
+        for (bool nonfinite : {false, true}) {
+            std::vector<float> xv = mt::random_vector(cols, 11, P::half);
+            if (nonfinite)
+                for (int64_t c = 7; c < cols; c += 50)
+                    xv[(size_t)c] = (c / 50) % 2 ? INFINITY : std::nanf("");
+            std::vector<E> xh(xv.size());
+            for (size_t i = 0; i < xv.size(); i++)
+                xh[i] = P::from(xv[i]);
+            const int64_t pad = 16;
+            DevMem dx((size_t)(cols + pad) * sizeof(E)), dy((size_t)rows * sizeof(E));
+            std::vector<E> first((size_t)rows), out((size_t)rows);
+            const float alpha = 1.0f, beta = 0.0f;
+            for (int64_t off : {int64_t(0), int64_t(1), int64_t(3), int64_t(16 / sizeof(E)), int64_t(pad - 1)}) {
+                CUDA_CHECK(cudaMemset(dx.p, 0x7F, dx.bytes)); /* poison around x (fp16 NaN / huge fp32): never read */
+                CUDA_CHECK(cudaMemcpy(dx.as<E>() + off, xh.data(), xh.size() * sizeof(E), cudaMemcpyHostToDevice));
+                CUDA_CHECK(cudaMemset(dy.p, 0xFF, dy.bytes));
+                ASSERT_EQ(P::spmv(h.h, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A.A, dx.as<E>() + off, 1, &beta,
+                                  dy.as<E>(), 1),
+                          MACKO_STATUS_SUCCESS)
+                    << macko_get_last_error_message();
+                CUDA_CHECK(cudaMemcpy(off == 0 ? first.data() : out.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
+                if (off != 0) {
+                    ASSERT_EQ(std::memcmp(out.data(), first.data(), dy.bytes), 0)
+                        << "cols " << cols << " x offset " << off << " nonfinite " << nonfinite;
+                }
+            }
+            /* offset 0 against the double reference (x at the empty columns never meets a stored value) */
+            std::vector<double> xd(xv.size()), yr((size_t)rows), got((size_t)rows);
+            for (size_t i = 0; i < xv.size(); i++)
+                xd[i] = (int64_t)i % 50 == 7 ? 0.0 : P::to(xh[i]);
+            mt::ref_spmv(A.A, MACKO_OPERATION_NON_TRANSPOSE, 1.0, xd, 0.0, yr);
+            for (size_t i = 0; i < got.size(); i++) {
+                got[i] = P::to(first[i]);
+                ASSERT_TRUE(std::isfinite(got[i])) << "y[" << i << "] cols " << cols;
+            }
+            EXPECT_LT(mt::rel_l2(got, yr), P::rel_l2_max) << "cols " << cols;
+        }
+    }
+}
+
 /* ---- every kernel variant computes the bitwise same result (forced through the internal launchers) */
 TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
 {
