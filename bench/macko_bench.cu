@@ -4,8 +4,10 @@
  *
  * Per (shape, density): generate exactly round(d*R*C) nonzeros at uniformly random positions on the host (CSR,
  * multithreaded), encode with macko_mat_create_csr_host, upload; build the dense copy on the device from the CSR;
- * check every result against cuBLAS; then time every method with CUDA events around the launch alone, L2 flushed
- * (cudaMemsetAsync of a buffer >= 2x L2) before every launch, median of >= 100 launches after >= 20 warm-ups.
+ * check every result against cuBLAS; then time every method with CUDA events around the launch alone, median of
+ * >= 100 launches after >= 20 warm-ups, with the weights kept out of L2 in one of BENCH.md's two ways: L2 flushed
+ * (cudaMemsetAsync of a buffer >= 2x L2) before every launch (--flush write, the default), or launches rotating among
+ * K copies of each method's inputs whose total is >= 4x L2 (--flush rotate).
  */
 #include "macko.h"
 
@@ -177,12 +179,18 @@ struct Config {
     uint64_t seed = 20261121;
     int warmup = 20, iters = 100;
     int flush_mult = 4; /* flush buffer = flush_mult x L2 */
+    bool rotate = false; /* --flush rotate: cycle among copies of the inputs instead of the write flush */
     std::string csv, md;
     int device = 0;
     int threads = 0;
     bool check_only = false;
     std::string cmdline;
 };
+
+/* --flush rotate: the most copies one method may cycle through (beyond it the row falls back to the write flush). */
+static const int kMaxCopies = 1024;
+/* --flush rotate: the copies of one method's inputs together are at least kRotateL2Mult x L2. */
+static const int kRotateL2Mult = 4;
 
 static void usage(FILE *f)
 {
@@ -207,7 +215,18 @@ static void usage(FILE *f)
             "Timing:\n"
             "  --warmup N         warm-up launches per method (default 20, at least 20)\n"
             "  --iters N          timed launches per method; the median is reported (default 100, at least 100)\n"
-            "  --flush-mult K     L2 flush buffer = K x L2 size, written before every launch (default 4, at least 2)\n"
+            "  --flush write|rotate\n"
+            "                     how the weights are kept out of L2 (default write):\n"
+            "                     write:  a buffer of --flush-mult x L2 is written (cudaMemsetAsync) before\n"
+            "                             every launch\n"
+            "                     rotate: each method's launches cycle through K copies of all its inputs\n"
+            "                             (matrix arrays and x / B; launch i reads copy i %% K), no flush in\n"
+            "                             between; K is the smallest count with K x (bytes one launch reads)\n"
+            "                             >= 4 x L2, at least 2; the warm-ups are at least K. A row whose copies\n"
+            "                             do not fit in free device memory (1 GiB kept spare) or need K > %d\n"
+            "                             uses the write flush (status 'ok (write flush)', CSV flush column\n"
+            "                             'write-fallback')\n"
+            "  --flush-mult K     write flush buffer = K x L2 size (default 4, at least 2)\n"
             "  --check-only       generate and check correctness only; no timing\n"
             "\n"
             "Output:\n"
@@ -223,7 +242,7 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"
             "error (those rows are reported as FAIL and not timed), 1 on a usage or CUDA error.\n",
-            kQuickShapes, kDefaultDensities, Config().seed);
+            kQuickShapes, kDefaultDensities, Config().seed, kMaxCopies);
 }
 
 static std::vector<std::string> split_list(const std::string &s)
@@ -349,6 +368,14 @@ static Config parse_args(int argc, char **argv)
             cfg.warmup = (int)parse_int("--warmup", value(), 20, 100000);
         } else if (a == "--iters") {
             cfg.iters = (int)parse_int("--iters", value(), 100, 100000);
+        } else if (a == "--flush") {
+            const std::string t = value();
+            if (t == "write")
+                cfg.rotate = false;
+            else if (t == "rotate")
+                cfg.rotate = true;
+            else
+                die("--flush: '%s' is not write or rotate", t.c_str());
         } else if (a == "--flush-mult") {
             cfg.flush_mult = (int)parse_int("--flush-mult", value(), 2, 64);
         } else if (a == "--check-only") {
@@ -550,7 +577,21 @@ struct DevBuf {
             cudaFree(p);
     }
     template <class T> T *as() const { return static_cast<T *>(p); }
+    /* nullptr (and the CUDA error cleared) when cudaMalloc fails, instead of dying. */
+    static std::unique_ptr<DevBuf> try_alloc(size_t n)
+    {
+        std::unique_ptr<DevBuf> b(new DevBuf());
+        if (cudaMalloc(&b->p, std::max<size_t>(n, 16)) != cudaSuccess) {
+            b->p = nullptr;
+            (void)cudaGetLastError();
+            return nullptr;
+        }
+        b->bytes = n;
+        return b;
+    }
 };
+
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* dense[r*cols + col[j]] = val[j] for the entries of row r; one warp per row. */
 template <class T>
@@ -606,20 +647,32 @@ struct Timer {
         ev0.clear();
         ev1.clear();
     }
-    /* Median microseconds of `iters` launches, each after an L2 flush; NaN when a launch reports failure. */
-    double median_us(const std::function<bool()> &launch)
+    /* Median microseconds of `iters` launches; NaN when a launch reports failure. copies = 0: write flush, every
+     * launch is launch(0) after an L2 flush. copies = K >= 2: rotation, no flush; the j-th launch (warm-ups first,
+     * then the timed ones, one count) is launch(j % K), and there are max(warmup, K) warm-ups so that every copy
+     * has been read once before the timed launches. */
+    double median_us(int copies, const std::function<bool(int)> &launch)
     {
-        spin_ns<<<1, 1, 0, stream>>>(3000000);
+        const bool rot = copies >= 2;
+        const int w = rot ? std::max(warmup, copies) : warmup;
+        /* The host must queue the series ahead of the GPU; without flushes between them the launches follow each
+         * other closely, so the head start grows with their number (about 15 us each, up to 200 ms). */
+        const uint64_t spin = rot ? std::min<uint64_t>(200000000ull, std::max<uint64_t>(3000000ull,
+                                                                                      15000ull * (uint64_t)(w + iters)))
+                                  : 3000000ull;
+        spin_ns<<<1, 1, 0, stream>>>(spin);
         CUDA_OK(cudaGetLastError());
-        for (int i = 0; i < warmup; ++i) {
-            CUDA_OK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes, stream));
-            if (!launch())
+        for (int i = 0; i < w; ++i) {
+            if (!rot)
+                CUDA_OK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes, stream));
+            if (!launch(rot ? i % copies : 0))
                 return NAN;
         }
         for (int i = 0; i < iters; ++i) {
-            CUDA_OK(cudaMemsetAsync(flush, (i + 1) & 0xFF, flush_bytes, stream));
+            if (!rot)
+                CUDA_OK(cudaMemsetAsync(flush, (i + 1) & 0xFF, flush_bytes, stream));
             CUDA_OK(cudaEventRecord(ev0[(size_t)i], stream));
-            if (!launch())
+            if (!launch(rot ? (w + i) % copies : 0))
                 return NAN;
             CUDA_OK(cudaEventRecord(ev1[(size_t)i], stream));
         }
@@ -683,10 +736,15 @@ struct Row {
     int64_t macko_bytes = 0;
     double err_macko = NAN, err_cusparse = NAN, err_cublas_ref = NAN;
     std::string status = "ok";
+    /* How L2 was kept cold: "write", "rotate" (copies per method in k_*), "write-fallback" (--flush rotate, but the
+     * copies did not fit: status "ok (write flush)"), "none" (--check-only). */
+    std::string flush = "write";
+    int k_blas = 0, k_sp = 0, k_macko = 0;
     double vs_cublas() const { return cublas_us / macko_us; }
     double vs_cusparse() const { return cusparse_us / macko_us; }
     double macko_gbps() const { return (double)macko_bytes / (macko_us * 1e3); }
-    bool ok() const { return status == "ok"; }
+    /* "ok", or "ok (...)" for a passed row with a remark (e.g. "ok (write flush)"). */
+    bool ok() const { return status == "ok" || status.rfind("ok (", 0) == 0; }
 };
 
 struct Env {
@@ -712,7 +770,7 @@ static void write_csv_header(FILE *f)
                "cusparse_alg,cusparse_default_us,cusparse_alg2_us,macko_us,speedup_vs_cublas,speedup_vs_cusparse,"
                "macko_bytes,macko_gbps,macko_pct_copy,copy_gbps,cublas_gbps,effective_density,macko_storage_bytes,"
                "macko_entries,macko_entries_padded,rel_err_macko,rel_err_cusparse,rel_err_cublas_spot,status,"
-               "cusparse_algs\n");
+               "cusparse_algs,flush,rotate_k_cublas,rotate_k_cusparse,rotate_k_macko\n");
 }
 
 static void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
@@ -724,8 +782,9 @@ static void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row 
     for (char &c : st)
         if (c == '"')
             c = '\'';
+    auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string(); };
     fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%g,%d,%" PRId64 ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64
-               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\"\n",
+               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\",%s,%s,%s,%s\n",
             cfg.fp32 ? "S" : "H", r.s.rows, r.s.cols, r.density, r.n, r.nnz, g(r.cublas_us).c_str(),
             r.cublas_variant.c_str(), g(r.gemm_us).c_str(), g(r.gemv_us).c_str(), g(r.cusparse_us).c_str(),
             r.cusparse_alg.c_str(), g(r.sp_default_us).c_str(), g(r.sp_alg2_us).c_str(), g(r.macko_us).c_str(),
@@ -733,7 +792,7 @@ static void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row 
             g(100.0 * r.macko_gbps() / env.copy_gbps).c_str(), g(env.copy_gbps).c_str(),
             g(dense_bytes / (r.cublas_us * 1e3)).c_str(), g(r.effd).c_str(), r.storage, r.entries, r.entries_padded,
             g(r.err_macko).c_str(), g(r.err_cusparse).c_str(), g(r.err_cublas_ref).c_str(), st.c_str(),
-            r.cusparse_algs.c_str());
+            r.cusparse_algs.c_str(), r.flush.c_str(), k(r.k_blas).c_str(), k(r.k_sp).c_str(), k(r.k_macko).c_str());
     fflush(f);
 }
 
@@ -761,9 +820,12 @@ static std::string report_body(const Config &cfg, const Env &env, const std::vec
 {
     const double tsz = cfg.fp32 ? 4.0 : 2.0;
     std::string o;
+    const bool kcol = cfg.rotate && !cfg.check_only; /* K column: copies per method, or the flush ("write-fallback") */
     o += "| shape | density | n | cuBLAS µs | cuSPARSE µs | macko µs | vs cuBLAS | vs cuSPARSE | macko GB/s | % copy | "
-         "cuBLAS GB/s | eff. density | rel. err | status |\n";
-    o += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "cuBLAS GB/s | eff. density | rel. err | ";
+    o += kcol ? "K cuBLAS/cuSPARSE/macko | status |\n" : "status |\n";
+    o += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+    o += kcol ? "---|\n" : "\n";
     for (const Row &r : rows) {
         const double dense_bytes =
             tsz * ((double)r.s.rows * (double)r.s.cols + (double)r.s.rows + (double)r.s.cols);
@@ -773,7 +835,12 @@ static std::string report_body(const Config &cfg, const Env &env, const std::vec
              fmt_num(r.vs_cusparse(), "%.2fx") + " | " + fmt_num(r.macko_gbps(), "%.0f") + " | " +
              fmt_num(100.0 * r.macko_gbps() / env.copy_gbps, "%.1f%%") + " | " +
              fmt_num(dense_bytes / (r.cublas_us * 1e3), "%.0f") + " | " + fmt_num(r.effd, "%.3f") + " | " +
-             fmt_num(r.err_macko, "%.1e") + " | " + (r.ok() ? "ok" : "**" + r.status + "**") + " |\n";
+             fmt_num(r.err_macko, "%.1e") + " | ";
+        if (kcol) {
+            auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string("–"); };
+            o += (r.flush == "rotate" ? k(r.k_blas) + "/" + k(r.k_sp) + "/" + k(r.k_macko) : r.flush) + " | ";
+        }
+        o += (r.ok() ? r.status : "**" + r.status + "**") + " |\n";
     }
     const auto geo = geomeans(rows);
     if (!geo.empty()) {
@@ -800,9 +867,22 @@ static std::string report_header(const Config &cfg, const Env &env)
               cfg.fp32 ? "fp32 (macko_Sspmv)" : "fp16 (macko_Hspmv)", cfg.seed);
     o += "- matrices: exactly round(d·R·C) nonzeros at uniformly random positions, values uniform in [-1, 1] "
          "(never 0), x uniform in [-1, 1]; alpha = 1, beta = 0\n";
-    o += strf("- timing: CUDA events around each launch only; %d warm-ups, median of %d launches; L2 flushed before "
-              "every launch by cudaMemsetAsync of a %.0f MiB buffer (%d x L2), outside the timed region\n",
-              cfg.warmup, cfg.iters, (double)env.flush_bytes / 1048576.0, cfg.flush_mult);
+    if (!cfg.rotate)
+        o += strf("- timing (--flush write): CUDA events around each launch only; %d warm-ups, median of %d launches; "
+                  "L2 flushed before every launch by cudaMemsetAsync of a %.0f MiB buffer (%d x L2), outside the timed "
+                  "region\n",
+                  cfg.warmup, cfg.iters, (double)env.flush_bytes / 1048576.0, cfg.flush_mult);
+    else
+        o += strf("- timing (--flush rotate): CUDA events around each launch only; median of %d launches after "
+                  "max(%d, K) warm-ups; no flush: each method's launches cycle through K copies of all the inputs it "
+                  "reads (launch i reads copy i mod K, warm-ups included; outputs shared), K = max(2, ceil(%d x L2 / "
+                  "bytes one launch reads)) per method and row (column K), with bytes read = cuBLAS: dense A + x (B); "
+                  "cuSPARSE: row_ptr + col_ind + values + x (B), work buffer not counted (one per copy, "
+                  "preprocessed); macko: values + deltas + row_ptr + x (B). A row whose copies need more than the "
+                  "free device memory less 1 GiB, or K > %d, uses the write flush instead (status 'ok (write flush)', "
+                  "K column 'write-fallback'): cudaMemsetAsync of a %.0f MiB buffer (%d x L2) before every launch\n",
+                  cfg.iters, cfg.warmup, kRotateL2Mult, kMaxCopies, (double)env.flush_bytes / 1048576.0,
+                  cfg.flush_mult);
     o += strf("- device-to-device copy bandwidth (1 GiB cudaMemcpy, read + write): %.0f GB/s\n", env.copy_gbps);
     if (cfg.fp32)
         o += "- cuBLAS = cublasSgemv (row-major A, CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 fp32, CUDA_R_32F, "
@@ -847,6 +927,14 @@ struct Ctx {
     Timer timer;
 };
 
+static std::vector<unsigned char> raw_bytes(const DevBuf &d, cudaStream_t stream)
+{
+    std::vector<unsigned char> out(d.bytes);
+    CUDA_OK(cudaMemcpyAsync(out.data(), d.p, d.bytes, cudaMemcpyDeviceToHost, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    return out;
+}
+
 static std::vector<double> to_host(const DevBuf &d, int64_t n, bool fp32, cudaStream_t stream)
 {
     std::vector<double> out((size_t)n);
@@ -884,12 +972,190 @@ static std::string macko_error(const char *fn, macko_status_t st)
     return strf("%s: %s (%s)", fn, macko_get_status_name(st), macko_get_last_error_message());
 }
 
+// ------------------------------------------------------------------------------------------------ --flush rotate
+
+/* Room counted for each extra cudaMalloc when estimating whether the copies fit (allocation granularity). */
+static const size_t kAllocSlack = size_t(2) << 20;
+/* Free device memory left untouched by the copies. */
+static const size_t kSpareBytes = size_t(1) << 30;
+/* Copies inside one allocation start this many bytes apart at least (cudaMalloc's own alignment). */
+static const size_t kCopyAlign = 256;
+
+/* K for one method: the smallest count with K x bytes >= kRotateL2Mult x L2, at least 2. */
+static int64_t copies_for(int64_t bytes_per_launch, size_t l2)
+{
+    const int64_t want = (int64_t)kRotateL2Mult * (int64_t)std::max<size_t>(l2, size_t(1) << 20);
+    const int64_t b = std::max<int64_t>(bytes_per_launch, 1);
+    return std::max<int64_t>(2, (want + b - 1) / b);
+}
+
+/* The matrix inputs of one (shape, density) and, for --flush rotate, their copies: index 0 is the original (the one
+ * the checks use), the others are made on demand by grow() and kept for every n of the case (K only shrinks as n
+ * grows, so n = 1 usually makes all of them). */
+struct Pool {
+    struct Csr {
+        const void *rp, *col, *val;
+    };
+    macko_handle_t handle = nullptr;
+    cudaStream_t stream = nullptr;
+    bool fp32 = false;
+    int64_t rows = 0, cols = 0, storage = 0;
+    size_t dense_bytes = 0, rp_bytes = 0, col_bytes = 0, val_bytes = 0;
+    std::vector<const void *> dense;
+    std::vector<Csr> csr;
+    std::vector<macko_mat_t> macko; /* [0] is the case's matrix (not owned), the others are destroyed here */
+    std::vector<std::unique_ptr<DevBuf>> owned;
+
+    Pool() = default;
+    Pool(const Pool &) = delete;
+    Pool &operator=(const Pool &) = delete;
+    ~Pool()
+    {
+        for (size_t i = 1; i < macko.size(); ++i)
+            macko_mat_destroy(macko[i]);
+    }
+    /* Device bytes that grow(kb, ks, km) would allocate, counted generously. */
+    size_t need(int64_t kb, int64_t ks, int64_t km) const
+    {
+        size_t n = 0;
+        for (int64_t k = (int64_t)dense.size(); k < kb; ++k)
+            n += dense_bytes + kAllocSlack;
+        for (int64_t k = (int64_t)csr.size(); k < ks; ++k)
+            n += rp_bytes + col_bytes + val_bytes + 3 * kAllocSlack;
+        for (int64_t k = (int64_t)macko.size(); k < km; ++k)
+            n += (size_t)storage + 3 * kAllocSlack;
+        return n;
+    }
+    /* Makes copies until there are kb dense, ks CSR and km macko matrices (km = 0: no macko copies). Returns "" or,
+     * when device memory ran out, why; a macko call failing for another reason sets macko_fail and makes no more
+     * macko copies (the baselines' copies are still made). */
+    std::string grow(int64_t kb, int64_t ks, int64_t km, std::string &macko_fail)
+    {
+        auto dup = [&](const void *src, size_t bytes) -> const void * {
+            std::unique_ptr<DevBuf> b = DevBuf::try_alloc(bytes);
+            if (!b)
+                return nullptr;
+            CUDA_OK(cudaMemcpyAsync(b->p, src, bytes, cudaMemcpyDeviceToDevice, stream));
+            owned.push_back(std::move(b));
+            return owned.back()->p;
+        };
+        while ((int64_t)dense.size() < kb) {
+            const void *d = dup(dense[0], dense_bytes);
+            if (!d)
+                return strf("cudaMalloc of a dense copy (%.3f GB) failed", (double)dense_bytes / 1e9);
+            dense.push_back(d);
+        }
+        while ((int64_t)csr.size() < ks) {
+            const Csr c{dup(csr[0].rp, rp_bytes), dup(csr[0].col, col_bytes), dup(csr[0].val, val_bytes)};
+            if (!c.rp || !c.col || !c.val)
+                return "cudaMalloc of a CSR copy failed";
+            csr.push_back(c);
+        }
+        if ((int64_t)macko.size() < km) {
+            const void *values = nullptr, *row_ptr = nullptr;
+            const uint8_t *deltas = nullptr;
+            int64_t entries = 0;
+            macko_status_t st = macko_mat_get_macko_host(macko[0], &values, &deltas, &row_ptr, nullptr, &entries,
+                                                         nullptr);
+            if (st != MACKO_STATUS_SUCCESS) {
+                macko_fail = macko_error("macko_mat_get_macko_host", st);
+                return "";
+            }
+            while ((int64_t)macko.size() < km) {
+                /* The same encoding, imported (validated, copied), uploaded and analysed like the original; its
+                 * host copy is released once on the device. */
+                macko_mat_t B = nullptr;
+                const char *fn = "macko_mat_create_macko_host";
+                st = macko_mat_create_macko_host(&B, rows, cols, fp32 ? MACKO_R_32F : MACKO_R_16F, entries, values,
+                                                 deltas, row_ptr);
+                if (st == MACKO_STATUS_SUCCESS && (st = macko_mat_upload(handle, B)) != MACKO_STATUS_SUCCESS)
+                    fn = "macko_mat_upload";
+                else if (st == MACKO_STATUS_SUCCESS &&
+                         (st = macko_analysis(handle, MACKO_OPERATION_NON_TRANSPOSE, B)) != MACKO_STATUS_SUCCESS)
+                    fn = "macko_analysis";
+                else if (st == MACKO_STATUS_SUCCESS && (st = macko_mat_release_host(B)) != MACKO_STATUS_SUCCESS)
+                    fn = "macko_mat_release_host";
+                if (st != MACKO_STATUS_SUCCESS) {
+                    const std::string e = macko_error(fn, st);
+                    macko_mat_destroy(B);
+                    (void)cudaGetLastError();
+                    if (st == MACKO_STATUS_ALLOC_FAILED)
+                        return "macko copy: " + e;
+                    macko_fail = e;
+                    return "";
+                }
+                macko.push_back(B);
+            }
+        }
+        CUDA_OK(cudaStreamSynchronize(stream));
+        return "";
+    }
+};
+
+/* One row's rotation: K per method (0 = that method uses the write flush / is not timed) and the copies of x (n = 1)
+ * or B (n > 1), index 0 the original. */
+struct Rotation {
+    bool on = false;
+    int kb = 0, ks = 0, km = 0;
+    std::vector<const void *> x;
+    std::unique_ptr<DevBuf> slab;
+    explicit Rotation(const void *x0) : x{x0} {}
+};
+
+/* Plans the row's copies: K per method from the bytes one launch reads (x_bytes = x or B), checks that the copies
+ * not made yet (pool, x/B copies and sp_per_copy bytes of cuSPARSE work buffers per extra CSR copy) fit in the free
+ * device memory less kSpareBytes, and makes them. True: rot.on, rot.k*, rot.x set (the caller still makes its
+ * cuSPARSE descriptors per copy). False: the row uses the write flush; why says why. macko_fail: see Pool::grow. */
+static bool setup_rotation(Pool &pool, Rotation &rot, size_t l2, size_t x_bytes, bool with_macko, size_t sp_per_copy,
+                           std::string &why, std::string &macko_fail)
+{
+    const int64_t xb = (int64_t)x_bytes;
+    const int64_t kb = copies_for((int64_t)pool.dense_bytes + xb, l2);
+    const int64_t ks = copies_for((int64_t)(pool.rp_bytes + pool.col_bytes + pool.val_bytes) + xb, l2);
+    const int64_t km = with_macko ? copies_for(pool.storage + xb, l2) : 0;
+    if (std::max(kb, std::max(ks, km)) > kMaxCopies) {
+        why = strf("K = %" PRId64 "/%" PRId64 "/%" PRId64 " (cuBLAS/cuSPARSE/macko) is more than %d copies", kb, ks, km,
+                   kMaxCopies);
+        return false;
+    }
+    const int64_t kx = std::max(kb, std::max(ks, km));
+    const size_t x_stride = round_up(x_bytes, kCopyAlign);
+    const size_t need = pool.need(kb, ks, km) + (size_t)(kx - 1) * x_stride + kAllocSlack +
+                        (size_t)(ks - 1) * sp_per_copy;
+    size_t free_b = 0, total_b = 0;
+    CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+    if (need + kSpareBytes > free_b) {
+        why = strf("the copies need %.2f GB, %.2f GB free (1 GiB kept spare)", (double)need / 1e9,
+                   (double)free_b / 1e9);
+        return false;
+    }
+    why = pool.grow(kb, ks, km, macko_fail);
+    if (!why.empty())
+        return false;
+    rot.slab = DevBuf::try_alloc((size_t)(kx - 1) * x_stride);
+    if (!rot.slab) {
+        why = strf("cudaMalloc of the x/B copies (%.3f GB) failed", (double)((size_t)(kx - 1) * x_stride) / 1e9);
+        return false;
+    }
+    rot.x.resize(1);
+    for (int64_t k = 1; k < kx; ++k) {
+        void *dst = rot.slab->as<unsigned char>() + (size_t)(k - 1) * x_stride;
+        CUDA_OK(cudaMemcpyAsync(dst, rot.x[0], x_bytes, cudaMemcpyDeviceToDevice, pool.stream));
+        rot.x.push_back(dst);
+    }
+    CUDA_OK(cudaStreamSynchronize(pool.stream));
+    rot.on = true;
+    rot.kb = (int)kb;
+    rot.ks = (int)ks;
+    rot.km = macko_fail.empty() ? (int)km : 0;
+    return true;
+}
+
 /* One SpMM row (n > 1) on the matrix of run_case: B is C x n and the results R x n, column-major with ld = rows.
  * cublasGemmEx with N = n is the reference (spot-checked against a double host product); every cusparseSpMM CSR
  * algorithm that accepts the problem is checked against it and timed (the fastest is reported), and so is
- * macko_Hspmm / macko_Sspmm. */
-static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp, const DevBuf &d_col,
-                    const DevBuf &d_val, const DevBuf &d_dense, Row row, int n, uint64_t cseed, const std::string &tag)
+ * macko_Hspmm / macko_Sspmm. The matrix inputs (and their copies for --flush rotate) are pool's. */
+static Row run_spmm(Ctx &cx, const HostCsr &m, Pool &pool, Row row, int n, uint64_t cseed, const std::string &tag)
 {
     const Config &cfg = *cx.cfg;
     const bool fp32 = cfg.fp32;
@@ -920,14 +1186,16 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp
     CUDA_OK(cudaMemcpyAsync(d_b.p, hb.data(), d_b.bytes, cudaMemcpyHostToDevice, st));
     const float alpha = 1.0f, beta = 0.0f;
     const int iR = (int)R, iC = (int)C;
+    Rotation rot(d_b.p); /* B copies (rot.x[k]); the matrix copies are pool.*[k]; k = 0: the originals */
 
     // ---- cuBLAS GemmEx, N = n: the reference
-    auto blas_mm = [&](void *c) -> bool {
-        return cublasGemmEx(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, iR, n, iC, &alpha, d_dense.p, vt, iC, d_b.p, vt, iC,
-                            &beta, c, vt, iR, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+    auto blas_mm = [&](void *c, int k) -> bool {
+        return cublasGemmEx(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, iR, n, iC, &alpha, pool.dense[(size_t)k], vt, iC,
+                            rot.x[(size_t)k], vt, iC, &beta, c, vt, iR, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
     };
     CUDA_OK(cudaMemsetAsync(d_cref.p, 0xFF, d_cref.bytes, st));
-    if (!blas_mm(d_cref.p))
+    if (!blas_mm(d_cref.p, 0))
         die("%s: cublasGemmEx (N = %d) failed", tag.c_str(), n);
     const std::vector<double> cref = to_host(d_cref, R * n, fp32, st);
     {
@@ -952,12 +1220,14 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp
     }
 
     // ---- cuSPARSE SpMM: CSR int32, column-major B and C, every algorithm that takes the problem
+    // (copy k of the inputs: descriptors A[k] and mb[k], work buffer buf[k]; k = 0 made here)
     struct SpAlg {
         cusparseSpMMAlg_t alg = CUSPARSE_SPMM_ALG_DEFAULT;
         const char *name = "";
-        cusparseSpMatDescr_t A = nullptr;
-        std::unique_ptr<DevBuf> buf;
-        bool ok = false;
+        std::vector<cusparseSpMatDescr_t> A;
+        std::vector<std::unique_ptr<DevBuf>> buf;
+        size_t buf_bytes = 0;
+        bool ok = false, timed = false;
         double us = NAN, once_us = NAN; /* median of the timing series; one untimed-method run after the check */
     };
     SpAlg algs[4];
@@ -968,35 +1238,49 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp
         algs[i].alg = alg_ids[i];
         algs[i].name = alg_names[i];
     }
-    cusparseDnMatDescr_t mb = nullptr, mc = nullptr;
-    CUSPARSE_OK(cusparseCreateDnMat(&mb, C, n, C, d_b.p, vt, CUSPARSE_ORDER_COL));
+    std::vector<cusparseDnMatDescr_t> mb;
+    cusparseDnMatDescr_t mc = nullptr;
+    {
+        cusparseDnMatDescr_t b0 = nullptr;
+        CUSPARSE_OK(cusparseCreateDnMat(&b0, C, n, C, d_b.p, vt, CUSPARSE_ORDER_COL));
+        mb.push_back(b0);
+    }
     CUSPARSE_OK(cusparseCreateDnMat(&mc, R, n, R, d_c.p, vt, CUSPARSE_ORDER_COL));
     const cusparseOperation_t opn = CUSPARSE_OPERATION_NON_TRANSPOSE;
-    auto sparse_mm = [&](SpAlg &a) -> bool {
-        return cusparseSpMM(cx.sparse, opn, opn, &alpha, a.A, mb, &beta, mc, CUDA_R_32F, a.alg, a.buf->p) ==
-               CUSPARSE_STATUS_SUCCESS;
+    auto sparse_mm = [&](SpAlg &a, int k) -> bool {
+        return cusparseSpMM(cx.sparse, opn, opn, &alpha, a.A[(size_t)k], mb[(size_t)k], &beta, mc, CUDA_R_32F, a.alg,
+                            a.buf[(size_t)k]->p) == CUSPARSE_STATUS_SUCCESS;
+    };
+    auto csr_descr = [&](size_t k) {
+        cusparseSpMatDescr_t d = nullptr;
+        const Pool::Csr &c = pool.csr[k];
+        CUSPARSE_OK(cusparseCreateCsr(&d, R, C, m.nnz, const_cast<void *>(c.rp), const_cast<void *>(c.col),
+                                      const_cast<void *>(c.val), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                      CUSPARSE_INDEX_BASE_ZERO, vt));
+        return d;
     };
     row.err_cusparse = 0;
     std::string why[4];
     for (int i = 0; i < 4; ++i) {
         SpAlg &a = algs[i];
-        CUSPARSE_OK(cusparseCreateCsr(&a.A, R, C, m.nnz, d_rp.p, d_col.p, d_val.p, CUSPARSE_INDEX_32I,
-                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
+        a.A.push_back(csr_descr(0));
         size_t bs = 0;
-        cusparseStatus_t ss = cusparseSpMM_bufferSize(cx.sparse, opn, opn, &alpha, a.A, mb, &beta, mc, CUDA_R_32F,
-                                                      a.alg, &bs);
+        cusparseStatus_t ss = cusparseSpMM_bufferSize(cx.sparse, opn, opn, &alpha, a.A[0], mb[0], &beta, mc,
+                                                      CUDA_R_32F, a.alg, &bs);
         if (ss != CUSPARSE_STATUS_SUCCESS) {
             why[i] = strf("n/a (bufferSize: %s)", cusparseGetErrorString(ss));
             continue;
         }
-        a.buf.reset(new DevBuf(bs));
-        ss = cusparseSpMM_preprocess(cx.sparse, opn, opn, &alpha, a.A, mb, &beta, mc, CUDA_R_32F, a.alg, a.buf->p);
+        a.buf_bytes = bs;
+        a.buf.emplace_back(new DevBuf(bs));
+        ss = cusparseSpMM_preprocess(cx.sparse, opn, opn, &alpha, a.A[0], mb[0], &beta, mc, CUDA_R_32F, a.alg,
+                                     a.buf[0]->p);
         if (ss != CUSPARSE_STATUS_SUCCESS) {
             why[i] = strf("n/a (preprocess: %s)", cusparseGetErrorString(ss));
             continue;
         }
         CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
-        if (!sparse_mm(a)) {
+        if (!sparse_mm(a, 0)) {
             why[i] = "n/a (cusparseSpMM failed)";
             continue;
         }
@@ -1013,7 +1297,7 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp
         CUDA_OK(cudaEventCreate(&e0));
         CUDA_OK(cudaEventCreate(&e1));
         CUDA_OK(cudaEventRecord(e0, st));
-        const bool ran = sparse_mm(a);
+        const bool ran = sparse_mm(a, 0);
         CUDA_OK(cudaEventRecord(e1, st));
         CUDA_OK(cudaEventSynchronize(e1));
         float ms = 0;
@@ -1025,27 +1309,40 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp
     if (!std::any_of(algs, algs + 4, [](const SpAlg &a) { return a.ok; }))
         die("%s: no cusparseSpMM algorithm accepts the problem (%s; %s; %s; %s)", tag.c_str(), why[0].c_str(),
             why[1].c_str(), why[2].c_str(), why[3].c_str());
+    double best_once = INFINITY;
+    for (const SpAlg &a : algs)
+        if (a.ok && a.once_us < best_once)
+            best_once = a.once_us;
+    for (int i = 0; i < 4; ++i) {
+        SpAlg &a = algs[i];
+        a.timed = a.ok && a.once_us <= 10.0 * best_once;
+        if (a.ok && !a.timed && !cfg.check_only)
+            why[i] = strf("~%.0f (one run; over 10x the fastest, not timed)", a.once_us);
+    }
 
     // ---- macko
-    auto macko_mm = [&]() -> macko_status_t {
+    auto macko_mm = [&](int k) -> macko_status_t {
+        const macko_mat_t Ak = pool.macko[(size_t)k];
         if (fp32)
-            return macko_Sspmm(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, A, d_b.as<float>(), C, &beta,
-                               d_c.as<float>(), R);
-        return macko_Hspmm(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, A, d_b.as<macko_half>(), C, &beta,
-                           d_c.as<macko_half>(), R);
+            return macko_Sspmm(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, Ak,
+                               static_cast<const float *>(rot.x[(size_t)k]), C, &beta, d_c.as<float>(), R);
+        return macko_Hspmm(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, Ak,
+                           static_cast<const macko_half *>(rot.x[(size_t)k]), C, &beta, d_c.as<macko_half>(), R);
     };
     const char *mm_name = fp32 ? "macko_Sspmm" : "macko_Hspmm";
     bool macko_ok = row.ok();
     macko_status_t mst;
+    std::vector<unsigned char> cmacko; /* macko's checked result (copy 0), raw bytes */
     if (macko_ok) {
         CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
-        if ((mst = macko_mm()) != MACKO_STATUS_SUCCESS) {
+        if ((mst = macko_mm(0)) != MACKO_STATUS_SUCCESS) {
             row.status = "FAIL " + macko_error(mm_name, mst);
             macko_ok = false;
         } else {
             const cudaError_t ce = cudaStreamSynchronize(st);
             if (ce != cudaSuccess)
                 die("%s: %s left a CUDA error: %s", tag.c_str(), mm_name, cudaGetErrorString(ce));
+            cmacko = raw_bytes(d_c, st);
             row.err_macko = rel_l2(to_host(d_c, R * n, fp32, st), cref);
             if (!(row.err_macko <= tol)) {
                 row.status = strf("FAIL check: rel. err %.3g > %.0e", row.err_macko, tol);
@@ -1056,25 +1353,98 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp
     if (!macko_ok)
         fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
 
+    // ---- --flush rotate: the copies, and a check that the last copy of each method gives the checked result
+    if (cfg.rotate && !cfg.check_only) {
+        std::string rwhy, macko_fail;
+        size_t sp_per_copy = 0;
+        for (const SpAlg &a : algs)
+            if (a.timed)
+                sp_per_copy += round_up(a.buf_bytes, kCopyAlign) + kAllocSlack;
+        if (setup_rotation(pool, rot, cx.env->l2, d_b.bytes, macko_ok, sp_per_copy, rwhy, macko_fail)) {
+            for (size_t k = 1; k < (size_t)rot.ks && rot.on; ++k) {
+                cusparseDnMatDescr_t bk = nullptr;
+                CUSPARSE_OK(cusparseCreateDnMat(&bk, C, n, C, const_cast<void *>(rot.x[k]), vt, CUSPARSE_ORDER_COL));
+                mb.push_back(bk);
+                for (SpAlg &a : algs) {
+                    if (!a.timed)
+                        continue;
+                    a.A.push_back(csr_descr(k));
+                    std::unique_ptr<DevBuf> b = DevBuf::try_alloc(a.buf_bytes);
+                    if (!b) {
+                        rot.on = false;
+                        rwhy = strf("cudaMalloc of a cusparseSpMM buffer copy (%zu bytes) failed", a.buf_bytes);
+                        break;
+                    }
+                    a.buf.push_back(std::move(b));
+                    const cusparseStatus_t ss = cusparseSpMM_preprocess(cx.sparse, opn, opn, &alpha, a.A[k], mb[k],
+                                                                        &beta, mc, CUDA_R_32F, a.alg, a.buf[k]->p);
+                    if (ss != CUSPARSE_STATUS_SUCCESS) {
+                        rot.on = false;
+                        rwhy = strf("cusparseSpMM_preprocess (%s) on copy %zu: %s", a.name, k,
+                                    cusparseGetErrorString(ss));
+                        break;
+                    }
+                }
+            }
+        }
+        if (!macko_fail.empty()) {
+            row.status = "FAIL " + macko_fail + " (making the copies for --flush rotate)";
+            macko_ok = false;
+            fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+        }
+        if (rot.on) {
+            const int lb = rot.kb - 1, ls = rot.ks - 1;
+            CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
+            const bool ran = blas_mm(d_c.p, lb);
+            const double e = ran ? rel_l2(to_host(d_c, R * n, fp32, st), cref) : INFINITY;
+            if (!(e <= tol))
+                die("%s: cublasGemmEx on copy %d disagrees with copy 0 (rel. err %.3g)", tag.c_str(), lb, e);
+            for (SpAlg &a : algs) {
+                if (!a.timed)
+                    continue;
+                CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
+                const bool ok = sparse_mm(a, ls);
+                const double es = ok ? rel_l2(to_host(d_c, R * n, fp32, st), cref) : INFINITY;
+                if (!(es <= tol))
+                    die("%s: cusparseSpMM (%s) on copy %d disagrees with cuBLAS (rel. err %.3g)", tag.c_str(), a.name,
+                        ls, es);
+            }
+            if (macko_ok) {
+                CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
+                if ((mst = macko_mm(rot.km - 1)) != MACKO_STATUS_SUCCESS)
+                    row.status = "FAIL " + macko_error(mm_name, mst) + strf(" (copy %d)", rot.km - 1);
+                else if (raw_bytes(d_c, st) != cmacko)
+                    row.status = strf("FAIL check: copy %d gives other bytes than copy 0", rot.km - 1);
+                if (!row.ok()) {
+                    macko_ok = false;
+                    fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+                }
+            }
+            row.flush = "rotate";
+            row.k_blas = rot.kb;
+            row.k_sp = rot.ks;
+            row.k_macko = macko_ok ? rot.km : 0;
+        } else {
+            rot.kb = rot.ks = rot.km = 0;
+            row.flush = "write-fallback";
+            if (row.ok())
+                row.status = "ok (write flush)";
+            fprintf(stderr, "%s: warning: --flush rotate: %s; this row uses the write flush\n", tag.c_str(),
+                    rwhy.c_str());
+        }
+    }
+
     // ---- timing
     auto t0 = std::chrono::steady_clock::now();
     if (!cfg.check_only) {
-        row.gemm_us = cx.timer.median_us([&] { return blas_mm(d_c.p); });
+        row.gemm_us = cx.timer.median_us(rot.kb, [&](int k) { return blas_mm(d_c.p, k); });
         row.cublas_us = row.gemm_us;
         row.cublas_variant = "GemmEx";
-        double best_once = INFINITY;
-        for (const SpAlg &a : algs)
-            if (a.ok && a.once_us < best_once)
-                best_once = a.once_us;
         for (int i = 0; i < 4; ++i) {
             SpAlg &a = algs[i];
-            if (!a.ok)
+            if (!a.timed)
                 continue;
-            if (!(a.once_us <= 10.0 * best_once)) {
-                why[i] = strf("~%.0f (one run; over 10x the fastest, not timed)", a.once_us);
-                continue;
-            }
-            a.us = cx.timer.median_us([&] { return sparse_mm(a); });
+            a.us = cx.timer.median_us(rot.ks, [&](int k) { return sparse_mm(a, k); });
             why[i] = fmt_num(a.us, "%.1f");
             if (!(a.us >= row.cusparse_us)) {
                 row.cusparse_us = a.us;
@@ -1086,17 +1456,19 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, macko_mat_t A, const DevBuf &d_rp
         if (!std::isfinite(row.cublas_us) || !std::isfinite(row.cusparse_us))
             die("%s: a baseline launch failed during timing", tag.c_str());
         if (macko_ok) {
-            row.macko_us = cx.timer.median_us([&] { return macko_mm() == MACKO_STATUS_SUCCESS; });
+            row.macko_us = cx.timer.median_us(rot.km, [&](int k) { return macko_mm(k) == MACKO_STATUS_SUCCESS; });
             if (!std::isfinite(row.macko_us))
-                row.status = "FAIL " + macko_error(mm_name, macko_mm());
+                row.status = "FAIL " + macko_error(mm_name, macko_mm(0));
         }
     }
     for (int i = 0; i < 4; ++i)
         row.cusparse_algs += strf("%s%s=%s", i ? " " : "", algs[i].name, why[i].empty() ? "ok" : why[i].c_str());
     const double t_time = seconds_since(t0);
     for (SpAlg &a : algs)
-        cusparseDestroySpMat(a.A);
-    cusparseDestroyDnMat(mb);
+        for (cusparseSpMatDescr_t d : a.A)
+            cusparseDestroySpMat(d);
+    for (cusparseDnMatDescr_t b : mb)
+        cusparseDestroyDnMat(b);
     cusparseDestroyDnMat(mc);
     CUDA_OK(cudaStreamSynchronize(st));
 
@@ -1191,7 +1563,24 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
     if (row.ok() && (mst = macko_analysis(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, A)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_analysis", mst);
     const double t_setup0 = seconds_since(t0);
+    row.flush = cfg.check_only ? "none" : "write";
     const Row base = row;
+
+    // ---- the matrix inputs (and their copies for --flush rotate, made per row as needed)
+    Pool pool;
+    pool.handle = cx.macko;
+    pool.stream = st;
+    pool.fp32 = fp32;
+    pool.rows = R;
+    pool.cols = C;
+    pool.storage = row.storage;
+    pool.dense_bytes = d_dense.bytes;
+    pool.rp_bytes = d_rp.bytes;
+    pool.col_bytes = d_col.bytes;
+    pool.val_bytes = d_val.bytes;
+    pool.dense.push_back(d_dense.p);
+    pool.csr.push_back({d_rp.p, d_col.p, d_val.p});
+    pool.macko.push_back(A);
 
     if (std::find(ns.begin(), ns.end(), 1) != ns.end()) {
         t0 = std::chrono::steady_clock::now();
@@ -1199,23 +1588,28 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
 
         const float alpha = 1.0f, beta = 0.0f;
         const int iR = (int)R, iC = (int)C;
+        Rotation rot(d_x.p); /* x copies (rot.x[k]); the matrix copies are pool.*[k]; k = 0: the originals */
 
         // ---- cuBLAS: row-major A is a column-major C x R matrix; y = A x is op T on it
-        auto blas_gemm = [&](void *y) -> bool {
-            return cublasGemmEx(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, iR, 1, iC, &alpha, d_dense.p, vt, iC, d_x.p, vt, iC,
-                                &beta, y, vt, iR, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+        auto blas_gemm = [&](void *y, int k) -> bool {
+            return cublasGemmEx(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, iR, 1, iC, &alpha, pool.dense[(size_t)k], vt, iC,
+                                rot.x[(size_t)k], vt, iC, &beta, y, vt, iR, CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
         };
-        auto blas_gemv = [&](void *y) -> bool {
+        auto blas_gemv = [&](void *y, int k) -> bool {
             if (fp32)
-                return cublasSgemv(cx.blas, CUBLAS_OP_T, iC, iR, &alpha, d_dense.as<float>(), iC, d_x.as<float>(), 1,
-                                   &beta, static_cast<float *>(y), 1) == CUBLAS_STATUS_SUCCESS;
-            return cublasHSHgemvStridedBatched(cx.blas, CUBLAS_OP_T, iC, iR, &alpha, d_dense.as<__half>(), iC,
-                                               (long long)R * C, d_x.as<__half>(), 1, C, &beta,
-                                               static_cast<__half *>(y), 1, R, 1) == CUBLAS_STATUS_SUCCESS;
+                return cublasSgemv(cx.blas, CUBLAS_OP_T, iC, iR, &alpha,
+                                   static_cast<const float *>(pool.dense[(size_t)k]), iC,
+                                   static_cast<const float *>(rot.x[(size_t)k]), 1, &beta, static_cast<float *>(y),
+                                   1) == CUBLAS_STATUS_SUCCESS;
+            return cublasHSHgemvStridedBatched(cx.blas, CUBLAS_OP_T, iC, iR, &alpha,
+                                               static_cast<const __half *>(pool.dense[(size_t)k]), iC,
+                                               (long long)R * C, static_cast<const __half *>(rot.x[(size_t)k]), 1, C,
+                                               &beta, static_cast<__half *>(y), 1, R, 1) == CUBLAS_STATUS_SUCCESS;
         };
         // The reference: GemmEx for fp16, Sgemv for fp32.
         CUDA_OK(cudaMemsetAsync(d_yref.p, 0xFF, d_yref.bytes, st));
-        if (!(fp32 ? blas_gemv(d_yref.p) : blas_gemm(d_yref.p)))
+        if (!(fp32 ? blas_gemv(d_yref.p, 0) : blas_gemm(d_yref.p, 0)))
             die("%s: cuBLAS reference call failed", tag.c_str());
         const std::vector<double> yref = to_host(d_yref, R, fp32, st);
         {
@@ -1241,7 +1635,7 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
         }
         if (!fp32) {
             CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
-            if (!blas_gemv(d_y.p))
+            if (!blas_gemv(d_y.p, 0))
                 die("%s: cublasHSHgemvStridedBatched failed", tag.c_str());
             const double e = rel_l2(to_host(d_y, R, fp32, st), yref);
             if (!(e <= tol))
@@ -1249,30 +1643,52 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
         }
 
         // ---- cuSPARSE: CSR int32, both algorithms, each with its own descriptor and preprocessed buffer
+        // (copy k of the inputs: descriptors spA[a][k] and vx[k], work buffer spbuf[a][k]; k = 0 made here)
         const cusparseSpMVAlg_t algs[2] = {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG2};
-        cusparseSpMatDescr_t spA[2] = {nullptr, nullptr};
-        cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
-        std::unique_ptr<DevBuf> spbuf[2];
-        CUSPARSE_OK(cusparseCreateDnVec(&vx, C, d_x.p, vt));
+        std::vector<cusparseSpMatDescr_t> spA[2];
+        std::vector<cusparseDnVecDescr_t> vx;
+        cusparseDnVecDescr_t vy = nullptr;
+        std::vector<std::unique_ptr<DevBuf>> spbuf[2];
+        size_t spbuf_bytes[2] = {0, 0};
+        /* Descriptors, buffer and preprocessing of copy k = vx.size(); false when its buffer cannot be allocated. */
+        auto add_sparse_copy = [&]() -> bool {
+            const size_t k = vx.size();
+            cusparseDnVecDescr_t v = nullptr;
+            CUSPARSE_OK(cusparseCreateDnVec(&v, C, const_cast<void *>(rot.x[k]), vt));
+            vx.push_back(v);
+            for (int a = 0; a < 2; ++a) {
+                cusparseSpMatDescr_t d = nullptr;
+                const Pool::Csr &c = pool.csr[k];
+                CUSPARSE_OK(cusparseCreateCsr(&d, R, C, m.nnz, const_cast<void *>(c.rp), const_cast<void *>(c.col),
+                                              const_cast<void *>(c.val), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                              CUSPARSE_INDEX_BASE_ZERO, vt));
+                spA[a].push_back(d);
+                size_t bs = 0;
+                CUSPARSE_OK(cusparseSpMV_bufferSize(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, d, v, &beta,
+                                                    vy, CUDA_R_32F, algs[a], &bs));
+                spbuf_bytes[a] = std::max(spbuf_bytes[a], bs);
+                std::unique_ptr<DevBuf> b = DevBuf::try_alloc(bs);
+                if (!b) {
+                    if (k == 0)
+                        die("%s: cudaMalloc of the cusparseSpMV buffer (%zu bytes) failed", tag.c_str(), bs);
+                    return false;
+                }
+                spbuf[a].push_back(std::move(b));
+                CUSPARSE_OK(cusparseSpMV_preprocess(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, d, v, &beta,
+                                                    vy, CUDA_R_32F, algs[a], spbuf[a].back()->p));
+            }
+            return true;
+        };
         CUSPARSE_OK(cusparseCreateDnVec(&vy, R, d_y.p, vt));
-        for (int a = 0; a < 2; ++a) {
-            CUSPARSE_OK(cusparseCreateCsr(&spA[a], R, C, m.nnz, d_rp.p, d_col.p, d_val.p, CUSPARSE_INDEX_32I,
-                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
-            size_t bs = 0;
-            CUSPARSE_OK(cusparseSpMV_bufferSize(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta,
-                                                vy, CUDA_R_32F, algs[a], &bs));
-            spbuf[a].reset(new DevBuf(bs));
-            CUSPARSE_OK(cusparseSpMV_preprocess(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta,
-                                                vy, CUDA_R_32F, algs[a], spbuf[a]->p));
-        }
-        auto sparse_mv = [&](int a) -> bool {
-            return cusparseSpMV(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a], vx, &beta, vy, CUDA_R_32F,
-                                algs[a], spbuf[a]->p) == CUSPARSE_STATUS_SUCCESS;
+        add_sparse_copy();
+        auto sparse_mv = [&](int a, int k) -> bool {
+            return cusparseSpMV(cx.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, spA[a][(size_t)k], vx[(size_t)k],
+                                &beta, vy, CUDA_R_32F, algs[a], spbuf[a][(size_t)k]->p) == CUSPARSE_STATUS_SUCCESS;
         };
         row.err_cusparse = 0;
         for (int a = 0; a < 2; ++a) {
             CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
-            if (!sparse_mv(a))
+            if (!sparse_mv(a, 0))
                 die("%s: cusparseSpMV (alg %d) failed", tag.c_str(), (int)algs[a]);
             const double e = rel_l2(to_host(d_y, R, fp32, st), yref);
             row.err_cusparse = std::max(row.err_cusparse, e);
@@ -1281,24 +1697,27 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
         }
 
         // ---- macko: upload, analysis, check against cuBLAS
-        auto macko_mv = [&]() -> macko_status_t {
+        auto macko_mv = [&](int k) -> macko_status_t {
+            const macko_mat_t Ak = pool.macko[(size_t)k];
             if (fp32)
-                return macko_Sspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A, d_x.as<float>(), 1, &beta,
-                                   d_y.as<float>(), 1);
-            return macko_Hspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A, d_x.as<macko_half>(), 1, &beta,
-                               d_y.as<macko_half>(), 1);
+                return macko_Sspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, Ak,
+                                   static_cast<const float *>(rot.x[(size_t)k]), 1, &beta, d_y.as<float>(), 1);
+            return macko_Hspmv(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, &alpha, Ak,
+                               static_cast<const macko_half *>(rot.x[(size_t)k]), 1, &beta, d_y.as<macko_half>(), 1);
         };
         const char *mv_name = fp32 ? "macko_Sspmv" : "macko_Hspmv";
         bool macko_ok = row.ok();
+        std::vector<unsigned char> ymacko; /* macko's checked result (copy 0), raw bytes */
         if (macko_ok) {
             CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
-            if ((mst = macko_mv()) != MACKO_STATUS_SUCCESS) {
+            if ((mst = macko_mv(0)) != MACKO_STATUS_SUCCESS) {
                 row.status = "FAIL " + macko_error(mv_name, mst);
                 macko_ok = false;
             } else {
                 const cudaError_t ce = cudaStreamSynchronize(st);
                 if (ce != cudaSuccess)
                     die("%s: %s left a CUDA error: %s", tag.c_str(), mv_name, cudaGetErrorString(ce));
+                ymacko = raw_bytes(d_y, st);
                 row.err_macko = rel_l2(to_host(d_y, R, fp32, st), yref);
                 if (!(row.err_macko <= tol)) {
                     row.status = strf("FAIL check: rel. err %.3g > %.0e", row.err_macko, tol);
@@ -1308,40 +1727,108 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
         }
         if (!macko_ok)
             fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+
+        // ---- --flush rotate: the copies, and a check that the last copy of each method gives the checked result
+        if (cfg.rotate && !cfg.check_only) {
+            std::string why, macko_fail;
+            const size_t sp_per_copy = round_up(spbuf_bytes[0], kCopyAlign) + round_up(spbuf_bytes[1], kCopyAlign) +
+                                       2 * kAllocSlack;
+            if (setup_rotation(pool, rot, cx.env->l2, d_x.bytes, macko_ok, sp_per_copy, why, macko_fail)) {
+                while (rot.on && (int)vx.size() < rot.ks) {
+                    if (!add_sparse_copy()) {
+                        rot.on = false;
+                        why = strf("cudaMalloc of a cusparseSpMV buffer copy (%zu bytes) failed",
+                                   std::max(spbuf_bytes[0], spbuf_bytes[1]));
+                    }
+                }
+            }
+            if (!macko_fail.empty()) {
+                row.status = "FAIL " + macko_fail + " (making the copies for --flush rotate)";
+                macko_ok = false;
+                fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+            }
+            if (rot.on) {
+                const int lb = rot.kb - 1, ls = rot.ks - 1;
+                if (!fp32) {
+                    CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+                    const bool ran = blas_gemm(d_y.p, lb);
+                    const double e = ran ? rel_l2(to_host(d_y, R, fp32, st), yref) : INFINITY;
+                    if (!(e <= tol))
+                        die("%s: cublasGemmEx on copy %d disagrees with copy 0 (rel. err %.3g)", tag.c_str(), lb, e);
+                }
+                CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+                const bool ran = blas_gemv(d_y.p, lb);
+                const double e = ran ? rel_l2(to_host(d_y, R, fp32, st), yref) : INFINITY;
+                if (!(e <= tol))
+                    die("%s: cuBLAS gemv on copy %d disagrees with copy 0 (rel. err %.3g)", tag.c_str(), lb, e);
+                for (int a = 0; a < 2; ++a) {
+                    CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+                    const bool ok = sparse_mv(a, ls);
+                    const double es = ok ? rel_l2(to_host(d_y, R, fp32, st), yref) : INFINITY;
+                    if (!(es <= tol))
+                        die("%s: cusparseSpMV (alg %d) on copy %d disagrees with cuBLAS (rel. err %.3g)", tag.c_str(),
+                            (int)algs[a], ls, es);
+                }
+                if (macko_ok) {
+                    CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
+                    if ((mst = macko_mv(rot.km - 1)) != MACKO_STATUS_SUCCESS)
+                        row.status = "FAIL " + macko_error(mv_name, mst) + strf(" (copy %d)", rot.km - 1);
+                    else if (raw_bytes(d_y, st) != ymacko)
+                        row.status = strf("FAIL check: copy %d gives other bytes than copy 0", rot.km - 1);
+                    if (!row.ok()) {
+                        macko_ok = false;
+                        fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+                    }
+                }
+                row.flush = "rotate";
+                row.k_blas = rot.kb;
+                row.k_sp = rot.ks;
+                row.k_macko = macko_ok ? rot.km : 0;
+            } else {
+                rot.kb = rot.ks = rot.km = 0;
+                row.flush = "write-fallback";
+                if (row.ok())
+                    row.status = "ok (write flush)";
+                fprintf(stderr, "%s: warning: --flush rotate: %s; this row uses the write flush\n", tag.c_str(),
+                        why.c_str());
+            }
+        }
         const double t_setup = t_setup0 + seconds_since(t0);
 
         // ---- timing
         t0 = std::chrono::steady_clock::now();
         if (!cfg.check_only) {
             if (fp32) {
-                row.gemv_us = cx.timer.median_us([&] { return blas_gemv(d_y.p); });
+                row.gemv_us = cx.timer.median_us(rot.kb, [&](int k) { return blas_gemv(d_y.p, k); });
                 row.cublas_us = row.gemv_us;
                 row.cublas_variant = "Sgemv";
             } else {
-                row.gemm_us = cx.timer.median_us([&] { return blas_gemm(d_y.p); });
-                row.gemv_us = cx.timer.median_us([&] { return blas_gemv(d_y.p); });
+                row.gemm_us = cx.timer.median_us(rot.kb, [&](int k) { return blas_gemm(d_y.p, k); });
+                row.gemv_us = cx.timer.median_us(rot.kb, [&](int k) { return blas_gemv(d_y.p, k); });
                 const bool gemm_faster = row.gemm_us <= row.gemv_us;
                 row.cublas_us = gemm_faster ? row.gemm_us : row.gemv_us;
                 row.cublas_variant = gemm_faster ? "GemmEx" : "HSHgemv";
             }
-            row.sp_default_us = cx.timer.median_us([&] { return sparse_mv(0); });
-            row.sp_alg2_us = cx.timer.median_us([&] { return sparse_mv(1); });
+            row.sp_default_us = cx.timer.median_us(rot.ks, [&](int k) { return sparse_mv(0, k); });
+            row.sp_alg2_us = cx.timer.median_us(rot.ks, [&](int k) { return sparse_mv(1, k); });
             const bool def_faster = row.sp_default_us <= row.sp_alg2_us;
             row.cusparse_us = def_faster ? row.sp_default_us : row.sp_alg2_us;
             row.cusparse_alg = def_faster ? "ALG_DEFAULT" : "CSR_ALG2";
             if (!std::isfinite(row.cublas_us) || !std::isfinite(row.cusparse_us))
                 die("%s: a baseline launch failed during timing", tag.c_str());
             if (macko_ok) {
-                row.macko_us = cx.timer.median_us([&] { return macko_mv() == MACKO_STATUS_SUCCESS; });
+                row.macko_us = cx.timer.median_us(rot.km, [&](int k) { return macko_mv(k) == MACKO_STATUS_SUCCESS; });
                 if (!std::isfinite(row.macko_us))
-                    row.status = "FAIL " + macko_error(mv_name, macko_mv());
+                    row.status = "FAIL " + macko_error(mv_name, macko_mv(0));
             }
         }
         const double t_time = seconds_since(t0);
 
         for (int a = 0; a < 2; ++a)
-            cusparseDestroySpMat(spA[a]);
-        cusparseDestroyDnVec(vx);
+            for (cusparseSpMatDescr_t d : spA[a])
+                cusparseDestroySpMat(d);
+        for (cusparseDnVecDescr_t v : vx)
+            cusparseDestroyDnVec(v);
         cusparseDestroyDnVec(vy);
         CUDA_OK(cudaStreamSynchronize(st));
 
@@ -1355,7 +1842,7 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
     }
     for (int n : ns)
         if (n > 1)
-            emit(run_spmm(cx, m, A, d_rp, d_col, d_val, d_dense, base, n, cseed,
+            emit(run_spmm(cx, m, pool, base, n, cseed,
                           strf("[%d/%d] %s n=%d", ++idx, count, case_tag.c_str(), n)));
     macko_mat_destroy(A);
     CUDA_OK(cudaStreamSynchronize(st));

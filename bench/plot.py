@@ -23,7 +23,8 @@ def load(paths, n):
     for p in paths:
         with open(p, newline="") as f:
             for r in csv.DictReader(f):
-                if int(r["n"]) != n or r["status"] != "ok" or not r["macko_us"]:
+                # "ok", or "ok (write flush)": a --flush rotate row that fell back to the write flush
+                if int(r["n"]) != n or not r["status"].startswith("ok") or not r["macko_us"]:
                     continue
                 rows.append({
                     "shape": f'{r["rows"]}x{r["cols"]}',
@@ -62,7 +63,7 @@ def main():
 
     rows = load(args.csv, args.n)
     if not rows:
-        sys.exit("plot.py: no rows with status ok and a macko time in the input")
+        sys.exit("plot.py: no rows with status ok (or 'ok (...)') and a macko time in the input")
     prefix = args.out or os.path.splitext(args.csv[0])[0]
     types = sorted({r["type"] for r in rows})
     label_type = "fp16" if types == ["H"] else "fp32" if types == ["S"] else "/".join(types)
