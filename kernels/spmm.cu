@@ -243,20 +243,34 @@ __device__ __forceinline__ void stage_tile(const MmParams<T, RP> &p, char *smem,
                                            int nthreads)
 {
     using R = Rows<T, NT>;
-    for (uint32_t k = threadIdx.x; k <= p.slots; k += nthreads) {
-        uint32_t q = k;
-        const uint32_t col = k == p.slots ? 0xFFFFFFFFu : SWZ ? swz_stage(k, lo, blk, s, &q) : k;
-        uint32_t bits[NT];
+    /* U rows per thread per round, all their loads issued before the first store: ~U times fewer dependent L2 round
+     * trips before the first FMA (every block of the launch stages at the same moment). U * NT <= 16 registers (32
+     * spilled under the 64-register cap). */
+    constexpr int U = NT >= 16 ? 1 : 16 / NT;
+    for (uint32_t k0 = threadIdx.x; k0 <= p.slots; k0 += (uint32_t)(U * nthreads)) {
+        uint32_t bits[U][NT], qs[U];
 #pragma unroll
-        for (int j = 0; j < NT; j++)
-            bits[j] = (j < p.n && (int64_t)col < p.cols)
-                          ? Ty<T>::x_bits(p.b + (int64_t)col * p.incb + (int64_t)j * p.ldb)
-                          : 0u;
-        uint32_t w[R::kWords];
+        for (int u = 0; u < U; u++) {
+            const uint32_t k = k0 + (uint32_t)(u * nthreads);
+            uint32_t q = k;
+            const uint32_t col = k >= p.slots ? 0xFFFFFFFFu : SWZ ? swz_stage(k, lo, blk, s, &q) : k;
+            qs[u] = q;
 #pragma unroll
-        for (int k = 0; k < R::kWords; k++)
-            w[k] = Ty<T>::kPerWord == 2 ? (bits[2 * k] | (bits[2 * k + 1] << 16)) : bits[k];
-        R::store(smem, p.plane_stride, q, w);
+            for (int j = 0; j < NT; j++)
+                bits[u][j] = (j < p.n && (int64_t)col < p.cols)
+                                 ? Ty<T>::x_bits(p.b + (int64_t)col * p.incb + (int64_t)j * p.ldb)
+                                 : 0u;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (k0 + (uint32_t)(u * nthreads) > p.slots)
+                break;
+            uint32_t w[R::kWords];
+#pragma unroll
+            for (int k = 0; k < R::kWords; k++)
+                w[k] = Ty<T>::kPerWord == 2 ? (bits[u][2 * k] | (bits[u][2 * k + 1] << 16)) : bits[u][k];
+            R::store(smem, p.plane_stride, qs[u], w);
+        }
     }
 }
 
