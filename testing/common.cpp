@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -262,6 +263,16 @@ double rel_l2(const std::vector<double> &a, const std::vector<double> &b)
     if (den == 0)
         return num == 0 ? 0 : INFINITY;
     return std::sqrt(num / den);
+}
+
+int repeat_count(int def)
+{
+    const char *e = std::getenv("MACKO_TEST_REPEATS");
+    if (e == nullptr || *e == '\0')
+        return def;
+    char *end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    return (*end == '\0' && v >= 1 && v <= 1000000) ? (int)v : def;
 }
 
 bool gpu_available()

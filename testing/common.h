@@ -61,6 +61,10 @@ double rel_l2(const std::vector<double> &a, const std::vector<double> &b);
 /* True when a CUDA device can be used. */
 bool gpu_available();
 
+/* Repetitions of the run-to-run determinism tests: def, or MACKO_TEST_REPEATS (a positive integer) when set.
+ * testing/run_gpu.sh lowers it only under compute-sanitizer racecheck, where one repetition takes seconds. */
+int repeat_count(int def);
+
 } // namespace mt
 
 #define MACKO_REQUIRE_GPU()                                                                                          \

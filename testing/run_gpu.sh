@@ -115,7 +115,11 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ]; then
         declare -A SAN_PID
         for tool in memcheck racecheck initcheck synccheck; do
             for ((i = 0; i < SHARDS[$tool]; i++)); do
-                GTEST_TOTAL_SHARDS=${SHARDS[$tool]} GTEST_SHARD_INDEX=$i \
+                # Under racecheck the 100-repetition determinism tests run 3 repetitions (MACKO_TEST_REPEATS): the
+                # same kernels and inputs, checked for hazards; the plain run above does the 100.
+                reps=100
+                [ "$tool" = racecheck ] && reps=3
+                MACKO_TEST_REPEATS=$reps GTEST_TOTAL_SHARDS=${SHARDS[$tool]} GTEST_SHARD_INDEX=$i \
                     ${SANITIZER_TIMEOUT:+timeout "$SANITIZER_TIMEOUT"} compute-sanitizer --tool "$tool" \
                     --error-exitcode 99 "$TESTS" --gtest_color=no --gtest_filter="$FILTER" \
                     >"$LOGDIR/sanitizer-$tool-$i.log" 2>&1 &

@@ -727,6 +727,7 @@ TYPED_TEST(GpuSpmm, BitwiseDeterministic100Runs)
     MACKO_REQUIRE_GPU();
     using P = TypeParam;
     using E = typename P::E;
+    const int runs = mt::repeat_count(100); /* 100 unless MACKO_TEST_REPEATS says otherwise */
     Handle h;
     mt::Dense m = mt::random_dense(2500, 3000, 0.4, 31, P::half);
     mt::add_structure(m, 32);
@@ -748,7 +749,7 @@ TYPED_TEST(GpuSpmm, BitwiseDeterministic100Runs)
             const int64_t ki = op == MACKO_OPERATION_NON_TRANSPOSE ? 3000 : 2500;
             const size_t cnt = (size_t)(mo * nn);
             std::vector<E> first(cnt), out(cnt);
-            for (int run = 0; run < 100; run++) {
+            for (int run = 0; run < runs; run++) {
                 CUDA_CHECK(cudaMemset(dc.p, 0xFF, cnt * sizeof(E))); /* NaN poison */
                 ASSERT_EQ(P::mm(h.h, op, nn, &alpha, A.A, db.as<E>(), ki, &beta, dc.as<E>(), mo),
                           MACKO_STATUS_SUCCESS);

@@ -623,6 +623,7 @@ TYPED_TEST(GpuSpmv, BitwiseDeterministic100Runs)
     MACKO_REQUIRE_GPU();
     using P = TypeParam;
     using E = typename P::E;
+    const int runs = mt::repeat_count(100); /* 100 unless MACKO_TEST_REPEATS says otherwise */
     Handle h;
     mt::Dense m = mt::random_dense(2500, 3000, 0.4, 31, P::half);
     mt::add_structure(m, 32);
@@ -640,7 +641,7 @@ TYPED_TEST(GpuSpmv, BitwiseDeterministic100Runs)
         const size_t n = op == MACKO_OPERATION_NON_TRANSPOSE ? 2500 : 3000;
         const E *x = op == MACKO_OPERATION_NON_TRANSPOSE ? dx.as<E>() : dxt.as<E>();
         std::vector<E> first(n), out(n);
-        for (int run = 0; run < 100; run++) {
+        for (int run = 0; run < runs; run++) {
             CUDA_CHECK(cudaMemset(dy.p, 0xFF, n * sizeof(E))); /* NaN poison */
             ASSERT_EQ(P::spmv(h.h, op, &alpha, A.A, x, 1, &beta, dy.as<E>(), 1), MACKO_STATUS_SUCCESS);
             CUDA_CHECK(cudaMemcpy(run == 0 ? first.data() : out.data(), dy.p, n * sizeof(E), cudaMemcpyDeviceToHost));
