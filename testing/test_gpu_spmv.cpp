@@ -476,9 +476,7 @@ TYPED_TEST(GpuSpmv, XAtAnyAlignmentGivesTheSameResult)
             if (nonfinite)
                 for (int64_t c = 7; c < cols; c += 50)
                     xv[(size_t)c] = (c / 50) % 2 ? INFINITY : std::nanf("");
-            std::vector<E> xh(xv.size());
-            for (size_t i = 0; i < xv.size(); i++)
-                xh[i] = P::from(xv[i]);
+            const std::vector<E> xh = strided<P>(xv, 1, P::nan());
             const int64_t pad = 16;
             DevMem dx((size_t)(cols + pad) * sizeof(E)), dy((size_t)rows * sizeof(E));
             std::vector<E> first((size_t)rows), out((size_t)rows);
