@@ -1,7 +1,16 @@
 """MackoLinear: an nn.Linear whose (pruned) weight lives on the GPU in the MACKO format.
 
 Importing this module imports torch; ``import macko`` alone does not.
+
+torch.compile: MackoLinear's forward is, while dynamo traces it, one call of the custom operator ``macko::linear``
+(torch.library.custom_op, torch >= 2.4) that compiled code calls like any other op; so a model with MackoLinear
+layers compiles with fullgraph=True, and the elementwise work around the layers is fused by inductor. The operator
+finds its layer through a key held in a CPU int64 tensor (a graph input, not a constant), so that replacing the
+layers of a compiled model by new ones of the same shapes does not recompile it.
 """
+
+import itertools
+import weakref
 
 import numpy as np
 import torch
@@ -12,6 +21,36 @@ from .handle import Handle
 from .matrix import Matrix
 
 _NP = {torch.float16: np.float16, torch.float32: np.float32}
+
+# key -> weak reference to the live MackoLinear that macko::linear calls for that key
+_LAYERS = {}
+_KEYS = itertools.count(1)
+
+
+def _layer(key):
+    ref = _LAYERS.get(int(key))
+    mod = ref() if ref is not None else None
+    if mod is None:
+        raise RuntimeError("macko::linear: no live MackoLinear with key %d" % int(key))
+    return mod
+
+
+_custom_op = getattr(getattr(torch, "library", None), "custom_op", None)
+if _custom_op is not None:
+
+    @_custom_op("macko::linear", mutates_args=(), device_types="cuda")
+    def _linear_op(x: torch.Tensor, key: torch.Tensor, out_features: int) -> torch.Tensor:
+        """x @ W.T (+ b) of the MackoLinear registered under key (a CPU int64 scalar tensor)."""
+        return _layer(key.item())._forward_eager(x)
+
+    @_linear_op.register_fake
+    def _linear_fake(x, key, out_features):
+        return x.new_empty(*x.shape[:-1], out_features)
+
+
+def _compiling():
+    f = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return bool(f()) if f is not None else False
 
 
 class MackoLinear(nn.Module):
@@ -56,6 +95,11 @@ class MackoLinear(nn.Module):
                 if not keep_host:
                     self.matrix.release_host()
         self.register_buffer("bias", None if bias is None else bias.detach().to(self.device, dtype))
+        # the key through which macko::linear finds this layer (a plain attribute: .to()/.cuda() leave it on the CPU)
+        key = next(_KEYS)
+        self._op_key = torch.tensor(key, dtype=torch.int64)
+        _LAYERS[key] = weakref.ref(self)
+        weakref.finalize(self, _LAYERS.pop, key, None)
 
     @classmethod
     def from_linear(cls, linear, **kwargs):
@@ -70,6 +114,11 @@ class MackoLinear(nn.Module):
     def forward(self, x):
         if x.shape[-1] != self.in_features:
             raise ValueError("x has %d features, the layer takes %d" % (x.shape[-1], self.in_features))
+        if _custom_op is not None and _compiling():
+            return torch.ops.macko.linear(x, self._op_key, self.out_features)
+        return self._forward_eager(x)
+
+    def _forward_eager(self, x):
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features).to(self.device, self.dtype).contiguous()
         y2 = torch.empty(x2.shape[0], self.out_features, dtype=self.dtype, device=self.device)

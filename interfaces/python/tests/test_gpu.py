@@ -171,3 +171,56 @@ def test_spmm_matches_torch_matmul(torch_cuda, handle, dtype, n):
     macko.spmm(handle, A, Xt.T, Yt.T, alpha=0.5, beta=-2.0, op="T")
     torch.cuda.current_stream().synchronize()
     assert rel_err(Yt.cpu().numpy(), want.cpu().numpy()) < TOL[dtype]
+
+
+def test_macko_linear_under_torch_compile(torch_cuda):
+    """MackoLinear inside torch.compile(fullgraph=True): the layer is the custom op macko::linear, bitwise equal
+    to eager; a layer swapped for a new one (other weights, same shape) is used without recompiling stale data;
+    the compiled function can be captured in a CUDA graph."""
+    torch = torch_cuda
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip("torch.library.custom_op needs torch >= 2.4")
+    import torch._dynamo
+    from macko.torch import MackoLinear
+
+    def pruned(seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        w = torch.randn(384, 256, device="cuda", generator=g).half()
+        return w * (torch.rand(w.shape, device="cuda", generator=g) < 0.4).half()
+
+    class Net(torch.nn.Module):
+        def __init__(self, lin):
+            super().__init__()
+            self.lin = lin
+
+        def forward(self, x):
+            return self.lin(x)
+
+    torch._dynamo.reset()
+    net = Net(MackoLinear(pruned(1)))
+    f = torch.compile(net, fullgraph=True, dynamic=False)
+    x = torch.randn(1, 256, device="cuda").half()
+    with torch.no_grad():
+        want = net(x)
+        got = f(x)
+        assert got.shape == (1, 384) and got.dtype == torch.float16
+        assert torch.equal(got, want)
+        net.lin = MackoLinear(pruned(2))  # new weights: the compiled net must use them
+        want2 = net(x)
+        assert not torch.equal(want2, want)
+        assert torch.equal(f(x), want2)
+        # a CUDA graph of the compiled call replays the layer with new x
+        xs = x.clone()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            f(xs)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = f(xs)
+        x3 = torch.randn(1, 256, device="cuda").half()
+        xs.copy_(x3)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, net(x3))

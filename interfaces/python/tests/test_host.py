@@ -409,3 +409,19 @@ def test_new_routines_exported():
     with pytest.raises(MackoError) as e:  # NULL handle: position 1, before anything else
         _lib.call("macko_Sspmv_strided_batched", None, 0, None, None, None, 1, 0, None, None, 1, 1, 2)
     assert e.value.position == 1 and e.value.status == Status.INVALID_VALUE
+
+
+def test_torch_custom_op_shape_without_gpu():
+    """macko::linear (MackoLinear's op under torch.compile) is registered with a fake implementation that gives
+    the output's shape and dtype without a GPU, and it names a missing layer in its error."""
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip("torch.library.custom_op needs torch >= 2.4")
+    import macko.torch as mt
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        y = torch.ops.macko.linear(torch.empty(2, 3, 64, dtype=torch.float16), torch.tensor(7), 96)
+    assert tuple(y.shape) == (2, 3, 96) and y.dtype == torch.float16
+    with pytest.raises(RuntimeError, match="no live MackoLinear with key 123456789"):
+        mt._layer(123456789)
