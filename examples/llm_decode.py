@@ -9,6 +9,12 @@ config with random weights (nothing is downloaded): transformers' own LlamaForCa
 twice: with the pruned weights kept dense (cuBLAS) and with them in macko.torch.MackoLinear. The decode step
 (one token) is captured in a CUDA graph in both cases, so the timings are of the GPU work, not of Python.
 
+With --impl own, two options make the decoder what an inference engine runs, for dense and sparse alike:
+--fuse stacks q/k/v into one qkv_proj and gate/up into one gate_up_proj per layer (each part pruned on its own,
+with the unfused run's seed, so the matrices are the same), and --compile runs the decode step's layer function
+through torch.compile (inductor, fullgraph; one compilation serves all layers; MackoLinear is the custom op
+macko::linear) before the step is captured. The output files get -own / -fused / -compiled in their names.
+
 Memory: "peak" is torch.cuda.max_memory_allocated() over prefill, capture and generation, plus, for the sparse
 run, the bytes of the macko matrices (macko_mat_get_storage), which macko allocates itself with cudaMalloc, unseen
 by torch's allocator. The dense weight of a layer is freed as soon as the layer is converted, so the sparse peak
@@ -21,6 +27,7 @@ sparse generation must give the same first --check-tokens tokens as the dense on
 Run on a GPU machine, with the library built for it:
     MACKO_LIBRARY=build/libmacko.so PYTHONPATH=interfaces/python python3 examples/llm_decode.py --out results/
     ... --preset tiny --densities 0.5,0.3 --new-tokens 30           # a quick smoke test
+    ... --impl own --fuse --compile                                  # engine-like: the table of record
 Writes e2e-<device>-<date>.md/.json/.png under --out.
 """
 
@@ -89,27 +96,63 @@ def build_model(args):
     return model
 
 
+FUSED = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
+
+
+def fuse_projections(model):
+    """Replaces q/k/v by one qkv_proj and gate/up by one gate_up_proj per layer (rows stacked in that order), as
+    inference engines do (one GEMV instead of three / two). The weights are filled by fill_and_prune per original
+    matrix, so the fused model holds exactly the unfused one's pruned matrices."""
+    for layer in model.model.layers:
+        for parent in (layer.self_attn, layer.mlp):
+            for fused, parts in FUSED.items():
+                if not all(hasattr(parent, a) for a in parts):
+                    continue
+                lins = [getattr(parent, a) for a in parts]
+                assert all(l.bias is None for l in lins), "fused projections without bias only"
+                f = nn.Linear(lins[0].in_features, sum(l.out_features for l in lins), bias=False, device="meta",
+                              dtype=lins[0].weight.dtype)
+                f = f.to_empty(device=lins[0].weight.device).requires_grad_(False)
+                for a in parts:
+                    delattr(parent, a)
+                setattr(parent, fused, f)
+                setattr(parent, fused + "_split", [l.out_features for l in lins])
+    torch.cuda.empty_cache()
+
+
 def target_linears(model):
-    """[(name, parent module, attribute, seed)] of the weights to prune, in a fixed order."""
+    """[(name, parent module, attribute, parts)] of the weights to prune, in a fixed order; parts: [(seed, first
+    row, end row)] per original matrix (one part unless fused), each pruned on its own with its own seed."""
     out = []
     for i, layer in enumerate(model.model.layers):
         for parent in (layer.self_attn, layer.mlp):
             for attr in TARGETS:
                 if hasattr(parent, attr):
-                    out.append(("layers.%d.%s" % (i, attr), parent, attr, 1000 + 16 * i + TARGETS.index(attr)))
+                    n = getattr(parent, attr).weight.shape[0]
+                    out.append(("layers.%d.%s" % (i, attr), parent, attr,
+                                [(1000 + 16 * i + TARGETS.index(attr), 0, n)]))
+            for fused, names in FUSED.items():
+                if hasattr(parent, fused):
+                    parts, r0 = [], 0
+                    for a, n in zip(names, getattr(parent, fused + "_split")):
+                        parts.append((1000 + 16 * i + TARGETS.index(a), r0, r0 + n))
+                        r0 += n
+                    out.append(("layers.%d.%s" % (i, fused), parent, fused, parts))
     return out
 
 
-def fill_and_prune(lin, seed, density, std):
-    """The base weight of this layer (a seeded normal, identical for every density) pruned to `density`: the
-    round(density * numel) largest magnitudes are kept (values tied with the threshold are kept too)."""
-    w = lin.weight
-    g = torch.Generator(device=w.device)
-    g.manual_seed(seed)
-    w.normal_(0.0, std, generator=g)
-    if density < 1.0:
-        w.masked_fill_(magnitude_mask(w, density), 0.0)
-    return int(torch.count_nonzero(w))
+def fill_and_prune(lin, parts, density, std):
+    """The base weight of every part of this layer (a seeded normal, identical for every density) pruned to
+    `density`, part by part: the round(density * numel) largest magnitudes are kept (values tied with the threshold
+    are kept too)."""
+    for seed, r0, r1 in parts:
+        w = lin.weight[r0:r1]
+        g = torch.Generator(device=w.device)
+        g.manual_seed(seed)
+        w.normal_(0.0, std, generator=g)
+        if density < 1.0:
+            w.masked_fill_(magnitude_mask(w, density), 0.0)
+    return int(torch.count_nonzero(lin.weight))
 
 
 def magnitude_mask(w, density):
@@ -173,37 +216,71 @@ class OwnRunner:
         self.cos, self.sin = emb.cos().to(dt), emb.sin().to(dt)
         self.kv_idx = torch.arange(max_len, device=dev)
 
-    @staticmethod
-    def _rot(x):
-        h = x.shape[-1] // 2
-        return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
-
-    def forward(self, ids):
+    def forward(self, ids, layer_step=None):
+        """Logits of the last position; layer_step: the function run per layer (_layer_step, or its compiled form)."""
         q_len = ids.shape[1]
         positions = self.pos + torch.arange(q_len, device=ids.device)
         cos, sin = self.cos[positions][None, None], self.sin[positions][None, None]
         mask = (self.kv_idx[None, :] <= positions[:, None])[None, None]
         x = self.m.embed_tokens(ids)
+        mlp_out = torch.zeros_like(x)
+        step = layer_step or _layer_step
         for i, layer in enumerate(self.m.layers):
-            at, mlp = layer.self_attn, layer.mlp
-            h = layer.input_layernorm(x)
-            q = at.q_proj(h).view(1, q_len, self.nh, self.hd).transpose(1, 2)
-            k = at.k_proj(h).view(1, q_len, self.nkv, self.hd).transpose(1, 2)
-            v = at.v_proj(h).view(1, q_len, self.nkv, self.hd).transpose(1, 2)
-            q = q * cos + self._rot(q) * sin
-            k = k * cos + self._rot(k) * sin
-            self.k[i].index_copy_(2, positions, k)
-            self.v[i].index_copy_(2, positions, v)
-            o = nn.functional.scaled_dot_product_attention(q, self.k[i], self.v[i], attn_mask=mask,
-                                                           enable_gqa=self.nkv != self.nh)
-            x = x + at.o_proj(o.transpose(1, 2).reshape(1, q_len, self.nh * self.hd))
-            h = layer.post_attention_layernorm(x)
-            x = x + mlp.down_proj(nn.functional.silu(mlp.gate_proj(h)) * mlp.up_proj(h))
-        self.pos += q_len
+            x, mlp_out = step(layer, self.k[i], self.v[i], x, mlp_out, cos, sin, positions, mask, self.nh, self.nkv,
+                              self.hd)
+        self.pos.add_(q_len)
+        x = x + mlp_out
         return self.head(self.m.norm(x[:, -1:, :]))[:, -1, :]
 
     def set_len(self, n):
         self.pos.fill_(n)
+
+
+def _rot(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def _layer_step(layer, kc, vc, x, prev_mlp, cos, sin, positions, mask, nh, nkv, hd):
+    """One decoder layer of OwnRunner on the residual stream x + prev_mlp (the previous layer's MLP output, zeros
+    for the first layer): + attention, then the SwiGLU MLP; writes this step's K/V into kc/vc and returns (the
+    residual stream after attention, the MLP output). The MLP's residual add is left to the next layer, where it
+    fuses with the input norm when compiled. A free function of its inputs, so that one torch.compile of it serves
+    all layers (the layer's modules are inputs, not constants: no recompilation per layer or per density)."""
+    q_len = x.shape[1]
+    at, mlp = layer.self_attn, layer.mlp
+    x = x + prev_mlp
+    h = layer.input_layernorm(x)
+    if hasattr(at, "qkv_proj"):
+        q, k, v = at.qkv_proj(h).split(at.qkv_proj_split, dim=-1)
+    else:
+        q, k, v = at.q_proj(h), at.k_proj(h), at.v_proj(h)
+    q = q.view(1, q_len, nh, hd).transpose(1, 2)
+    k = k.view(1, q_len, nkv, hd).transpose(1, 2)
+    v = v.view(1, q_len, nkv, hd).transpose(1, 2)
+    q = q * cos + _rot(q) * sin
+    k = k * cos + _rot(k) * sin
+    kc.index_copy_(2, positions, k)
+    vc.index_copy_(2, positions, v)
+    o = nn.functional.scaled_dot_product_attention(q, kc, vc, attn_mask=mask, enable_gqa=nkv != nh)
+    x = x + at.o_proj(o.transpose(1, 2).reshape(1, q_len, nh * hd))
+    h = layer.post_attention_layernorm(x)
+    if hasattr(mlp, "gate_up_proj"):
+        gate, up = mlp.gate_up_proj(h).split(mlp.gate_up_proj_split, dim=-1)
+    else:
+        gate, up = mlp.gate_proj(h), mlp.up_proj(h)
+    return x, mlp.down_proj(nn.functional.silu(gate) * up)
+
+
+_COMPILED_LAYER = None
+
+
+def compiled_layer_step():
+    """_layer_step under torch.compile (inductor, fullgraph), made once for the whole run."""
+    global _COMPILED_LAYER
+    if _COMPILED_LAYER is None:
+        _COMPILED_LAYER = torch.compile(_layer_step, fullgraph=True, dynamic=False)
+    return _COMPILED_LAYER
 
 
 RUNNERS = {"hf": HFRunner, "own": OwnRunner}
@@ -225,6 +302,14 @@ def generate(model, args, prompt, force=None, profile_name=None):
     torch.cuda.reset_peak_memory_stats()
     n_new, n_check, plen = args.new_tokens, min(args.check_tokens, args.new_tokens), prompt.shape[1]
     runner = RUNNERS[args.impl](model, plen + n_new + 8)
+    # the decode step: the runner's forward, or its torch.compile'd form (the prefill always runs eagerly)
+    if args.compile:
+        layer_step = compiled_layer_step()
+
+        def decode(x):
+            return runner.forward(x, layer_step)
+    else:
+        decode = runner.forward
     cur = torch.cuda.current_stream()
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
     with torch.no_grad():
@@ -240,7 +325,7 @@ def generate(model, args, prompt, force=None, profile_name=None):
         counter = torch.ones(1, dtype=torch.long, device=dev)
 
         def step():
-            logits = runner.forward(ids)
+            logits = decode(ids)
             nxt = logits.argmax(-1).view(1, 1)
             ids.copy_(nxt)
             tokbuf.index_copy_(0, counter, nxt.view(1))
@@ -252,8 +337,11 @@ def generate(model, args, prompt, force=None, profile_name=None):
             _SIDE = torch.cuda.Stream()
         side = _SIDE
         side.wait_stream(cur)
+        t_warm = time.time()
         with torch.cuda.stream(side):
-            step()
+            step()  # compiles the step when args.compile
+        side.synchronize()
+        warm_s = time.time() - t_warm
         cur.wait_stream(side)
         runner.set_len(plen)
         graph = torch.cuda.CUDAGraph()
@@ -299,7 +387,8 @@ def generate(model, args, prompt, force=None, profile_name=None):
     decode_ms = statistics.median(times)
     return dict(tokens=tokens, check_logits=check_logits.cpu(), prefill_ms=prefill_ms, decode_ms=decode_ms,
                 decode_ms_all=times, decode_tok_s=(n_new - 1) / (decode_ms / 1e3),
-                e2e_tok_s=n_new / ((decode_ms + prefill_ms) / 1e3), peak_torch=peak, profile=prof_text)
+                e2e_tok_s=n_new / ((decode_ms + prefill_ms) / 1e3), peak_torch=peak, profile=prof_text,
+                warm_s=warm_s)
 
 
 def profile_step(graph, reset, name):
@@ -339,7 +428,7 @@ def profile_step(graph, reset, name):
     for kind, (t, n) in sorted(kinds.items(), key=lambda kv: -kv[1][0]):
         lines.append("| %s | %.1f | %.0f | %.1f%% |" % (kind, t, n, 100 * t / max(total, 1e-9)))
     lines += ["", "| kernel | us / step | calls / step |", "|---|---|---|"]
-    for key, t, n in sorted(rows, key=lambda r: -r[1])[:10]:
+    for key, t, n in sorted(rows, key=lambda r: -r[1])[:16]:
         lines.append("| `%s` | %.1f | %.0f |" % (key[:90].replace("|", "/"), t, n))
     return "\n".join(lines)
 
@@ -381,6 +470,13 @@ def main():
     p.add_argument("--preset", choices=sorted(PRESETS), default="7b")
     p.add_argument("--layers", type=int, default=0, help="override the number of layers")
     p.add_argument("--impl", choices=sorted(RUNNERS), default="hf")
+    p.add_argument("--fuse", action="store_true",
+                   help="--impl own only: q/k/v as one qkv_proj and gate/up as one gate_up_proj per layer (pruned per "
+                        "original matrix, rows stacked), dense and sparse alike")
+    p.add_argument("--compile", action="store_true",
+                   help="--impl own only: torch.compile the decode step's layer function (inductor, fullgraph; one "
+                        "compilation serves every layer) before capturing the step, dense and sparse alike; "
+                        "MackoLinear compiles as the custom op macko::linear")
     p.add_argument("--densities", default="0.5,0.3,0.7,0.8,0.6,0.4,0.2,0.1",
                    help="run in this order (the targets first); the table is sorted")
     p.add_argument("--deadline-s", type=float, default=0, help="skip the densities left after this many seconds")
@@ -400,6 +496,15 @@ def main():
         write_all(a.render[:-5] if a.render.endswith(".json") else a.render, j["meta"], j["results"], json_too=False)
         return 0
     dens = [float(x) for x in a.densities.split(",") if x]
+    if (a.fuse or a.compile) and a.impl != "own":
+        p.error("--fuse and --compile need --impl own (transformers' attention calls q_proj/k_proj/v_proj itself; "
+                "the compiled unit is OwnRunner's layer step)")
+    if a.compile:
+        import torch._dynamo as dynamo  # (a plain `import torch._dynamo` would make torch local to main)
+
+        for knob in ("recompile_limit", "cache_size_limit"):  # one entry per (dense | sparse) x runner
+            if hasattr(dynamo.config, knob):
+                setattr(dynamo.config, knob, 64)
     prof_d = {float(x) for x in a.profile.split(",") if x}
 
     import macko
@@ -410,14 +515,17 @@ def main():
                  "GPU")
     now = datetime.datetime.now(datetime.timezone.utc)
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "e2e-%s-%s%s" % (short, now.strftime("%Y-%m-%d"), "" if a.preset == "7b" else
-                                                "-" + a.preset))
+    variant = "".join(("" if a.preset == "7b" else "-" + a.preset, "-own" if a.impl == "own" else "",
+                       "-fused" if a.fuse else "", "-compiled" if a.compile else ""))
+    stem = os.path.join(a.out, "e2e-%s-%s%s" % (short, now.strftime("%Y-%m-%d"), variant))
     log("device: %s; torch %s; transformers %s; macko %s from %s" % (
         dev_name, torch.__version__, transformers.__version__, ".".join(map(str, macko.version())),
         macko.library_path()))
 
     t_build = time.time()
     model = build_model(a)
+    if a.fuse:
+        fuse_projections(model)
     targets = target_linears(model)
     cfg = model.config
     std = cfg.initializer_range
@@ -443,7 +551,12 @@ def main():
     results = []
     meta = dict(device=dev_name, date=now.strftime("%Y-%m-%d %H:%M UTC"), torch=torch.__version__,
                 transformers=transformers.__version__, macko=".".join(map(str, macko.version())),
-                decoder=RUNNERS[a.impl].name, preset=a.preset, layers=cfg.num_hidden_layers,
+                decoder=RUNNERS[a.impl].name + ("; q/k/v and gate/up fused into one matrix each (dense and sparse)"
+                                                 if a.fuse else "") +
+                ("; decode step's layer function compiled with torch.compile (inductor, fullgraph=True; embedding, "
+                 "final norm and lm_head eager) before capture, dense and sparse alike (MackoLinear as the custom op "
+                 "macko::linear)" if a.compile else ""),
+                fuse=a.fuse, compile=a.compile, preset=a.preset, layers=cfg.num_hidden_layers,
                 hidden=cfg.hidden_size, intermediate=cfg.intermediate_size, heads=cfg.num_attention_heads,
                 vocab=cfg.vocab_size, prompt_len=a.prompt_len, new_tokens=a.new_tokens,
                 check_tokens=a.check_tokens, repeats=a.repeats, seed=a.seed, rtol=a.rtol,
@@ -457,7 +570,7 @@ def main():
             continue
         t_d = time.time()
         with torch.no_grad():
-            nnz = sum(fill_and_prune(getattr(pa, at), seed, d, std) for _, pa, at, seed in targets)
+            nnz = sum(fill_and_prune(getattr(pa, at), parts, d, std) for _, pa, at, parts in targets)
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         prof = d in prof_d
@@ -474,6 +587,10 @@ def main():
         top2 = dn["check_logits"].topk(2, dim=-1).values
         margins = (top2[:, 0] - top2[:, 1]).tolist()
         forced_argmax = sp_forced.argmax(-1).tolist()
+        # per checked step: the largest |sparse - dense| logit difference (teacher-forced, so both saw the same
+        # tokens); where the dense top-2 margin is below twice that, rounding alone can swap the top-2
+        max_abs = [float((sp_forced[i] - dn["check_logits"][i]).abs().max()) for i in range(nchk)]
+        flips = [[i + 1, margins[i], max_abs[i]] for i in range(nchk) if forced_argmax[i] != dn["tokens"][i]]
         same_prefix = 0
         for x, y in zip(sp["tokens"], dn["tokens"]):
             if x != y:
@@ -491,16 +608,19 @@ def main():
                  mem_ratio=(sp["peak_torch"] + macko_bytes) / dn["peak_torch"],
                  max_rel_err=max(errs), rel_errs=errs, dense_margins=margins,
                  forced_argmax_equal=sum(int(x == y) for x, y in zip(forced_argmax, dn["tokens"][:nchk])),
+                 max_abs_diff=max_abs, forced_flips=flips,
                  tokens_equal_prefix=same_prefix, first_check_equal=sp["tokens"][:nchk] == dn["tokens"][:nchk],
                  dense_tokens=dn["tokens"], sparse_tokens=sp["tokens"],
-                 profile_dense=dn["profile"], profile_sparse=sp["profile"], seconds=time.time() - t_d)
+                 profile_dense=dn["profile"], profile_sparse=sp["profile"], seconds=time.time() - t_d,
+                 dense_warm_s=dn["warm_s"], sparse_warm_s=sp["warm_s"])
         r["fidelity_ok"] = bool(r["first_check_equal"] and r["max_rel_err"] < a.rtol)
         results.append(r)
         log("\nd=%.1f: dense %.1f tok/s, sparse %.1f tok/s (%.2fx); peak %.2f -> %.2f GB (%.3fx); "
-            "max logits rel err %.2e; first %d tokens equal: %s (equal prefix %d/%d); convert %.1f s; %.1f s" % (
+            "max logits rel err %.2e; first %d tokens equal: %s (equal prefix %d/%d); convert %.1f s; "
+            "first step (compile) %.1f / %.1f s; %.1f s" % (
                 d, r["dense_tok_s"], r["sparse_tok_s"], r["speedup"], r["dense_peak"] / GB, r["sparse_peak"] / GB,
                 r["mem_ratio"], r["max_rel_err"], nchk, r["first_check_equal"], same_prefix, a.new_tokens,
-                conv_s, r["seconds"]))
+                conv_s, dn["warm_s"], sp["warm_s"], r["seconds"]))
         to_dense(targets)
         results.sort(key=lambda r: -r["density"])
         write_all(stem, meta, results)  # after every density, so an interrupted run keeps what it measured
@@ -528,9 +648,11 @@ def equal_note(r):
         return "yes"
     i = r["tokens_equal_prefix"]
     m = r.get("dense_margins", [])
+    d = r.get("max_abs_diff", [])
     if i < len(m):
-        return "NO: parted at token %d, where the dense top-2 logits differ by %.4f%s" % (
-            i + 1, m[i], " (an exact fp16 tie)" if m[i] == 0 else "")
+        return "NO: parted at token %d, where the dense top-2 logits differ by %.4f%s%s" % (
+            i + 1, m[i], " (an exact fp16 tie)" if m[i] == 0 else "",
+            "; the largest sparse-dense logit difference there is %.4f" % d[i] if i < len(d) else "")
     return "NO"
 
 
@@ -543,8 +665,9 @@ def write_md(path, meta, results):
          "- decoder: %s; attention: SDPA over a static KV cache" % m["decoder"],
          "- pruning: every q/k/v/o/gate/up/down weight (%.3fG values) by magnitude, unstructured, per matrix; "
          "embeddings, lm_head and norms dense" % (m["pruned_weights"] / 1e9),
-         "- sparse: those layers replaced by `macko.torch.MackoLinear` (macko_Hspmv, one per linear per token, "
-         "encoded on the GPU); dense: the same pruned weights kept dense (nn.Linear, cuBLAS)",
+         "- sparse: those layers replaced by `macko.torch.MackoLinear` (one macko_Hspmm call with n = 1, i.e. the "
+         "SpMV kernel, per linear per token; encoded on the GPU); dense: the same pruned weights kept dense "
+         "(nn.Linear, cuBLAS)",
          "- generation: fixed prompt of %d token ids, %d new tokens greedily, batch 1; token 1 from the (eager) "
          "prefill, tokens 2..%d from replays of one decode step captured in a CUDA graph (argmax and KV-cache "
          "update inside the graph); **tok/s = %d / GPU time of those replays** (CUDA events, median of %d "
@@ -573,6 +696,14 @@ def write_md(path, meta, results):
                      r["dense_e2e_tok_s"], r["sparse_e2e_tok_s"], r["dense_prefill_ms"], r["sparse_prefill_ms"],
                      r["max_rel_err"], equal_note(r), r["tokens_equal_prefix"],
                      "ok" if r["fidelity_ok"] else "FAIL"))
+    flips = [(r["density"], r["forced_flips"]) for r in results if r.get("forced_flips")]
+    if flips:
+        L += ["", "Teacher-forced steps (both runs fed the dense run's tokens) where the sparse argmax differs from the "
+              "dense one: (token, dense top-2 margin, largest |sparse - dense| logit difference at that step). Where "
+              "the margin is below twice that difference, the two correctly rounded computations may order the top-2 "
+              "either way."]
+        for d, fl in flips:
+            L.append("- d = %.1f: %s" % (d, ", ".join("(%d, %.4f, %.4f)" % tuple(f) for f in fl)))
     asked = meta.get("densities_requested")
     if asked is None:  # runs written before the field existed: read it off the command line
         argv = meta.get("argv", [])
