@@ -1151,6 +1151,54 @@ static bool setup_rotation(Pool &pool, Rotation &rot, size_t l2, size_t x_bytes,
     return true;
 }
 
+/* A macko call failed while setup_rotation made macko's copies (macko_fail set): the row fails, the baselines run. */
+static void rotation_macko_failed(Row &row, bool &macko_ok, const std::string &macko_fail, const std::string &tag)
+{
+    if (macko_fail.empty())
+        return;
+    row.status = "FAIL " + macko_fail + " (making the copies for --flush rotate)";
+    macko_ok = false;
+    fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+}
+
+/* The last of macko's copies must give copy 0's bytes (want) in out; run(k) computes into out with copy k, fn names
+ * the routine. A failure fails the row's macko part. */
+template <typename Run>
+static void check_last_macko_copy(Row &row, bool &macko_ok, const Rotation &rot, Run run, const char *fn,
+                                  const DevBuf &out, const std::vector<unsigned char> &want, cudaStream_t stream,
+                                  const std::string &tag)
+{
+    if (!macko_ok)
+        return;
+    CUDA_OK(cudaMemsetAsync(out.p, 0xFF, out.bytes, stream));
+    const macko_status_t st = run(rot.km - 1);
+    if (st != MACKO_STATUS_SUCCESS)
+        row.status = "FAIL " + macko_error(fn, st) + strf(" (copy %d)", rot.km - 1);
+    else if (raw_bytes(out, stream) != want)
+        row.status = strf("FAIL check: copy %d gives other bytes than copy 0", rot.km - 1);
+    if (!row.ok()) {
+        macko_ok = false;
+        fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
+    }
+}
+
+/* The row's flush fields: each method's K, or (rot.on false) the fall-back to the write flush, with why. */
+static void record_rotation(Row &row, Rotation &rot, bool macko_ok, const std::string &why, const std::string &tag)
+{
+    if (rot.on) {
+        row.flush = "rotate";
+        row.k_blas = rot.kb;
+        row.k_sp = rot.ks;
+        row.k_macko = macko_ok ? rot.km : 0;
+        return;
+    }
+    rot.kb = rot.ks = rot.km = 0;
+    row.flush = "write-fallback";
+    if (row.ok())
+        row.status = "ok (write flush)";
+    fprintf(stderr, "%s: warning: --flush rotate: %s; this row uses the write flush\n", tag.c_str(), why.c_str());
+}
+
 /* One SpMM row (n > 1) on the matrix of run_case: B is C x n and the results R x n, column-major with ld = rows.
  * cublasGemmEx with N = n is the reference (spot-checked against a double host product); every cusparseSpMM CSR
  * algorithm that accepts the problem is checked against it and timed (the fastest is reported), and so is
@@ -1387,11 +1435,7 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, Pool &pool, Row row, int n, uint6
                 }
             }
         }
-        if (!macko_fail.empty()) {
-            row.status = "FAIL " + macko_fail + " (making the copies for --flush rotate)";
-            macko_ok = false;
-            fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
-        }
+        rotation_macko_failed(row, macko_ok, macko_fail, tag);
         if (rot.on) {
             const int lb = rot.kb - 1, ls = rot.ks - 1;
             CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
@@ -1409,29 +1453,9 @@ static Row run_spmm(Ctx &cx, const HostCsr &m, Pool &pool, Row row, int n, uint6
                     die("%s: cusparseSpMM (%s) on copy %d disagrees with cuBLAS (rel. err %.3g)", tag.c_str(), a.name,
                         ls, es);
             }
-            if (macko_ok) {
-                CUDA_OK(cudaMemsetAsync(d_c.p, 0xFF, d_c.bytes, st));
-                if ((mst = macko_mm(rot.km - 1)) != MACKO_STATUS_SUCCESS)
-                    row.status = "FAIL " + macko_error(mm_name, mst) + strf(" (copy %d)", rot.km - 1);
-                else if (raw_bytes(d_c, st) != cmacko)
-                    row.status = strf("FAIL check: copy %d gives other bytes than copy 0", rot.km - 1);
-                if (!row.ok()) {
-                    macko_ok = false;
-                    fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
-                }
-            }
-            row.flush = "rotate";
-            row.k_blas = rot.kb;
-            row.k_sp = rot.ks;
-            row.k_macko = macko_ok ? rot.km : 0;
-        } else {
-            rot.kb = rot.ks = rot.km = 0;
-            row.flush = "write-fallback";
-            if (row.ok())
-                row.status = "ok (write flush)";
-            fprintf(stderr, "%s: warning: --flush rotate: %s; this row uses the write flush\n", tag.c_str(),
-                    rwhy.c_str());
+            check_last_macko_copy(row, macko_ok, rot, macko_mm, mm_name, d_c, cmacko, st, tag);
         }
+        record_rotation(row, rot, macko_ok, rwhy, tag);
     }
 
     // ---- timing
@@ -1742,11 +1766,7 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
                     }
                 }
             }
-            if (!macko_fail.empty()) {
-                row.status = "FAIL " + macko_fail + " (making the copies for --flush rotate)";
-                macko_ok = false;
-                fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
-            }
+            rotation_macko_failed(row, macko_ok, macko_fail, tag);
             if (rot.on) {
                 const int lb = rot.kb - 1, ls = rot.ks - 1;
                 if (!fp32) {
@@ -1769,29 +1789,9 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
                         die("%s: cusparseSpMV (alg %d) on copy %d disagrees with cuBLAS (rel. err %.3g)", tag.c_str(),
                             (int)algs[a], ls, es);
                 }
-                if (macko_ok) {
-                    CUDA_OK(cudaMemsetAsync(d_y.p, 0xFF, d_y.bytes, st));
-                    if ((mst = macko_mv(rot.km - 1)) != MACKO_STATUS_SUCCESS)
-                        row.status = "FAIL " + macko_error(mv_name, mst) + strf(" (copy %d)", rot.km - 1);
-                    else if (raw_bytes(d_y, st) != ymacko)
-                        row.status = strf("FAIL check: copy %d gives other bytes than copy 0", rot.km - 1);
-                    if (!row.ok()) {
-                        macko_ok = false;
-                        fprintf(stderr, "\n*** %s: macko %s ***\n\n", tag.c_str(), row.status.c_str());
-                    }
-                }
-                row.flush = "rotate";
-                row.k_blas = rot.kb;
-                row.k_sp = rot.ks;
-                row.k_macko = macko_ok ? rot.km : 0;
-            } else {
-                rot.kb = rot.ks = rot.km = 0;
-                row.flush = "write-fallback";
-                if (row.ok())
-                    row.status = "ok (write flush)";
-                fprintf(stderr, "%s: warning: --flush rotate: %s; this row uses the write flush\n", tag.c_str(),
-                        why.c_str());
+                check_last_macko_copy(row, macko_ok, rot, macko_mv, mv_name, d_y, ymacko, st, tag);
             }
+            record_rotation(row, rot, macko_ok, why, tag);
         }
         const double t_setup = t_setup0 + seconds_since(t0);
 
