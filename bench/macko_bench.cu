@@ -51,24 +51,16 @@
     exit(1);
 }
 
-#define CUDA_OK(call)                                                                                                \
+/* call must return ok_value; otherwise die with the call, its place and to_string(status). */
+#define CHECK_STATUS(call, ok_value, to_string)                                                                      \
     do {                                                                                                             \
-        cudaError_t e_ = (call);                                                                                     \
-        if (e_ != cudaSuccess)                                                                                       \
-            die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                                 \
+        const auto s_ = (call);                                                                                      \
+        if (s_ != (ok_value))                                                                                        \
+            die("%s:%d: %s: %s", __FILE__, __LINE__, #call, to_string(s_));                                          \
     } while (0)
-#define CUBLAS_OK(call)                                                                                              \
-    do {                                                                                                             \
-        cublasStatus_t s_ = (call);                                                                                  \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                             \
-            die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cublasGetStatusString(s_));                              \
-    } while (0)
-#define CUSPARSE_OK(call)                                                                                            \
-    do {                                                                                                             \
-        cusparseStatus_t s_ = (call);                                                                                \
-        if (s_ != CUSPARSE_STATUS_SUCCESS)                                                                           \
-            die("%s:%d: %s: %s", __FILE__, __LINE__, #call, cusparseGetErrorString(s_));                             \
-    } while (0)
+#define CUDA_OK(call) CHECK_STATUS(call, cudaSuccess, cudaGetErrorString)
+#define CUBLAS_OK(call) CHECK_STATUS(call, CUBLAS_STATUS_SUCCESS, cublasGetStatusString)
+#define CUSPARSE_OK(call) CHECK_STATUS(call, CUSPARSE_STATUS_SUCCESS, cusparseGetErrorString)
 
 static std::string strf(const char *fmt, ...)
 {
