@@ -140,6 +140,31 @@ void add_structure(Dense &m, uint64_t seed)
     }
 }
 
+Dense padding_grid_matrix(int64_t rows, int64_t cols, bool half_exact)
+{
+    Dense m = random_dense(rows, cols, 0.0, 1, half_exact);
+    std::mt19937_64 g(42);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c += 40)
+            if (g() % 10 < 8 || r % 5 == 0)
+                m.at(r, c) = round_half(0.25f + (float)(g() % 100) / 128.0f) * ((g() & 1) ? 1.0f : -1.0f);
+    for (int64_t r = 3; r < rows; r += 17) {
+        for (int64_t c = 0; c < cols; c++)
+            m.at(r, c) = 0.0f;
+        m.at(r, 2000) = 0.5f;
+    }
+    return m;
+}
+
+std::vector<float> nonfinite_off_grid_x(int64_t cols, bool half_exact)
+{
+    std::vector<float> x = random_vector(cols, 77, half_exact);
+    for (int64_t c = 0; c < cols; c++)
+        if (c % 40 != 0)
+            x[(size_t)c] = (c % 3 == 0) ? std::nanf("") : (c % 3 == 1 ? INFINITY : -INFINITY);
+    return x;
+}
+
 std::vector<uint8_t> values_bytes(const std::vector<float> &v, macko_datatype_t type)
 {
     std::vector<uint8_t> out(v.size() * (type == MACKO_R_16F ? 2 : 4));

@@ -47,6 +47,13 @@ std::vector<uint8_t> values_bytes(const std::vector<float> &v, macko_datatype_t 
 /* Random vector uniform in [-1, 1], rounded to fp16 when half_exact. */
 std::vector<float> random_vector(int64_t n, uint64_t seed, bool half_exact);
 
+/* For the non-finite-x tests: a rows x cols matrix (cols > 2000) whose nonzeros (fp16-exact) lie only in columns
+ * c % 40 == 0, so every gap of 39 zero columns holds padding entries, and whose rows 3, 20, 37, ... hold only column
+ * 2000 (a long run of padding); and an x of cols values that is finite (random, seed 77) at those columns and
+ * NaN / +Inf / -Inf at every other one. */
+Dense padding_grid_matrix(int64_t rows, int64_t cols, bool half_exact);
+std::vector<float> nonfinite_off_grid_x(int64_t cols, bool half_exact);
+
 /* Host reference: y = alpha*op(A)*x + beta*y in double, decoded from A's host MACKO arrays. Entries whose value is
  * zero (padding) are skipped, so x's Inf/NaN at unstored columns cannot leak; beta == 0 does not read y. */
 void ref_spmv(macko_mat_t A, macko_operation_t op, double alpha, const std::vector<double> &x, double beta,

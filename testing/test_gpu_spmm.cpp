@@ -504,25 +504,14 @@ TYPED_TEST(GpuSpmm, NonFiniteBAtUnstoredColumns)
     using P = TypeParam;
     Handle h;
     const int64_t rows = 513, cols = 2011;
-    mt::Dense m = mt::random_dense(rows, cols, 0.0, 1, P::half);
-    std::mt19937_64 g(42);
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c += 40)
-            if (g() % 10 < 8 || r % 5 == 0)
-                m.at(r, c) = mt::round_half(0.25f + (float)(g() % 100) / 128.0f) * ((g() & 1) ? 1.0f : -1.0f);
-    for (int64_t r = 3; r < rows; r += 17) {
-        for (int64_t c = 0; c < cols; c++)
-            m.at(r, c) = 0.0f;
-        m.at(r, 2000) = 0.5f;
-    }
+    /* nonzeros only in columns c % 40 == 0 (padding in every gap, long padding runs in some rows); x non-finite
+     * at every other column */
+    const mt::Dense m = mt::padding_grid_matrix(rows, cols, P::half);
     Mat A;
     make_matrix<P>(h.h, m, false, A);
     if (::testing::Test::HasFatalFailure())
         return;
-    std::vector<float> x = mt::random_vector(cols, 77, P::half);
-    for (int64_t c = 0; c < cols; c++)
-        if (c % 40 != 0)
-            x[(size_t)c] = (c % 3 == 0) ? std::nanf("") : (c % 3 == 1 ? INFINITY : -INFINITY);
+    std::vector<float> x = mt::nonfinite_off_grid_x(cols, P::half);
     for (int64_t n : {2, 4, 8, 16})
         for (float beta : {0.0f, 2.0f}) {
             Case c;
@@ -888,49 +877,13 @@ TYPED_TEST(GpuSpmm, GraphCaptureAndReplay)
 }
 
 /* ---- bad arguments, one at a time, in signature order: status, position, and C untouched */
-template <class P> struct BadArgFixture {
-    using E = typename P::E;
-    Handle h;
-    Mat A, Aother, Ahost;
-    DevMem db, dc;
-    float one = 1.0f, zero = 0.0f;
-    std::vector<E> pattern;
-    void setup()
-    {
-        mt::Dense m = mt::random_dense(40, 30, 0.5, 61, P::half);
-        make_matrix<P>(h.h, m, false, A);
-        std::vector<uint8_t> ob = mt::to_bytes(m, P::half ? MACKO_R_32F : MACKO_R_16F, MACKO_ORDER_ROW, 30);
-        ASSERT_EQ(macko_mat_create_dense_host(&Aother.A, 40, 30, P::half ? MACKO_R_32F : MACKO_R_16F, ob.data(), 30,
-                                              MACKO_ORDER_ROW),
-                  MACKO_STATUS_SUCCESS);
-        ASSERT_EQ(macko_mat_upload(h.h, Aother.A), MACKO_STATUS_SUCCESS);
-        std::vector<uint8_t> hb = mt::to_bytes(m, P::type, MACKO_ORDER_ROW, 30);
-        ASSERT_EQ(macko_mat_create_dense_host(&Ahost.A, 40, 30, P::type, hb.data(), 30, MACKO_ORDER_ROW),
-                  MACKO_STATUS_SUCCESS);
-        db.alloc(256 * sizeof(E));
-        dc.alloc(256 * sizeof(E));
-        pattern.assign(256, P::sentinel());
-        ASSERT_EQ(cudaMemcpy(dc.p, pattern.data(), dc.bytes, cudaMemcpyHostToDevice), cudaSuccess);
-        std::vector<E> xs(256, P::from(0.5f));
-        ASSERT_EQ(cudaMemcpy(db.p, xs.data(), db.bytes, cudaMemcpyHostToDevice), cudaSuccess);
-    }
-    void expect(macko_status_t got, macko_status_t st, int pos, const char *what)
-    {
-        EXPECT_EQ(got, st) << what << ": " << macko_get_last_error_message();
-        EXPECT_EQ(macko_get_last_error_position(), pos) << what;
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        std::vector<E> now(256);
-        ASSERT_EQ(cudaMemcpy(now.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_EQ(std::memcmp(now.data(), pattern.data(), dc.bytes), 0) << what << ": C was written";
-    }
-};
-
 TYPED_TEST(GpuSpmm, SpmmBadArgumentsByPosition)
 {
     MACKO_REQUIRE_GPU();
     using P = TypeParam;
     using E = typename P::E;
-    BadArgFixture<P> f;
+    gt::BadArgFixture<P, 256> f;
+    f.out_name = "C";
     f.setup();
     if (::testing::Test::HasFatalFailure())
         return;
@@ -938,8 +891,8 @@ TYPED_TEST(GpuSpmm, SpmmBadArgumentsByPosition)
     const macko_status_t INV = MACKO_STATUS_INVALID_VALUE, NI = MACKO_STATUS_NOT_INITIALIZED;
     macko_handle_t h = f.h.h;
     macko_mat_t A = f.A.A; /* 40 x 30: op N has k = 30, m = 40 */
-    const E *B = f.db.template as<E>();
-    E *C = f.dc.template as<E>();
+    const E *B = f.din.template as<E>();
+    E *C = f.dout.template as<E>();
     const float *a = &f.one, *b = &f.zero;
     f.expect(P::mm(nullptr, N, 2, a, A, B, 30, b, C, 40), INV, 1, "handle NULL");
     f.expect(P::mm(h, (macko_operation_t)2, 2, a, A, B, 30, b, C, 40), INV, 2, "op 2");
@@ -979,7 +932,8 @@ TYPED_TEST(GpuSpmm, StridedBatchedBadArgumentsByPosition)
     MACKO_REQUIRE_GPU();
     using P = TypeParam;
     using E = typename P::E;
-    BadArgFixture<P> f;
+    gt::BadArgFixture<P, 256> f;
+    f.out_name = "y";
     f.setup();
     if (::testing::Test::HasFatalFailure())
         return;
@@ -987,8 +941,8 @@ TYPED_TEST(GpuSpmm, StridedBatchedBadArgumentsByPosition)
     const macko_status_t INV = MACKO_STATUS_INVALID_VALUE, NI = MACKO_STATUS_NOT_INITIALIZED;
     macko_handle_t h = f.h.h;
     macko_mat_t A = f.A.A;
-    const E *x = f.db.template as<E>();
-    E *y = f.dc.template as<E>();
+    const E *x = f.din.template as<E>();
+    E *y = f.dout.template as<E>();
     const float *a = &f.one, *b = &f.zero;
     f.expect(P::sb(nullptr, N, a, A, x, 1, 30, b, y, 1, 40, 2), INV, 1, "handle NULL");
     f.expect(P::sb(h, (macko_operation_t)7, a, A, x, 1, 30, b, y, 1, 40, 2), INV, 2, "op 7");

@@ -380,27 +380,14 @@ TYPED_TEST(GpuSpmv, NonFiniteXAtUnstoredColumns)
     using P = TypeParam;
     Handle h;
     const int64_t rows = 513, cols = 2011;
-    /* op N: nonzeros only in columns c % 40 == 0, so every gap of 39 zero columns holds two padding entries. */
-    mt::Dense m = mt::random_dense(rows, cols, 0.0, 1, P::half);
-    std::mt19937_64 g(42);
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c += 40)
-            if (g() % 10 < 8 || r % 5 == 0)
-                m.at(r, c) = mt::round_half(0.25f + (float)(g() % 100) / 128.0f) * ((g() & 1) ? 1.0f : -1.0f);
-    /* Rows whose only nonzero is the last allowed column: a long run of padding. */
-    for (int64_t r = 3; r < rows; r += 17) {
-        for (int64_t c = 0; c < cols; c++)
-            m.at(r, c) = 0.0f;
-        m.at(r, 2000) = 0.5f;
-    }
+    /* nonzeros only in columns c % 40 == 0 (padding in every gap, long padding runs in some rows); x non-finite
+     * at every other column */
+    const mt::Dense m = mt::padding_grid_matrix(rows, cols, P::half);
     Mat A;
     make_matrix<P>(h.h, m, false, A);
     if (::testing::Test::HasFatalFailure())
         return;
-    std::vector<float> x = mt::random_vector(cols, 77, P::half);
-    for (int64_t c = 0; c < cols; c++)
-        if (c % 40 != 0)
-            x[(size_t)c] = (c % 3 == 0) ? std::nanf("") : (c % 3 == 1 ? INFINITY : -INFINITY);
+    std::vector<float> x = mt::nonfinite_off_grid_x(cols, P::half);
     for (float beta : {0.0f, 2.0f}) {
         Case c;
         c.beta = beta;
@@ -410,6 +397,7 @@ TYPED_TEST(GpuSpmv, NonFiniteXAtUnstoredColumns)
     }
 
     /* op T: nonzeros only in rows r % 40 == 0; x (length rows) is NaN/Inf on the other rows. */
+    std::mt19937_64 g(43);
     mt::Dense mt2 = mt::random_dense(2011, 300, 0.0, 1, P::half);
     for (int64_t r = 0; r < mt2.rows; r += 40)
         for (int64_t c = 0; c < mt2.cols; c++)
@@ -776,51 +764,13 @@ TYPED_TEST(GpuSpmv, GraphCaptureAndReplay)
 }
 
 /* ---- bad arguments, one at a time, in signature order: status, position, and y untouched */
-template <class P> struct BadArgFixture {
-    using E = typename P::E;
-    Handle h;
-    Mat A, Aother, Ahost;
-    DevMem dx, dy;
-    float one = 1.0f, zero = 0.0f;
-    std::vector<E> pattern;
-    void setup()
-    {
-        mt::Dense m = mt::random_dense(40, 30, 0.5, 61, P::half);
-        make_matrix<P>(h.h, m, false, A);
-        /* the other precision, on the device */
-        std::vector<uint8_t> ob = mt::to_bytes(m, P::half ? MACKO_R_32F : MACKO_R_16F, MACKO_ORDER_ROW, 30);
-        ASSERT_EQ(macko_mat_create_dense_host(&Aother.A, 40, 30, P::half ? MACKO_R_32F : MACKO_R_16F, ob.data(), 30,
-                                              MACKO_ORDER_ROW),
-                  MACKO_STATUS_SUCCESS);
-        ASSERT_EQ(macko_mat_upload(h.h, Aother.A), MACKO_STATUS_SUCCESS);
-        /* host only */
-        std::vector<uint8_t> hb = mt::to_bytes(m, P::type, MACKO_ORDER_ROW, 30);
-        ASSERT_EQ(macko_mat_create_dense_host(&Ahost.A, 40, 30, P::type, hb.data(), 30, MACKO_ORDER_ROW),
-                  MACKO_STATUS_SUCCESS);
-        dx.alloc(64 * sizeof(E));
-        dy.alloc(64 * sizeof(E));
-        pattern.assign(64, P::sentinel());
-        ASSERT_EQ(cudaMemcpy(dy.p, pattern.data(), dy.bytes, cudaMemcpyHostToDevice), cudaSuccess);
-        std::vector<E> xs(64, P::from(0.5f));
-        ASSERT_EQ(cudaMemcpy(dx.p, xs.data(), dx.bytes, cudaMemcpyHostToDevice), cudaSuccess);
-    }
-    void expect(macko_status_t got, macko_status_t st, int pos, const char *what)
-    {
-        EXPECT_EQ(got, st) << what << ": " << macko_get_last_error_message();
-        EXPECT_EQ(macko_get_last_error_position(), pos) << what;
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        std::vector<E> now(64);
-        ASSERT_EQ(cudaMemcpy(now.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_EQ(std::memcmp(now.data(), pattern.data(), dy.bytes), 0) << what << ": y was written";
-    }
-};
-
 TYPED_TEST(GpuSpmv, BadArgumentsByPosition)
 {
     MACKO_REQUIRE_GPU();
     using P = TypeParam;
     using E = typename P::E;
-    BadArgFixture<P> f;
+    gt::BadArgFixture<P, 64> f;
+    f.out_name = "y";
     f.setup();
     if (::testing::Test::HasFatalFailure())
         return;
@@ -828,8 +778,8 @@ TYPED_TEST(GpuSpmv, BadArgumentsByPosition)
     const macko_status_t INV = MACKO_STATUS_INVALID_VALUE, NI = MACKO_STATUS_NOT_INITIALIZED;
     macko_handle_t h = f.h.h;
     macko_mat_t A = f.A.A;
-    const E *x = f.dx.template as<E>();
-    E *y = f.dy.template as<E>();
+    const E *x = f.din.template as<E>();
+    E *y = f.dout.template as<E>();
     const float *a = &f.one, *b = &f.zero;
     f.expect(P::spmv(nullptr, N, a, A, x, 1, b, y, 1), INV, 1, "handle NULL");
     f.expect(P::spmv(h, (macko_operation_t)2, a, A, x, 1, b, y, 1), INV, 2, "op 2");
