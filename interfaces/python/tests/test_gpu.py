@@ -224,3 +224,25 @@ def test_macko_linear_under_torch_compile(torch_cuda):
         graph.replay()
         torch.cuda.synchronize()
         assert torch.equal(out, net(x3))
+
+
+def test_macko_linear_under_torch_compile_reduce_overhead(torch_cuda):
+    """torch.compile(mode="reduce-overhead"): inductor's own CUDA graphs (cudagraph trees) record macko::linear and
+    replay it with new inputs; results equal eager bitwise."""
+    torch = torch_cuda
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip("torch.library.custom_op needs torch >= 2.4")
+    import torch._dynamo
+    from macko.torch import MackoLinear
+
+    torch._dynamo.reset()
+    g = torch.Generator(device="cuda").manual_seed(5)
+    w = torch.randn(512, 320, device="cuda", generator=g).half()
+    w = w * (torch.rand(w.shape, device="cuda", generator=g) < 0.3).half()
+    lin = MackoLinear(w)
+    f = torch.compile(lambda x: lin(x) * 0.5, mode="reduce-overhead", fullgraph=True, dynamic=False)
+    with torch.no_grad():
+        for i in range(5):  # warm-up runs, recording, then replays
+            x = torch.randn(3, 320, device="cuda", generator=g).half()
+            got = f(x).clone()
+            assert torch.equal(got, lin(x) * 0.5), "call %d" % i
