@@ -34,16 +34,19 @@ typedef struct macko_spmv_args {
 /* Kernel geometries of the I32_UNIT variant (src/spmv.c and the SpMM launchers for n == 1 choose one per matrix with
  * macko_spmv_choose_kernel, so that a matrix always takes the same path):
  *   WARP    one warp per row, persistent grid of 256-thread blocks, next chunk and next row bounds prefetched
- *   STAGED  WARP with x staged in shared memory as fp32 by each 512-thread block (cols <= MACKO_SPMV_STAGE_MAX_COLS,
- *           else WARP runs); x is read unpredicated at clamped columns unless the block saw a non-finite x value.
+ *   STAGED  WARP with x staged in dynamic shared memory as fp32 by each 512-thread block (cols <=
+ *           MACKO_SPMV_STAGE_MAX_COLS and at least 2 blocks' x per SM on the device, else WARP runs); x is read
+ *           unpredicated at clamped columns unless the block saw a non-finite x value.
  *           Same summation order as WARP: bitwise identical results.
  * (bench/NOTES.md: a SPLIT geometry with several warps per row lost everywhere and was removed.) */
 enum { MACKO_SPMV_KERNEL_WARP = 0, MACKO_SPMV_KERNEL_STAGED = 1, MACKO_SPMV_KERNELS = 2 };
-#define MACKO_SPMV_STAGE_MAX_COLS 12288 /* 48 KiB of fp32 x per block: the static shared-memory limit */
+#define MACKO_SPMV_STAGE_MAX_COLS 28928 /* 113 KiB of fp32 x per block: 2 blocks per SM on sm_90 (228 KiB) */
 
 /* The geometry for a matrix of rows x cols with elem-byte values (2: fp16, 4: fp32): a function of the shape alone,
- * so that the same matrix always takes the same path. Measured on an H100 (bench/NOTES.md): STAGED is 0-9 % faster
- * for fp16 at every quick shape with cols <= 12288; for fp32 it pays only for cols <= 4096 (wider: up to +6 %).
+ * so that the same matrix always takes the same path (on one device: the launcher runs WARP where the device cannot
+ * hold two STAGED blocks' x per SM). Measured on an H100 (bench/NOTES.md): for fp16 STAGED is 0-9 % faster at every
+ * quick shape (cols <= 12288) and 3-20 % faster on the wide shapes with 13824..28672 columns; for fp32 it pays only
+ * for cols <= 4096 (wider: up to +6 %).
  * The environment variable MACKO_SPMV_VARIANT=0|1 forces WARP|STAGED (tests and timing only; read once per process
  * by macko_spmv_forced_kernel(), so the compute calls do no environment lookups). */
 int macko_spmv_forced_kernel(void); /* -1: none forced (src/spmv.c) */
@@ -55,6 +58,10 @@ static inline int macko_spmv_choose_kernel(int64_t rows, int64_t cols, size_t el
     (void)rows;
     return cols <= (elem == 2 ? MACKO_SPMV_STAGE_MAX_COLS : 4096) ? MACKO_SPMV_KERNEL_STAGED : MACKO_SPMV_KERNEL_WARP;
 }
+
+/* Blocks of the STAGED geometry per SM for a matrix of cols columns and elem-byte values on the current device, or 0
+ * when STAGED cannot hold x there (the launch then runs WARP). For tests. */
+int macko_spmv_staged_blocks_per_sm(int64_t cols, int elem);
 
 /* Returns the cudaError_t of the launch (0 = cudaSuccess). */
 typedef int (*macko_spmv_launcher)(const macko_spmv_args *args);

@@ -11,7 +11,8 @@
  * lane in entry order, then a fixed shuffle tree), so results are bitwise reproducible. No atomics, no allocation.
  *
  * Two geometries of the fast path (macko_kernels.h, chosen per matrix shape): WARP (no shared memory) and STAGED
- * (512-thread blocks that first copy x into shared memory as fp32, after issuing their first A loads; the gather is then
+ * (512-thread blocks that first copy x into dynamic shared memory as fp32, after issuing their first A loads; 3 blocks
+ * per SM, 2 when x takes more than a third of the SM's shared memory; the gather is then
  * one unpredicated LDS per entry at a clamped column, no fp16 conversion, unless the block found a non-finite x value,
  * in which case only stored nonzero entries read x, as in WARP). Both sum in the same order: bitwise equal results.
  */
@@ -23,6 +24,8 @@
 
 #include <stdint.h>
 
+#include <algorithm>
+#include <atomic>
 #include <type_traits>
 
 namespace {
@@ -223,39 +226,42 @@ constexpr int kStagedWarps = kStagedThreads / kWarp;
 template <typename T> constexpr int staged_blocks_per_sm() { return sizeof(T) == 2 ? 3 : 2; }
 
 /* Copies x[0, cols) into sx as fp32 (cols <= MACKO_SPMV_STAGE_MAX_COLS); returns nonzero when this thread saw a
- * non-finite value. With x 16-byte aligned, every thread issues all its 16-byte loads at once (at most
- * MAX_COLS / (16 / sizeof(T)) / THREADS of them) before the first use, so that staging costs about one L2 round
- * trip instead of one per few elements; the cols % (16 / sizeof(T)) tail and unaligned x go element by element. */
+ * non-finite value. With x 16-byte aligned, every thread issues kIt 16-byte loads at once before their first use, in
+ * rounds of kIt * THREADS vectors (one round for up to 12288 fp16 columns), so that staging costs about one L2 round
+ * trip per round instead of one per few elements; the cols % (16 / sizeof(T)) tail and unaligned x go element by
+ * element. */
 template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const T *x, int cols, float *sx)
 {
     constexpr int kV = 16 / (int)sizeof(T); /* elements per 16-byte load */
-    constexpr int kIt = (MACKO_SPMV_STAGE_MAX_COLS / kV + THREADS - 1) / THREADS;
+    constexpr int kIt = 3;                  /* 16-byte loads in flight per thread and round */
     int nonfinite = 0;
     int done = 0;
     if ((reinterpret_cast<uintptr_t>(x) & 15u) == 0) {
         const int nvec = cols / kV;
         const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-        uint4 r[kIt];
+        for (int base = 0; base < nvec; base += kIt * THREADS) {
+            uint4 r[kIt];
 #pragma unroll
-        for (int j = 0; j < kIt; j++) {
-            const int v = (int)threadIdx.x + j * THREADS;
-            r[j] = v < nvec ? __ldg(xv + v) : make_uint4(0u, 0u, 0u, 0u);
-        }
+            for (int j = 0; j < kIt; j++) {
+                const int v = base + (int)threadIdx.x + j * THREADS;
+                r[j] = v < nvec ? __ldg(xv + v) : make_uint4(0u, 0u, 0u, 0u);
+            }
 #pragma unroll
-        for (int j = 0; j < kIt; j++) {
-            const int v = (int)threadIdx.x + j * THREADS;
-            if (v < nvec) {
-                const uint32_t w[4] = {r[j].x, r[j].y, r[j].z, r[j].w};
-                float f[kV];
+            for (int j = 0; j < kIt; j++) {
+                const int v = base + (int)threadIdx.x + j * THREADS;
+                if (v < nvec) {
+                    const uint32_t w[4] = {r[j].x, r[j].y, r[j].z, r[j].w};
+                    float f[kV];
 #pragma unroll
-                for (int i = 0; i < kV; i++) {
-                    f[i] = Ty<T>::packed_value(w, i);
-                    nonfinite |= !isfinite(f[i]);
+                    for (int i = 0; i < kV; i++) {
+                        f[i] = Ty<T>::packed_value(w, i);
+                        nonfinite |= !isfinite(f[i]);
+                    }
+                    float4 *dst = reinterpret_cast<float4 *>(sx + (size_t)v * kV);
+#pragma unroll
+                    for (int i = 0; i < kV / 4; i++)
+                        dst[i] = make_float4(f[4 * i], f[4 * i + 1], f[4 * i + 2], f[4 * i + 3]);
                 }
-                float4 *dst = reinterpret_cast<float4 *>(sx + (size_t)v * kV);
-#pragma unroll
-                for (int i = 0; i < kV / 4; i++)
-                    dst[i] = make_float4(f[4 * i], f[4 * i + 1], f[4 * i + 2], f[4 * i + 3]);
             }
         }
         done = nvec * kV;
@@ -268,10 +274,11 @@ template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const 
     return nonfinite;
 }
 
+/* x lives in dynamic shared memory: staged_smem_bytes(cols) bytes (see launch). */
 template <typename T>
 __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spmv_staged(const Params<T, int32_t> p)
 {
-    __shared__ __align__(16) float sx[MACKO_SPMV_STAGE_MAX_COLS];
+    extern __shared__ __align__(16) float sx[];
     const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
     const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
     if (alpha == 0.0f || p.cols == 0) {
@@ -296,6 +303,68 @@ __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spm
         walk_rows<T, int32_t, int32_t, true, true, true, kStagedWarps>(p, alpha, beta, sx, buf0, c);
     else
         walk_rows<T, int32_t, int32_t, true, true, false, kStagedWarps>(p, alpha, beta, sx, buf0, c);
+}
+
+/* Dynamic shared memory of one STAGED block: x as fp32, rounded up to 16 bytes. */
+inline int64_t staged_smem_bytes(int64_t cols) { return (cols * 4 + 15) & ~(int64_t)15; }
+
+/* The current device's shared-memory limits (per block with opt-in, per SM), cached per device; {48 KiB, 0} when
+ * they cannot be read. */
+constexpr int kMaxDevices = 64;
+inline void smem_limits(int &per_block, int &per_sm, int &dev)
+{
+    static std::atomic<int> block_cache[kMaxDevices], sm_cache[kMaxDevices];
+    per_block = 48 * 1024;
+    per_sm = 0;
+    dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
+        (void)cudaGetLastError();
+        dev = -1;
+        return;
+    }
+    int b = block_cache[dev].load(std::memory_order_relaxed), m = sm_cache[dev].load(std::memory_order_relaxed);
+    if (b == 0) {
+        if (cudaDeviceGetAttribute(&b, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&m, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return;
+        }
+        block_cache[dev].store(b, std::memory_order_relaxed);
+        sm_cache[dev].store(m, std::memory_order_relaxed);
+    }
+    per_block = b;
+    per_sm = m;
+}
+
+/* spmv_staged<T> may use up to per_block bytes of dynamic shared memory on device dev (set once per device). */
+template <typename T> inline bool staged_allow_smem(int dev, int per_block)
+{
+    static std::atomic<bool> done[kMaxDevices];
+    if (done[dev].load(std::memory_order_acquire))
+        return true;
+    if (cudaFuncSetAttribute(spmv_staged<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, per_block) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    done[dev].store(true, std::memory_order_release);
+    return true;
+}
+
+/* Blocks of STAGED per SM for cols columns (3 as the registers allow, fewer when x does not fit 3 times), or 0 when
+ * fewer than 2 fit or the device cannot give a block the bytes: then WARP runs. Up to 48 KiB no query is needed. */
+template <typename T> inline int staged_fit(int64_t cols)
+{
+    const int64_t bytes = staged_smem_bytes(cols);
+    if (cols > MACKO_SPMV_STAGE_MAX_COLS)
+        return 0;
+    if (bytes <= 48 * 1024)
+        return staged_blocks_per_sm<T>();
+    int per_block = 0, per_sm = 0, dev = -1;
+    smem_limits(per_block, per_sm, dev);
+    const int64_t fit = per_sm / (bytes + 1024); /* 1 KiB per block is reserved by the system */
+    if (dev < 0 || bytes > per_block || fit < 2 || !staged_allow_smem<T>(dev, per_block))
+        return 0;
+    return (int)std::min<int64_t>(fit, staged_blocks_per_sm<T>());
 }
 
 /* Enough warps to cover the rows in as few equal rounds as the resident warps allow. */
@@ -335,10 +404,10 @@ template <typename T, typename RP, typename IDX, bool UNIT> int launch(const mac
     if (std::is_same<IDX, int32_t>::value && std::is_same<RP, int32_t>::value && UNIT) {
         switch (a->kernel) {
         case MACKO_SPMV_KERNEL_STAGED:
-            if (a->cols <= MACKO_SPMV_STAGE_MAX_COLS) {
+            if (const int per_sm = staged_fit<T>(a->cols)) {
                 const Params<T, int32_t> p = make_params<T, int32_t>(a);
-                const unsigned blocks = grid_blocks(a->rows, a->sm_count, staged_blocks_per_sm<T>(), kStagedWarps);
-                spmv_staged<T><<<blocks, kStagedThreads, 0, st>>>(p);
+                const unsigned blocks = grid_blocks(a->rows, a->sm_count, per_sm, kStagedWarps);
+                spmv_staged<T><<<blocks, kStagedThreads, (size_t)staged_smem_bytes(a->cols), st>>>(p);
                 return (int)cudaGetLastError();
             }
             break;
@@ -352,6 +421,11 @@ template <typename T, typename RP, typename IDX, bool UNIT> int launch(const mac
 }
 
 } // namespace
+
+extern "C" int macko_spmv_staged_blocks_per_sm(int64_t cols, int elem)
+{
+    return elem == 2 ? staged_fit<__half>(cols) : staged_fit<float>(cols);
+}
 
 /* The thin C launchers: one list, stamped per value type. */
 #define MACKO_SPMV_LAUNCHER(L, T, NAME, RP, IDX, UNIT)                                                               \
