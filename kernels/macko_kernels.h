@@ -42,20 +42,26 @@ typedef struct macko_spmv_args {
 enum { MACKO_SPMV_KERNEL_WARP = 0, MACKO_SPMV_KERNEL_STAGED = 1, MACKO_SPMV_KERNELS = 2 };
 #define MACKO_SPMV_STAGE_MAX_COLS 28928 /* 113 KiB of fp32 x per block: 2 blocks per SM on sm_90 (228 KiB) */
 
-/* The geometry for a matrix of rows x cols with elem-byte values (2: fp16, 4: fp32): a function of the shape alone,
- * so that the same matrix always takes the same path (on one device: the launcher runs WARP where the device cannot
- * hold two STAGED blocks' x per SM). Measured on an H100 (bench/NOTES.md): for fp16 STAGED is 0-9 % faster at every
- * quick shape (cols <= 12288) and 3-20 % faster on the wide shapes with 13824..28672 columns; for fp32 it pays only
- * for cols <= 4096 (wider: up to +6 %).
+/* The geometry for a matrix of rows x cols with `entries` stored entries (FORMAT.md, padding included) and elem-byte
+ * values (2: fp16, 4: fp32): a function of the matrix alone, so that the same matrix always takes the same path (on
+ * one device: the launcher runs WARP where the device cannot hold two STAGED blocks' x per SM). Both geometries sum in
+ * the same order, so the choice never changes a result. Measured on an H100 (bench/NOTES.md): for fp16 STAGED is
+ * 0-9 % faster at every quick shape (cols <= 12288) and 3-20 % faster on the wide shapes with 13824..28672 columns;
+ * for fp32 it pays only for cols <= 4096 (wider: up to +6 %). Nearly dense matrices (at least
+ * MACKO_SPMV_DENSE_FRACTION of the positions stored) take WARP: there a lane's 8 entries are 8 consecutive columns
+ * and the staged gather of a warp lands on 4 of the 32 shared-memory banks (d = 1.0: WARP 9-43 % faster on 10
+ * shapes; d = 0.95: STAGED 5-17 % faster; nothing measured in between).
  * The environment variable MACKO_SPMV_VARIANT=0|1 forces WARP|STAGED (tests and timing only; read once per process
  * by macko_spmv_forced_kernel(), so the compute calls do no environment lookups). */
+#define MACKO_SPMV_DENSE_FRACTION 0.97
 int macko_spmv_forced_kernel(void); /* -1: none forced (src/spmv.c) */
-static inline int macko_spmv_choose_kernel(int64_t rows, int64_t cols, size_t elem)
+static inline int macko_spmv_choose_kernel(int64_t rows, int64_t cols, int64_t entries, size_t elem)
 {
     const int forced = macko_spmv_forced_kernel();
     if (forced >= 0)
         return forced;
-    (void)rows;
+    if ((double)entries >= MACKO_SPMV_DENSE_FRACTION * (double)rows * (double)cols)
+        return MACKO_SPMV_KERNEL_WARP;
     return cols <= (elem == 2 ? MACKO_SPMV_STAGE_MAX_COLS : 4096) ? MACKO_SPMV_KERNEL_STAGED : MACKO_SPMV_KERNEL_WARP;
 }
 

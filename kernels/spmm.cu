@@ -716,7 +716,7 @@ template <typename T> int launch_spmv(const macko_spmm_args *a, int variant)
     s.beta = a->beta;
     s.sm_count = a->sm_count;
     s.stream = a->stream;
-    s.kernel = macko_spmv_choose_kernel(a->rows, a->cols, sizeof(T)); /* as macko_Hspmv/Sspmv */
+    s.kernel = macko_spmv_choose_kernel(a->rows, a->cols, a->entries, sizeof(T)); /* as macko_Hspmv/Sspmv */
     const bool h = sizeof(T) == 2;
     if (variant == MACKO_SPMM_I64_RP64)
         return h ? macko_spmv_h_i64_rp64(&s) : macko_spmv_s_i64_rp64(&s);

@@ -129,7 +129,7 @@ static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op
     macko_resolve_scalars(handle, alpha, beta, &a.alpha, &a.beta, &a.alpha_dev, &a.beta_dev);
     a.sm_count = handle->sm_count;
     a.stream = handle->stream;
-    a.kernel = macko_spmv_choose_kernel(M->rows, M->cols, P->elem);
+    a.kernel = macko_spmv_choose_kernel(M->rows, M->cols, M->entries, P->elem);
 
     err = spmv_table[prec][spmv_variant(M, incx)](&a);
     if (err != 0)
