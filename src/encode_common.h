@@ -53,26 +53,6 @@ static inline int macko_popcount64(uint64_t m)
 #endif
 }
 
-/* Writes the deltas for an entry preceded by g >= 0 zero columns, starting at entry k of zeroed arrays: floor(g/16)
- * padding entries (value 0 is already there, delta 15) and then the entry's delta g mod 16. Returns the entry's index
- * (the caller stores its value there). Equivalent to FORMAT.md's skipped-counter scan. */
-static inline int64_t macko_put_gap(uint8_t *deltas, int64_t k, int64_t g)
-{
-    while (g >= 16) {
-        deltas[k >> 1] |= (uint8_t)(15u << ((k & 1) << 2));
-        k++;
-        g -= 16;
-    }
-    deltas[k >> 1] |= (uint8_t)((unsigned)g << ((k & 1) << 2));
-    return k;
-}
-
-/* Index k of an int32 (!i64) or int64 array. */
-static inline int64_t macko_idx_get(const void *p, int i64, int64_t k)
-{
-    return i64 ? ((const int64_t *)p)[k] : (int64_t)((const int32_t *)p)[k];
-}
-
 /* Copies rows + 1 int64 row pointers into m's host row_ptr (int32 or int64 as m->rp64 says). */
 void macko_store_row_ptr(struct macko_mat_s *m, const int64_t *rp);
 

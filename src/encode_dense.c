@@ -33,13 +33,13 @@ static inline uint64_t nz_mask_scalar(const unsigned char *p, int n, int es)
         for (i = 0; i < n; i++) {
             uint16_t q;
             memcpy(&q, p + 2 * i, 2);
-            m |= (uint64_t)((q & 0x7FFFu) != 0) << i;
+            m |= (uint64_t)((q & MACKO_H_MAGNITUDE) != 0) << i;
         }
     } else {
         for (i = 0; i < n; i++) {
             uint32_t q;
             memcpy(&q, p + 4 * i, 4);
-            m |= (uint64_t)((q & 0x7FFFFFFFu) != 0) << i;
+            m |= (uint64_t)((q & MACKO_S_MAGNITUDE) != 0) << i;
         }
     }
     return m;
@@ -53,7 +53,7 @@ static MACKO_ALWAYS_INLINE uint64_t nz_mask64(const unsigned char *p, int es)
     int i;
     const __m128i zero = _mm_setzero_si128();
     if (es == 2) {
-        const __m128i absmask = _mm_set1_epi16(0x7FFF);
+        const __m128i absmask = _mm_set1_epi16((short)MACKO_H_MAGNITUDE);
         for (i = 0; i < 64; i += 16) {
             __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 2 * i)), absmask);
             __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 2 * i + 16)), absmask);
@@ -61,7 +61,7 @@ static MACKO_ALWAYS_INLINE uint64_t nz_mask64(const unsigned char *p, int es)
             m |= (uint64_t)(~(unsigned)_mm_movemask_epi8(z) & 0xFFFFu) << i;
         }
     } else {
-        const __m128i absmask = _mm_set1_epi32(0x7FFFFFFF);
+        const __m128i absmask = _mm_set1_epi32((int)MACKO_S_MAGNITUDE);
         for (i = 0; i < 64; i += 16) {
             const unsigned char *q = p + 4 * i;
             __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)q), absmask);

@@ -45,10 +45,7 @@ macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col
     es = (int)macko_type_size(A->type);
     for (r = 0; r <= A->rows; r++) {
         /* row_ptr[r] is written before row r's entries, row_ptr[rows] after the last row. */
-        if (i64)
-            ((int64_t *)row_ptr)[r] = out + base;
-        else
-            ((int32_t *)row_ptr)[r] = (int32_t)(out + base);
+        macko_idx_set(row_ptr, i64, r, out + base);
         if (r == A->rows)
             break;
         {
@@ -57,10 +54,7 @@ macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col
                 col += (int64_t)macko_delta_get(A->host.deltas, k) + 1;
                 if (macko_value_is_zero(A->type, A->host.values, k))
                     continue;
-                if (i64)
-                    ((int64_t *)col_ind)[out] = col + base;
-                else
-                    ((int32_t *)col_ind)[out] = (int32_t)(col + base);
+                macko_idx_set(col_ind, i64, out, col + base);
                 memcpy((unsigned char *)values + out * es, (const unsigned char *)A->host.values + k * es, (size_t)es);
                 out++;
             }

@@ -7,26 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The bits are read with memcpy: fp32 values are float objects (aliasing rules). The bit test is value == 0.0f, also
- * under flush-to-zero, where a float compare would call subnormals zero. */
-static uint32_t value_bits(macko_datatype_t t, const void *values, int64_t k)
-{
-    if (t == MACKO_R_16F) {
-        uint16_t h;
-        memcpy(&h, (const unsigned char *)values + 2 * k, 2);
-        return h;
-    } else {
-        uint32_t f;
-        memcpy(&f, (const unsigned char *)values + 4 * k, 4);
-        return f;
-    }
-}
-
-int macko_value_is_zero(macko_datatype_t t, const void *values, int64_t k)
-{
-    return (value_bits(t, values, k) & (t == MACKO_R_16F ? 0x7FFFu : 0x7FFFFFFFu)) == 0;
-}
-
 /* Order of the checks: row_ptr completely (so that walking the entries afterwards stays inside the arrays), then the
  * value tail, then the delta tail and every decoded column.
  *
@@ -85,7 +65,7 @@ int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int
         return 3;
     }
     for (k = entries; k < ep; k++) {
-        if (value_bits(type, values, k) != 0) {
+        if (macko_value_bits(type, values, k) != 0) {
             snprintf(msg, msg_size, "values: tail value %" PRId64 " (past entries = %" PRId64 ") is not zero", k,
                      entries);
             return 1;

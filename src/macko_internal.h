@@ -3,6 +3,7 @@
 #define MACKO_INTERNAL_H
 
 #include "macko.h"
+#include "format.h"
 
 #include <stdint.h>
 #include <stddef.h>
@@ -99,8 +100,6 @@ void macko_device_arrays_free(struct macko_mat_s *m);
 int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int64_t entries, int rp64,
                           const void *values, const uint8_t *deltas, const void *row_ptr, int64_t *nnz_out,
                           char *msg, size_t msg_size);
-/* Value at entry k of a host value array is zero (+0/-0)? */
-int macko_value_is_zero(macko_datatype_t t, const void *values, int64_t k);
 
 /* ---- compute calls: alpha/beta by pointer mode. HOST: the values are read now and passed by value (the device
  * pointers are NULL); DEVICE: the kernel reads them through the device pointers (the values are unused). */
@@ -119,23 +118,6 @@ static inline void macko_resolve_scalars(const struct macko_handle_s *h, const f
         *alpha_val = *alpha;
         *beta_val = *beta;
     }
-}
-
-/* ---- delta nibble helpers */
-static inline unsigned macko_delta_get(const uint8_t *deltas, int64_t k)
-{
-    return (k & 1) ? (unsigned)(deltas[k >> 1] >> 4) : (unsigned)(deltas[k >> 1] & 0xF);
-}
-static inline void macko_delta_set(uint8_t *deltas, int64_t k, unsigned d)
-{
-    if (k & 1)
-        deltas[k >> 1] = (uint8_t)((deltas[k >> 1] & 0x0F) | (d << 4));
-    else
-        deltas[k >> 1] = (uint8_t)((deltas[k >> 1] & 0xF0) | (d & 0xF));
-}
-static inline int64_t macko_rp_get(const void *row_ptr, int rp64, int64_t r)
-{
-    return rp64 ? ((const int64_t *)row_ptr)[r] : (int64_t)((const int32_t *)row_ptr)[r];
 }
 
 #ifdef __cplusplus
