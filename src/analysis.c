@@ -12,19 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void idx_set(void *p, int i64, int64_t k, int64_t v)
-{
-    if (i64)
-        ((int64_t *)p)[k] = v;
-    else
-        ((int32_t *)p)[k] = (int32_t)v;
-}
-
-static int64_t idx_get(const void *p, int i64, int64_t k)
-{
-    return i64 ? ((const int64_t *)p)[k] : (int64_t)((const int32_t *)p)[k];
-}
-
 /* Builds the host encoding of src^T (src has host arrays) into *out. */
 static macko_status_t transpose_host(struct macko_mat_s *src, struct macko_mat_s **out)
 {
@@ -45,24 +32,24 @@ static macko_status_t transpose_host(struct macko_mat_s *src, struct macko_mat_s
         goto done;
     /* trp[c + 1] = count of column c, then prefix sums: trp[c] = first slot of transposed row c. */
     for (k = 0; k < nnz; k++) {
-        c = idx_get(ci, i64, k);
-        idx_set(trp, i64, c + 1, idx_get(trp, i64, c + 1) + 1);
+        c = macko_idx_get(ci, i64, k);
+        macko_idx_set(trp, i64, c + 1, macko_idx_get(trp, i64, c + 1) + 1);
     }
     for (c = 0; c < cols; c++)
-        idx_set(trp, i64, c + 1, idx_get(trp, i64, c + 1) + idx_get(trp, i64, c));
+        macko_idx_set(trp, i64, c + 1, macko_idx_get(trp, i64, c + 1) + macko_idx_get(trp, i64, c));
     for (r = 0; r < rows; r++)
-        for (k = idx_get(rp, i64, r); k < idx_get(rp, i64, r + 1); k++) {
+        for (k = macko_idx_get(rp, i64, r); k < macko_idx_get(rp, i64, r + 1); k++) {
             int64_t slot;
-            c = idx_get(ci, i64, k);
-            slot = idx_get(trp, i64, c); /* trp[c] runs ahead as the cursor of row c... */
-            idx_set(trp, i64, c, slot + 1);
-            idx_set(tci, i64, slot, r);
+            c = macko_idx_get(ci, i64, k);
+            slot = macko_idx_get(trp, i64, c); /* trp[c] runs ahead as the cursor of row c... */
+            macko_idx_set(trp, i64, c, slot + 1);
+            macko_idx_set(tci, i64, slot, r);
             memcpy((char *)tva + (size_t)slot * es, (const char *)va + (size_t)k * es, es);
         }
     /* ... so now trp[c] is the end of row c: shift back by one to get the starts. */
     for (c = cols; c > 0; c--)
-        idx_set(trp, i64, c, idx_get(trp, i64, c - 1));
-    idx_set(trp, i64, 0, 0);
+        macko_idx_set(trp, i64, c, macko_idx_get(trp, i64, c - 1));
+    macko_idx_set(trp, i64, 0, 0);
     st = macko_mat_create_csr_host(out, cols, rows, nnz, trp, tci, tva, it, MACKO_INDEX_BASE_ZERO, src->type);
 done:
     free(rp);
