@@ -1,6 +1,7 @@
 /* CSR -> MACKO on the host. Every stored CSR entry is an entry (explicit zeros included, FORMAT.md); padding is
  * inserted where consecutive stored columns are more than 16 apart. The input is validated completely (and the exact
  * entry count found) before anything is allocated. */
+#include "check.h"
 #include "encode_common.h"
 
 #include <inttypes.h>
@@ -30,74 +31,32 @@ macko_status_t macko_mat_create_csr_host(macko_mat_t *A, int64_t rows, int64_t c
     struct macko_mat_s *m;
     macko_status_t st;
 
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (rows < 0 || rows > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "rows is %" PRId64 "; it must be in [0, 2^56]", rows);
-    if (cols < 0 || cols > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "cols is %" PRId64 "; it must be in [0, 2^56]", cols);
-    if (nnz < 0 || nnz > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nnz is %" PRId64 "; it must be in [0, 2^56]", nnz);
-    if (row_ptr == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5, "row_ptr is NULL (it holds rows + 1 entries)");
-    if (col_ind == NULL && nnz > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "col_ind is NULL but nnz = %" PRId64, nnz);
-    if (values == NULL && nnz > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "values is NULL but nnz = %" PRId64, nnz);
-    if (index_type != MACKO_INDEX_32I && index_type != MACKO_INDEX_64I)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8,
-                          "index_type is %d; it must be MACKO_INDEX_32I (2) or MACKO_INDEX_64I (3)", (int)index_type);
-    if (index_base != MACKO_INDEX_BASE_ZERO && index_base != MACKO_INDEX_BASE_ONE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 9,
-                          "index_base is %d; it must be MACKO_INDEX_BASE_ZERO (0) or MACKO_INDEX_BASE_ONE (1)",
-                          (int)index_base);
-    if (!macko_type_valid((int)type))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 10,
-                          "type is %d; it must be MACKO_R_16F (2) or MACKO_R_32F (0)", (int)type);
+    MACKO_CHECK(macko_check_csr_input(fn, 1, A, rows, cols, nnz, row_ptr, col_ind, values, index_type, index_base,
+                                      type, NULL));
     i64 = index_type == MACKO_INDEX_64I;
     base = (int64_t)index_base;
     es = (int)macko_type_size(type);
-    if (!i64 && nnz > INT32_MAX)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
-                          "nnz is %" PRId64 "; 32-bit indices hold at most 2^31 - 1 entries", nnz);
 
     /* The contents: row_ptr completely first, so walking col_ind afterwards stays inside its nnz elements. */
     if (macko_idx_get(row_ptr, i64, 0) != base)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
-                          "row 0: row_ptr[0] is %" PRId64 "; it must be index_base = %" PRId64,
-                          macko_idx_get(row_ptr, i64, 0), base);
+        return macko_fail_csr_row_ptr(fn, 5, MACKO_CSR_RP_FIRST, 0, macko_idx_get(row_ptr, i64, 0), 0, nnz, base);
     for (r = 0; r < rows; r++) {
         int64_t a = macko_idx_get(row_ptr, i64, r), b = macko_idx_get(row_ptr, i64, r + 1);
         if (b < a)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
-                              "row %" PRId64 ": row_ptr decreases (row_ptr[%" PRId64 "] = %" PRId64
-                              " < row_ptr[%" PRId64 "] = %" PRId64 ")",
-                              r, r + 1, b, r, a);
+            return macko_fail_csr_row_ptr(fn, 5, MACKO_CSR_RP_DECREASE, r, b, a, nnz, base);
         if (b - base > nnz)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
-                              "row %" PRId64 ": row_ptr[%" PRId64 "] = %" PRId64 " exceeds nnz + index_base = %" PRId64,
-                              r, r + 1, b, nnz + base);
+            return macko_fail_csr_row_ptr(fn, 5, MACKO_CSR_RP_EXCEED, r, b, a, nnz, base);
     }
     if (macko_idx_get(row_ptr, i64, rows) != nnz + base)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
-                          "row %" PRId64 ": row_ptr[rows] is %" PRId64 "; it must be nnz + index_base = %" PRId64,
-                          rows > 0 ? rows - 1 : 0, macko_idx_get(row_ptr, i64, rows), nnz + base);
+        return macko_fail_csr_row_ptr(fn, 5, MACKO_CSR_RP_LAST, rows > 0 ? rows - 1 : 0,
+                                      macko_idx_get(row_ptr, i64, rows), 0, nnz, base);
     for (r = 0; r < rows; r++) {
         int64_t k, e = macko_idx_get(row_ptr, i64, r + 1) - base, prev = -1, row_entries = 0;
         for (k = macko_idx_get(row_ptr, i64, r) - base; k < e; k++) {
             int64_t c = macko_idx_get(col_ind, i64, k);
-            /* compared before removing the base: INT64_MIN - 1 would overflow */
-            if (c < base || c - base >= cols)
-                return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                                  "row %" PRId64 ": col_ind[%" PRId64 "] = %" PRId64 " is outside [%" PRId64
-                                  ", %" PRId64 ")",
-                                  r, k, c, base, cols + base);
+            if (!macko_csr_col_ok(c, prev, base, cols))
+                return macko_fail_csr_col(fn, 6, r, k, c, prev, base, cols);
             c -= base;
-            if (c <= prev)
-                return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                                  "row %" PRId64 ": columns not strictly increasing (col_ind[%" PRId64 "] = %" PRId64
-                                  " after %" PRId64 ")",
-                                  r, k, c + base, prev + base);
             row_entries += 1 + ((c - prev - 1) >> 4);
             prev = c;
             nz += !macko_value_is_zero(type, values, k);

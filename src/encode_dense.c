@@ -10,6 +10,7 @@
  * then the 64 x 64 bit matrix is transposed into per-row masks, so both orders share the row scan and the reads stay
  * contiguous; the fill pass reads a tile's values while it is still in L1. Blocks of 256 rows keep each scan state
  * across the column tiles. */
+#include "check.h"
 #include "encode_common.h"
 
 #include <inttypes.h>
@@ -260,40 +261,14 @@ macko_status_t macko_mat_create_dense_host(macko_mat_t *A, int64_t rows, int64_t
                                            const void *values, int64_t ld, macko_order_t order)
 {
     static const char fn[] = "macko_mat_create_dense_host";
-    int64_t total = 0, inner, outer, need, nnz = 0, i;
+    int64_t total, nnz = 0, i;
     int64_t *rp = NULL;
     struct macko_mat_s *m;
     dense_src src;
     macko_status_t st;
 
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (rows < 0 || rows > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "rows is %" PRId64 "; it must be in [0, 2^56]", rows);
-    if (cols < 0 || cols > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "cols is %" PRId64 "; it must be in [0, 2^56]", cols);
-    if (!macko_mul_i64(rows, cols, &total) || total > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
-                          "rows*cols (%" PRId64 " x %" PRId64 ") exceeds the 2^56 element limit", rows, cols);
-    if (!macko_type_valid((int)type))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
-                          "type is %d; it must be MACKO_R_16F (2) or MACKO_R_32F (0)", (int)type);
-    if (values == NULL && total > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5, "values is NULL but rows*cols = %" PRId64, total);
-    /* ld can only be judged once the order is known. */
-    if (order != MACKO_ORDER_ROW && order != MACKO_ORDER_COL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7,
-                          "order is %d; it must be MACKO_ORDER_ROW (2) or MACKO_ORDER_COL (1)", (int)order);
-    inner = order == MACKO_ORDER_ROW ? cols : rows;
-    outer = order == MACKO_ORDER_ROW ? rows : cols;
-    if (ld < (inner > 1 ? inner : 1))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                          "ld is %" PRId64 "; it must be at least max(1, %s) = %" PRId64, ld,
-                          order == MACKO_ORDER_ROW ? "cols" : "rows", inner > 1 ? inner : 1);
-    if (total > 0 &&
-        (!macko_mul_i64(outer - 1, ld, &need) || !macko_add_i64(need, inner, &need) || need > MACKO_MAX_ELEMS))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                          "ld is %" PRId64 "; the array it describes exceeds the 2^56 element limit", ld);
+    MACKO_CHECK(macko_check_dense_input(fn, 1, A, rows, cols, type, values, ld, order, NULL));
+    total = rows * cols;
 
     m = macko_mat_alloc();
     if (m == NULL)

@@ -1,5 +1,6 @@
 /* MACKO -> CSR / dense on the host (round-trip tests, interop). Zero-valued entries (padding, stored zeros) are not
  * written as entries: a decoded matrix holds +0 wherever nothing nonzero is stored. */
+#include "check.h"
 #include "encode_common.h"
 
 #include <inttypes.h>
@@ -15,24 +16,12 @@ macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col
     int i64, es;
     int64_t base, r, out = 0;
 
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (!A->has_host)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
-                          "A has no host copy (released or created on the device; see macko_mat_download)");
-    if (row_ptr == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "row_ptr is NULL (it receives rows + 1 entries)");
-    if (col_ind == NULL && A->nnz > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "col_ind is NULL but nnz = %" PRId64, A->nnz);
-    if (values == NULL && A->nnz > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "values is NULL but nnz = %" PRId64, A->nnz);
-    if (index_type != MACKO_INDEX_32I && index_type != MACKO_INDEX_64I)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
-                          "index_type is %d; it must be MACKO_INDEX_32I (2) or MACKO_INDEX_64I (3)", (int)index_type);
-    if (index_base != MACKO_INDEX_BASE_ZERO && index_base != MACKO_INDEX_BASE_ONE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                          "index_base is %d; it must be MACKO_INDEX_BASE_ZERO (0) or MACKO_INDEX_BASE_ONE (1)",
-                          (int)index_base);
+    MACKO_CHECK(macko_check_host_mat(fn, 1, A));
+    MACKO_CHECK(macko_check_row_ptr(fn, 2, row_ptr, 1));
+    MACKO_CHECK(macko_check_array(fn, 3, "col_ind", col_ind, "nnz", A->nnz, NULL, 0, 0));
+    MACKO_CHECK(macko_check_array(fn, 4, "values", values, "nnz", A->nnz, NULL, 0, 0));
+    MACKO_CHECK(macko_check_enum(fn, 5, MACKO_ARG_INDEX_TYPE, (int)index_type));
+    MACKO_CHECK(macko_check_enum(fn, 6, MACKO_ARG_INDEX_BASE, (int)index_base));
     i64 = index_type == MACKO_INDEX_64I;
     base = (int64_t)index_base;
     /* Judged on the sizes, not on the columns actually used, so that the answer does not depend on the data. */
@@ -89,33 +78,14 @@ static void export_rows(const struct macko_mat_s *A, unsigned char *out, int64_t
 macko_status_t macko_mat_export_dense_host(macko_mat_t A, void *values, int64_t ld, macko_order_t order)
 {
     static const char fn[] = "macko_mat_export_dense_host";
-    int64_t total, inner, outer, need, r0;
+    int64_t total, r0;
 
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (!A->has_host)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
-                          "A has no host copy (released or created on the device; see macko_mat_download)");
+    MACKO_CHECK(macko_check_host_mat(fn, 1, A));
     /* An imported matrix may be too large to exist densely (rows*cols overflows): not exportable. */
     if (!macko_mul_i64(A->rows, A->cols, &total) || total > MACKO_MAX_ELEMS)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1,
                           "A (%" PRId64 " x %" PRId64 ") is too large for a dense array", A->rows, A->cols);
-    if (values == NULL && total > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "values is NULL but rows*cols = %" PRId64, total);
-    /* ld can only be judged once the order is known. */
-    if (order != MACKO_ORDER_ROW && order != MACKO_ORDER_COL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
-                          "order is %d; it must be MACKO_ORDER_ROW (2) or MACKO_ORDER_COL (1)", (int)order);
-    inner = order == MACKO_ORDER_ROW ? A->cols : A->rows;
-    outer = order == MACKO_ORDER_ROW ? A->rows : A->cols;
-    if (ld < (inner > 1 ? inner : 1))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
-                          "ld is %" PRId64 "; it must be at least max(1, %s) = %" PRId64, ld,
-                          order == MACKO_ORDER_ROW ? "cols" : "rows", inner > 1 ? inner : 1);
-    if (total > 0 &&
-        (!macko_mul_i64(outer - 1, ld, &need) || !macko_add_i64(need, inner, &need) || need > MACKO_MAX_ELEMS))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
-                          "ld is %" PRId64 "; the array it describes exceeds the 2^56 element limit", ld);
+    MACKO_CHECK(macko_check_dense_array(fn, 2, A->rows, A->cols, total, values, ld, order, NULL));
     if (total == 0)
         return macko_ok();
 

@@ -1,5 +1,6 @@
 /* Raw MACKO arrays in: the validator (shared with deserialisation, so it must be safe on hostile data) and
  * macko_mat_create_macko_host. */
+#include "check.h"
 #include "encode_common.h"
 
 #include <inttypes.h>
@@ -108,25 +109,15 @@ macko_status_t macko_mat_create_macko_host(macko_mat_t *A, int64_t rows, int64_t
     struct macko_mat_s *m;
     macko_status_t st;
 
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (rows < 0 || rows > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "rows is %" PRId64 "; it must be in [0, 2^56]", rows);
-    if (cols < 0 || cols > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "cols is %" PRId64 "; it must be in [0, 2^56]", cols);
-    if (!macko_type_valid((int)type))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
-                          "type is %d; it must be MACKO_R_16F (2) or MACKO_R_32F (0)", (int)type);
-    if (entries < 0 || entries > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5, "entries is %" PRId64 "; it must be in [0, 2^56]",
-                          entries);
+    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
+    MACKO_CHECK(macko_check_size(fn, 2, "rows", rows));
+    MACKO_CHECK(macko_check_size(fn, 3, "cols", cols));
+    MACKO_CHECK(macko_check_enum(fn, 4, MACKO_ARG_TYPE, (int)type));
+    MACKO_CHECK(macko_check_size(fn, 5, "entries", entries));
+    MACKO_CHECK(macko_check_array(fn, 6, "values", values, "entries", entries, NULL, 0, 0));
+    MACKO_CHECK(macko_check_array(fn, 7, "deltas", deltas, "entries", entries, NULL, 0, 0));
+    MACKO_CHECK(macko_check_row_ptr(fn, 8, row_ptr, 0));
     ep = macko_round8(entries);
-    if (values == NULL && ep > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "values is NULL but entries = %" PRId64, entries);
-    if (deltas == NULL && ep > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "deltas is NULL but entries = %" PRId64, entries);
-    if (row_ptr == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8, "row_ptr is NULL (it holds rows + 1 entries)");
 
     bad = macko_validate_arrays(rows, cols, type, entries, entries >= MACKO_RP32_LIMIT, values, deltas, row_ptr, &nz,
                                 msg, sizeof msg);

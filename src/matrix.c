@@ -1,5 +1,5 @@
 /* Matrix objects: allocation, destruction and the host-side queries. */
-#include "macko_internal.h"
+#include "check.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -84,8 +84,7 @@ macko_status_t macko_mat_destroy(macko_mat_t A)
 
 macko_status_t macko_mat_get_info(macko_mat_t A, int64_t *rows, int64_t *cols, int64_t *nnz, macko_datatype_t *type)
 {
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_mat_get_info", 1, "A is NULL");
+    MACKO_CHECK(macko_check_ptr("macko_mat_get_info", 1, "A", A));
     if (rows) *rows = A->rows;
     if (cols) *cols = A->cols;
     if (nnz) *nnz = A->nnz;
@@ -97,8 +96,7 @@ macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *ent
                                      double *effective_density)
 {
     int64_t b;
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_mat_get_storage", 1, "A is NULL");
+    MACKO_CHECK(macko_check_ptr("macko_mat_get_storage", 1, "A", A));
     b = macko_values_bytes(A->type, A->entries_padded) + A->entries_padded / 2 + macko_rowptr_bytes(A->rows, A->rp64);
     if (bytes) *bytes = b;
     if (entries) *entries = A->entries;
@@ -114,11 +112,7 @@ macko_status_t macko_mat_get_macko_host(macko_mat_t A, const void **values, cons
                                         const void **row_ptr, macko_indextype_t *row_ptr_type, int64_t *entries,
                                         int64_t *entries_padded)
 {
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_mat_get_macko_host", 1, "A is NULL");
-    if (!A->has_host)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, "macko_mat_get_macko_host", 1,
-                          "A has no host copy (released or created on the device; see macko_mat_download)");
+    MACKO_CHECK(macko_check_host_mat("macko_mat_get_macko_host", 1, A));
     if (values) *values = A->host.values;
     if (deltas) *deltas = A->host.deltas;
     if (row_ptr) *row_ptr = A->host.row_ptr;

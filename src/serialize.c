@@ -6,7 +6,7 @@
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* POSIX 2008 + XSI: fileno, fstat, lstat, fsync, realpath */
 #endif
-#include "macko_internal.h"
+#include "check.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -421,10 +421,8 @@ macko_status_t macko_mat_serialized_size(macko_mat_t A, int64_t *bytes)
 {
     static const char fn[] = "macko_mat_serialized_size";
     header_t h;
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (bytes == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "bytes is NULL");
+    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
+    MACKO_CHECK(macko_check_ptr(fn, 2, "bytes", bytes));
     if (!header_from_matrix(A, &h, 0))
         return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1,
                           "A's serialized size overflows int64 (impossible for a valid matrix)");
@@ -437,15 +435,10 @@ macko_status_t macko_mat_serialize(macko_mat_t A, void *buffer, int64_t buffer_s
     static const char fn[] = "macko_mat_serialize";
     header_t h;
     uint8_t *cur;
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (!A->has_host)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
-                          "A has no host copy (released or created on the device; see macko_mat_download)");
-    if (buffer == NULL && buffer_size != 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "buffer is NULL");
-    if (buffer_size < 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "buffer_size is %lld, negative", (long long)buffer_size);
+    MACKO_CHECK(macko_check_host_mat(fn, 1, A));
+    if (buffer_size != 0) /* negative too: buffer comes first */
+        MACKO_CHECK(macko_check_ptr(fn, 2, "buffer", buffer));
+    MACKO_CHECK(macko_check_min(fn, 3, "buffer_size", buffer_size, 0));
     if (!header_from_matrix(A, &h, 0))
         return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1,
                           "A's serialized size overflows int64 (impossible for a valid matrix)");
@@ -468,12 +461,10 @@ macko_status_t macko_mat_deserialize(macko_mat_t *A, const void *buffer, int64_t
     macko_status_t st;
     struct macko_mat_s *m;
     uint32_t crc;
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (buffer == NULL && buffer_size != 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "buffer is NULL");
-    if (buffer_size < 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "buffer_size is %lld, negative", (long long)buffer_size);
+    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
+    if (buffer_size != 0) /* negative too: buffer comes first */
+        MACKO_CHECK(macko_check_ptr(fn, 2, "buffer", buffer));
+    MACKO_CHECK(macko_check_min(fn, 3, "buffer_size", buffer_size, 0));
     st = header_check(fn, b, buffer_size, buffer_size, &h);
     if (st != MACKO_STATUS_SUCCESS)
         return st;
@@ -582,13 +573,8 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
     char *resolved = NULL, *tmp = NULL;
     const char *dst;
     int ok, err, direct, mode = -1;
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (!A->has_host)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
-                          "A has no host copy (released or created on the device; see macko_mat_download)");
-    if (path == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "path is NULL");
+    MACKO_CHECK(macko_check_host_mat(fn, 1, A));
+    MACKO_CHECK(macko_check_ptr(fn, 2, "path", path));
     if (!header_from_matrix(A, &h, 1))
         return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 1,
                           "A's serialized size overflows int64 (impossible for a valid matrix)");
@@ -674,10 +660,8 @@ macko_status_t macko_mat_load(macko_mat_t *A, const char *path)
     uint32_t crc = 0;
     FILE *f;
     int err;
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
-    if (path == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "path is NULL");
+    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
+    MACKO_CHECK(macko_check_ptr(fn, 2, "path", path));
     f = fopen(path, "rb");
     if (f == NULL) {
         err = errno;

@@ -1,5 +1,5 @@
 /* Status names/strings, version, and the thread-local error details (xerbla's information without printing). */
-#include "macko_internal.h"
+#include "check.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -59,12 +59,9 @@ const char *macko_get_last_error_message(void) { return tl_msg; }
 
 macko_status_t macko_get_version(int *major, int *minor, int *patch)
 {
-    if (major == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_get_version", 1, "major is NULL");
-    if (minor == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_get_version", 2, "minor is NULL");
-    if (patch == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_get_version", 3, "patch is NULL");
+    MACKO_CHECK(macko_check_ptr("macko_get_version", 1, "major", major));
+    MACKO_CHECK(macko_check_ptr("macko_get_version", 2, "minor", minor));
+    MACKO_CHECK(macko_check_ptr("macko_get_version", 3, "patch", patch));
     *major = MACKO_VERSION_MAJOR;
     *minor = MACKO_VERSION_MINOR;
     *patch = MACKO_VERSION_PATCH;

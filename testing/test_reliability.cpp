@@ -639,7 +639,8 @@ TEST(Messages, NameTheRoutineAndTheArgument)
     A.A = make_matrix(3, 20, MACKO_R_16F, 9);
     uint8_t buf[8];
     EXPECT_EQ(macko_mat_serialize(A.A, buf, -1), MACKO_STATUS_INVALID_VALUE);
-    EXPECT_STREQ(macko_get_last_error_message(), "macko_mat_serialize: argument 3: buffer_size is -1, negative");
+    EXPECT_STREQ(macko_get_last_error_message(),
+                 "macko_mat_serialize: argument 3: buffer_size is -1; it must be at least 0");
     EXPECT_EQ(macko_mat_export_csr_host(A.A, nullptr, buf, buf, MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO),
               MACKO_STATUS_INVALID_VALUE);
     EXPECT_STREQ(macko_get_last_error_message(),

@@ -1,0 +1,236 @@
+/* The argument checks (check.h): every argument-error message of the library's checks is written here once. */
+#include "check.h"
+
+#include <inttypes.h>
+
+macko_status_t macko_check_ptr(const char *fn, int pos, const char *name, const void *p)
+{
+    if (p == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is NULL", name);
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_array(const char *fn, int pos, const char *name, const void *p, const char *size1_name,
+                                 int64_t size1, const char *size2_name, int64_t size2, size_t align)
+{
+    if (size1 <= 0 || (size2_name != NULL && size2 <= 0))
+        return MACKO_STATUS_SUCCESS;
+    if (p == NULL && size2_name == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is NULL but %s = %" PRId64, name, size1_name,
+                          size1);
+    if (p == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is NULL but %s = %" PRId64 " and %s = %" PRId64,
+                          name, size1_name, size1, size2_name, size2);
+    if (align > 1 && (uintptr_t)p % align != 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is not aligned to its element size %zu", name,
+                          align);
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_row_ptr(const char *fn, int pos, const void *row_ptr, int out)
+{
+    if (row_ptr == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "row_ptr is NULL (it %s rows + 1 entries)",
+                          out ? "receives" : "holds");
+    return MACKO_STATUS_SUCCESS;
+}
+
+/* Every enumeration of the API has two values; the names are the enumerators' own. */
+#define ENUM_ARG(arg, a, b) {arg, {a, b}, {#a, #b}}
+static const struct {
+    const char *arg; /* the argument's name in the API */
+    int value[2];
+    const char *name[2];
+} enum_args[] = {
+    [MACKO_ARG_OP] = ENUM_ARG("op", MACKO_OPERATION_NON_TRANSPOSE, MACKO_OPERATION_TRANSPOSE),
+    [MACKO_ARG_POINTER_MODE] = ENUM_ARG("mode", MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE),
+    [MACKO_ARG_ORDER] = ENUM_ARG("order", MACKO_ORDER_ROW, MACKO_ORDER_COL),
+    [MACKO_ARG_INDEX_TYPE] = ENUM_ARG("index_type", MACKO_INDEX_32I, MACKO_INDEX_64I),
+    [MACKO_ARG_INDEX_BASE] = ENUM_ARG("index_base", MACKO_INDEX_BASE_ZERO, MACKO_INDEX_BASE_ONE),
+    [MACKO_ARG_TYPE] = ENUM_ARG("type", MACKO_R_16F, MACKO_R_32F),
+};
+#undef ENUM_ARG
+
+macko_status_t macko_check_enum(const char *fn, int pos, macko_enum_arg which, int value)
+{
+    const int *v = enum_args[which].value;
+    const char *const *n = enum_args[which].name;
+    if (value == v[0] || value == v[1])
+        return MACKO_STATUS_SUCCESS;
+    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is %d; it must be %s (%d) or %s (%d)",
+                      enum_args[which].arg, value, n[0], v[0], n[1], v[1]);
+}
+
+macko_status_t macko_check_size(const char *fn, int pos, const char *name, int64_t v)
+{
+    if (v < 0 || v > MACKO_MAX_ELEMS)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is %" PRId64 "; it must be in [0, 2^56]", name, v);
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_min(const char *fn, int pos, const char *name, int64_t v, int64_t min)
+{
+    if (v < min)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is %" PRId64 "; it must be at least %" PRId64,
+                          name, v, min);
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_ld(const char *fn, int pos, const char *name, int64_t ld, const char *dim_name,
+                              int64_t dim)
+{
+    const int64_t least = dim > 1 ? dim : 1;
+    if (ld < least)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos,
+                          "%s is %" PRId64 "; it must be at least max(1, %s) = %" PRId64, name, ld, dim_name, least);
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_span(const char *fn, int pos, const char *formula, int64_t len, int64_t inc,
+                                int64_t count, int64_t stride, size_t elem)
+{
+    int64_t a, b;
+    if (len <= 0 || count <= 0)
+        return MACKO_STATUS_SUCCESS;
+    if (macko_mul_i64(len - 1, inc, &a) && macko_mul_i64(count - 1, stride, &b) && macko_add_i64(a, b, &a) &&
+        macko_mul_i64(a, (int64_t)elem, &a))
+        return MACKO_STATUS_SUCCESS;
+    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s overflows", formula);
+}
+
+macko_status_t macko_check_host_mat(const char *fn, int pos, macko_mat_t A)
+{
+    MACKO_CHECK(macko_check_ptr(fn, pos, "A", A));
+    if (!A->has_host)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, pos,
+                          "A has no host copy (released or created on the device; see macko_mat_download)");
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_dev_mat(const char *fn, int pos, macko_mat_t A, macko_handle_t handle, int type,
+                                   int op_pos, macko_operation_t op, const struct macko_mat_s **M)
+{
+    MACKO_CHECK(macko_check_ptr(fn, pos, "A", A));
+    if (type != MACKO_ANY_TYPE && (int)A->type != type)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "A has value type %d, this routine needs %d",
+                          (int)A->type, type);
+    if (!A->has_device)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, pos, "A is not on the device (see macko_mat_upload)");
+    if (A->device != handle->device)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "A is on device %d, the handle on device %d",
+                          A->device, handle->device);
+    if (op_pos > 0 && op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, op_pos,
+                          "op T needs the transposed encoding: call macko_analysis with op T first");
+    if (M != NULL)
+        *M = op == MACKO_OPERATION_TRANSPOSE ? A->trans : A;
+    return MACKO_STATUS_SUCCESS;
+}
+
+/* Device input only: p (needed) must be memory the device can read. */
+static macko_status_t check_readable(const char *fn, int pos, const char *name, const void *p,
+                                     const macko_device_data *dev)
+{
+    if (dev != NULL && !dev->readable(p, dev->device))
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is host memory the device cannot read", name);
+    return MACKO_STATUS_SUCCESS;
+}
+
+/* An input array of `size` elements (host input is not checked for alignment: it is read bytewise). */
+static macko_status_t check_input(const char *fn, int pos, const char *name, const void *p, const char *size_name,
+                                  int64_t size, const macko_device_data *dev)
+{
+    MACKO_CHECK(macko_check_array(fn, pos, name, p, size_name, size, NULL, 0, 0));
+    return size > 0 ? check_readable(fn, pos, name, p, dev) : MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_dense_array(const char *fn, int pos, int64_t rows, int64_t cols, int64_t total,
+                                       const void *values, int64_t ld, macko_order_t order,
+                                       const macko_device_data *dev)
+{
+    int64_t inner, outer, need;
+    MACKO_CHECK(check_input(fn, pos, "values", values, "rows*cols", total, dev));
+    MACKO_CHECK(macko_check_enum(fn, pos + 2, MACKO_ARG_ORDER, (int)order));
+    inner = order == MACKO_ORDER_ROW ? cols : rows;
+    outer = order == MACKO_ORDER_ROW ? rows : cols;
+    MACKO_CHECK(macko_check_ld(fn, pos + 1, "ld", ld, order == MACKO_ORDER_ROW ? "cols" : "rows", inner));
+    if (total > 0 &&
+        (!macko_mul_i64(outer - 1, ld, &need) || !macko_add_i64(need, inner, &need) || need > MACKO_MAX_ELEMS))
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos + 1,
+                          "ld is %" PRId64 "; the array it describes exceeds the 2^56 element limit", ld);
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_dense_input(const char *fn, int pos, const macko_mat_t *A, int64_t rows, int64_t cols,
+                                       macko_datatype_t type, const void *values, int64_t ld, macko_order_t order,
+                                       const macko_device_data *dev)
+{
+    int64_t total;
+    MACKO_CHECK(macko_check_ptr(fn, pos, "A", A));
+    MACKO_CHECK(macko_check_size(fn, pos + 1, "rows", rows));
+    MACKO_CHECK(macko_check_size(fn, pos + 2, "cols", cols));
+    if (!macko_mul_i64(rows, cols, &total) || total > MACKO_MAX_ELEMS)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos + 2,
+                          "rows*cols (%" PRId64 " x %" PRId64 ") exceeds the 2^56 element limit", rows, cols);
+    MACKO_CHECK(macko_check_enum(fn, pos + 3, MACKO_ARG_TYPE, (int)type));
+    return macko_check_dense_array(fn, pos + 4, rows, cols, total, values, ld, order, dev);
+}
+
+macko_status_t macko_check_csr_input(const char *fn, int pos, const macko_mat_t *A, int64_t rows, int64_t cols,
+                                     int64_t nnz, const void *row_ptr, const void *col_ind, const void *values,
+                                     macko_indextype_t index_type, macko_index_base_t index_base,
+                                     macko_datatype_t type, const macko_device_data *dev)
+{
+    MACKO_CHECK(macko_check_ptr(fn, pos, "A", A));
+    MACKO_CHECK(macko_check_size(fn, pos + 1, "rows", rows));
+    MACKO_CHECK(macko_check_size(fn, pos + 2, "cols", cols));
+    MACKO_CHECK(macko_check_size(fn, pos + 3, "nnz", nnz));
+    MACKO_CHECK(macko_check_row_ptr(fn, pos + 4, row_ptr, 0));
+    MACKO_CHECK(check_readable(fn, pos + 4, "row_ptr", row_ptr, dev));
+    MACKO_CHECK(check_input(fn, pos + 5, "col_ind", col_ind, "nnz", nnz, dev));
+    MACKO_CHECK(check_input(fn, pos + 6, "values", values, "nnz", nnz, dev));
+    MACKO_CHECK(macko_check_enum(fn, pos + 7, MACKO_ARG_INDEX_TYPE, (int)index_type));
+    MACKO_CHECK(macko_check_enum(fn, pos + 8, MACKO_ARG_INDEX_BASE, (int)index_base));
+    MACKO_CHECK(macko_check_enum(fn, pos + 9, MACKO_ARG_TYPE, (int)type));
+    if (index_type == MACKO_INDEX_32I && nnz > INT32_MAX)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos + 3,
+                          "nnz is %" PRId64 "; 32-bit indices hold at most 2^31 - 1 entries", nnz);
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_fail_csr_row_ptr(const char *fn, int pos, macko_csr_rp_fault fault, int64_t r, int64_t v,
+                                      int64_t prev, int64_t nnz, int64_t base)
+{
+    switch (fault) {
+    case MACKO_CSR_RP_FIRST:
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos,
+                          "row 0: row_ptr[0] is %" PRId64 "; it must be index_base = %" PRId64, v, base);
+    case MACKO_CSR_RP_DECREASE:
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos,
+                          "row %" PRId64 ": row_ptr decreases (row_ptr[%" PRId64 "] = %" PRId64 " < row_ptr[%" PRId64
+                          "] = %" PRId64 ")",
+                          r, r + 1, v, r, prev);
+    case MACKO_CSR_RP_EXCEED:
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos,
+                          "row %" PRId64 ": row_ptr[%" PRId64 "] = %" PRId64 " exceeds nnz + index_base = %" PRId64, r,
+                          r + 1, v, nnz + base);
+    case MACKO_CSR_RP_LAST:
+        break;
+    }
+    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos,
+                      "row %" PRId64 ": row_ptr[rows] is %" PRId64 "; it must be nnz + index_base = %" PRId64, r, v,
+                      nnz + base);
+}
+
+macko_status_t macko_fail_csr_col(const char *fn, int pos, int64_t r, int64_t k, int64_t c, int64_t prev,
+                                  int64_t base, int64_t cols)
+{
+    if (c < base || c - base >= cols)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos,
+                          "row %" PRId64 ": col_ind[%" PRId64 "] = %" PRId64 " is outside [%" PRId64 ", %" PRId64 ")",
+                          r, k, c, base, cols + base);
+    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos,
+                      "row %" PRId64 ": columns not strictly increasing (col_ind[%" PRId64 "] = %" PRId64
+                      " after %" PRId64 ")",
+                      r, k, c, prev + base);
+}
