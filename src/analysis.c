@@ -6,6 +6,7 @@
  * transposed row comes out sorted), encoded by macko_mat_create_csr_host and uploaded. Zero-valued entries of A
  * (padding, stored zeros) are not nonzeros of A, so they do not appear in A^T. This is the slow, simple path:
  * analysis runs once per matrix, and compute calls never allocate. */
+#include "check.h"
 #include "device_common.h"
 
 #include <inttypes.h>
@@ -71,19 +72,9 @@ macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko
     cudaError_t e;
     int own_host = 0;
 
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
-    if (op != MACKO_OPERATION_NON_TRANSPOSE && op != MACKO_OPERATION_TRANSPOSE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2,
-                          "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
-                          (int)op);
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "A is NULL");
-    if (!A->has_device)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 3, "A is not on the device (see macko_mat_upload)");
-    if (A->device != handle->device)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "A lives on device %d, the handle on device %d",
-                          A->device, handle->device);
+    MACKO_CHECK(macko_check_handle(fn, handle));
+    MACKO_CHECK(macko_check_enum(fn, 2, MACKO_ARG_OP, (int)op));
+    MACKO_CHECK(macko_check_dev_mat(fn, 3, A, handle, MACKO_ANY_TYPE, 0, op, NULL));
     if (op == MACKO_OPERATION_NON_TRANSPOSE || A->trans != NULL)
         return macko_ok(); /* A^T is a function of A, which never changes: an existing one stays valid */
 

@@ -3,6 +3,7 @@
  * Every routine makes the handle's device current for its duration and restores the caller's device. A matrix
  * object is only changed once everything has succeeded (new arrays are allocated and filled first, then swapped
  * in), so on any error the matrix is exactly as it was. */
+#include "check.h"
 #include "device_common.h"
 
 #include <inttypes.h>
@@ -152,13 +153,8 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
     macko_arrays d;
     macko_status_t st;
     cudaError_t e;
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "A is NULL");
-    if (!A->has_host)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 2,
-                          "A has no host copy to upload (released, or created on the device)");
+    MACKO_CHECK(macko_check_handle(fn, handle));
+    MACKO_CHECK(macko_check_host_mat(fn, 2, A));
     e = macko_dev_enter(&g, handle->device);
     if (e != cudaSuccess)
         return macko_fail(macko_cuda_status(e), fn, 0, "cannot make device %d current: %s", handle->device,
@@ -195,15 +191,8 @@ macko_status_t macko_mat_download(macko_handle_t handle, macko_mat_t A)
     macko_arrays h;
     macko_status_t st;
     cudaError_t e;
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "A is NULL");
-    if (!A->has_device)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 2, "A is not on the device (see macko_mat_upload)");
-    if (A->device != handle->device)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "A lives on device %d, the handle on device %d",
-                          A->device, handle->device);
+    MACKO_CHECK(macko_check_handle(fn, handle));
+    MACKO_CHECK(macko_check_dev_mat(fn, 2, A, handle, MACKO_ANY_TYPE, 0, MACKO_OPERATION_NON_TRANSPOSE, NULL));
     e = macko_dev_enter(&g, handle->device);
     if (e != cudaSuccess)
         return macko_fail(macko_cuda_status(e), fn, 0, "cannot make device %d current: %s", handle->device,
@@ -225,8 +214,7 @@ macko_status_t macko_mat_download(macko_handle_t handle, macko_mat_t A)
 macko_status_t macko_mat_release_host(macko_mat_t A)
 {
     static const char fn[] = "macko_mat_release_host";
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "A is NULL");
+    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
     if (!A->has_device)
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 1,
                           "A is not on the device; releasing its host copy would lose it (see macko_mat_upload)");

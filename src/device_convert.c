@@ -1,9 +1,10 @@
 /* Encoding on the GPU from device data: macko_mat_create_dense_device / macko_mat_create_csr_device.
  *
- * The arguments are checked exactly as the host encoders check them (one position later: the handle comes first).
+ * The arguments are checked by the host encoders' validators (check.h), one position later: the handle comes first.
  * Then, on the handle's stream: count (validating CSR input), read the totals back (the one synchronisation before
  * the end), scan the counts into row pointers, allocate, fill, pack. Temporaries are freed before returning, on
  * errors too; the result is device-only (has_host = 0) and byte-identical to the host encoder's. */
+#include "check.h"
 #include "device_common.h"
 #include "convert.h"
 
@@ -57,6 +58,11 @@ static int64_t dev_idx(const void *p, int i64, int64_t k, cudaStream_t s)
     return i64 ? v64 : (int64_t)v32;
 }
 
+/* The device's row_ptr fault kinds go to the shared messages as they are. */
+_Static_assert(MACKO_CONV_RP_FIRST == (int)MACKO_CSR_RP_FIRST && MACKO_CONV_RP_DECREASE == (int)MACKO_CSR_RP_DECREASE &&
+                   MACKO_CONV_RP_EXCEED == (int)MACKO_CSR_RP_EXCEED && MACKO_CONV_RP_LAST == (int)MACKO_CSR_RP_LAST,
+               "the row_ptr fault kinds of kernels/convert.h and check.h differ");
+
 /* Reproduces the host encoder's message for the first bad row found on the GPU. */
 static macko_status_t csr_report(const char *fn, const conv_src *c, int64_t rows, int64_t cols,
                                  const macko_conv_stats *st, cudaStream_t s)
@@ -64,23 +70,13 @@ static macko_status_t csr_report(const char *fn, const conv_src *c, int64_t rows
     const int64_t base = c->base, nnz = c->nnz;
     if (st->bad_rp != MACKO_CONV_NONE) {
         int64_t r = (int64_t)(st->bad_rp / 4);
-        int kind = (int)(st->bad_rp % 4);
-        if (kind == MACKO_CONV_RP_FIRST)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                              "row 0: row_ptr[0] is %" PRId64 "; it must be index_base = %" PRId64,
-                              dev_idx(c->rp, c->idx64, 0, s), base);
-        if (kind == MACKO_CONV_RP_DECREASE)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                              "row %" PRId64 ": row_ptr decreases (row_ptr[%" PRId64 "] = %" PRId64
-                              " < row_ptr[%" PRId64 "] = %" PRId64 ")",
-                              r, r + 1, dev_idx(c->rp, c->idx64, r + 1, s), r, dev_idx(c->rp, c->idx64, r, s));
-        if (kind == MACKO_CONV_RP_EXCEED)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                              "row %" PRId64 ": row_ptr[%" PRId64 "] = %" PRId64 " exceeds nnz + index_base = %" PRId64,
-                              r, r + 1, dev_idx(c->rp, c->idx64, r + 1, s), nnz + base);
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6,
-                          "row %" PRId64 ": row_ptr[rows] is %" PRId64 "; it must be nnz + index_base = %" PRId64, r,
-                          dev_idx(c->rp, c->idx64, rows, s), nnz + base);
+        macko_csr_rp_fault kind = (macko_csr_rp_fault)(st->bad_rp % 4);
+        if (kind == MACKO_CSR_RP_FIRST)
+            return macko_fail_csr_row_ptr(fn, 6, kind, 0, dev_idx(c->rp, c->idx64, 0, s), 0, nnz, base);
+        if (kind == MACKO_CSR_RP_LAST)
+            return macko_fail_csr_row_ptr(fn, 6, kind, r, dev_idx(c->rp, c->idx64, rows, s), 0, nnz, base);
+        return macko_fail_csr_row_ptr(fn, 6, kind, r, dev_idx(c->rp, c->idx64, r + 1, s),
+                                      kind == MACKO_CSR_RP_DECREASE ? dev_idx(c->rp, c->idx64, r, s) : 0, nnz, base);
     }
     {
         const int64_t r = (int64_t)st->bad_col;
@@ -92,22 +88,12 @@ static macko_status_t csr_report(const char *fn, const conv_src *c, int64_t rows
                                            cudaMemcpyDeviceToHost, s) == cudaSuccess &&
             cudaStreamSynchronize(s) == cudaSuccess) {
             for (k = kb; k < ke; k++) {
-                int64_t col = c->idx64 ? ((const int64_t *)buf)[k - kb] : (int64_t)((const int32_t *)buf)[k - kb];
-                /* compared before removing the base: INT64_MIN - 1 would overflow */
-                if (col < base || col - base >= cols) {
+                int64_t col = macko_idx_get(buf, c->idx64, k - kb);
+                if (!macko_csr_col_ok(col, prev, base, cols)) {
                     free(buf);
-                    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7,
-                                      "row %" PRId64 ": col_ind[%" PRId64 "] = %" PRId64 " is outside [%" PRId64
-                                      ", %" PRId64 ")", r, k, col, base, cols + base);
+                    return macko_fail_csr_col(fn, 7, r, k, col, prev, base, cols);
                 }
-                col -= base;
-                if (col <= prev) {
-                    free(buf);
-                    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7,
-                                      "row %" PRId64 ": columns not strictly increasing (col_ind[%" PRId64
-                                      "] = %" PRId64 " after %" PRId64 ")", r, k, col + base, prev + base);
-                }
-                prev = col;
+                prev = col - base;
             }
         }
         free(buf);
@@ -239,46 +225,25 @@ static macko_status_t run(macko_handle_t h, const char *fn, macko_mat_t *A, int6
     return macko_ok();
 }
 
+/* The handle (position 1), and in *dev the device that reads the input arrays. */
+static macko_status_t check_handle(const char *fn, macko_handle_t handle, macko_device_data *dev)
+{
+    MACKO_CHECK(macko_check_handle(fn, handle));
+    dev->device = handle->device;
+    dev->readable = macko_dev_ptr_usable;
+    return MACKO_STATUS_SUCCESS;
+}
+
 macko_status_t macko_mat_create_dense_device(macko_handle_t handle, macko_mat_t *A, int64_t rows, int64_t cols,
                                              macko_datatype_t type, const void *values, int64_t ld,
                                              macko_order_t order)
 {
     static const char fn[] = "macko_mat_create_dense_device";
-    int64_t total = 0, inner, outer, need;
+    macko_device_data dev;
     conv_src c;
 
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "A is NULL");
-    if (rows < 0 || rows > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "rows is %" PRId64 "; it must be in [0, 2^56]", rows);
-    if (cols < 0 || cols > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "cols is %" PRId64 "; it must be in [0, 2^56]", cols);
-    if (!macko_mul_i64(rows, cols, &total) || total > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
-                          "rows*cols (%" PRId64 " x %" PRId64 ") exceeds the 2^56 element limit", rows, cols);
-    if (!macko_type_valid((int)type))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
-                          "type is %d; it must be MACKO_R_16F (2) or MACKO_R_32F (0)", (int)type);
-    if (values == NULL && total > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "values is NULL but rows*cols = %" PRId64, total);
-    if (total > 0 && !macko_dev_ptr_usable(values, handle->device))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "values is host memory the device cannot read");
-    /* ld can only be judged once the order is known. */
-    if (order != MACKO_ORDER_ROW && order != MACKO_ORDER_COL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8,
-                          "order is %d; it must be MACKO_ORDER_ROW (2) or MACKO_ORDER_COL (1)", (int)order);
-    inner = order == MACKO_ORDER_ROW ? cols : rows;
-    outer = order == MACKO_ORDER_ROW ? rows : cols;
-    if (ld < (inner > 1 ? inner : 1))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7,
-                          "ld is %" PRId64 "; it must be at least max(1, %s) = %" PRId64, ld,
-                          order == MACKO_ORDER_ROW ? "cols" : "rows", inner > 1 ? inner : 1);
-    if (total > 0 && (!macko_mul_i64(outer - 1, ld, &need) || !macko_add_i64(need, inner, &need) ||
-                      need > MACKO_MAX_ELEMS))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7,
-                          "ld is %" PRId64 "; the array it describes exceeds the 2^56 element limit", ld);
+    MACKO_CHECK(check_handle(fn, handle, &dev));
+    MACKO_CHECK(macko_check_dense_input(fn, 2, A, rows, cols, type, values, ld, order, &dev));
 
     memset(&c, 0, sizeof c);
     c.es = (int)macko_type_size(type);
@@ -294,43 +259,12 @@ macko_status_t macko_mat_create_csr_device(macko_handle_t handle, macko_mat_t *A
                                            macko_datatype_t type)
 {
     static const char fn[] = "macko_mat_create_csr_device";
+    macko_device_data dev;
     conv_src c;
 
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "A is NULL");
-    if (rows < 0 || rows > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "rows is %" PRId64 "; it must be in [0, 2^56]", rows);
-    if (cols < 0 || cols > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "cols is %" PRId64 "; it must be in [0, 2^56]", cols);
-    if (nnz < 0 || nnz > MACKO_MAX_ELEMS)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5, "nnz is %" PRId64 "; it must be in [0, 2^56]", nnz);
-    if (row_ptr == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "row_ptr is NULL (it holds rows + 1 entries)");
-    if (!macko_dev_ptr_usable(row_ptr, handle->device))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "row_ptr is host memory the device cannot read");
-    if (col_ind == NULL && nnz > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "col_ind is NULL but nnz = %" PRId64, nnz);
-    if (nnz > 0 && !macko_dev_ptr_usable(col_ind, handle->device))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "col_ind is host memory the device cannot read");
-    if (values == NULL && nnz > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8, "values is NULL but nnz = %" PRId64, nnz);
-    if (nnz > 0 && !macko_dev_ptr_usable(values, handle->device))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8, "values is host memory the device cannot read");
-    if (index_type != MACKO_INDEX_32I && index_type != MACKO_INDEX_64I)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 9,
-                          "index_type is %d; it must be MACKO_INDEX_32I (2) or MACKO_INDEX_64I (3)", (int)index_type);
-    if (index_base != MACKO_INDEX_BASE_ZERO && index_base != MACKO_INDEX_BASE_ONE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 10,
-                          "index_base is %d; it must be MACKO_INDEX_BASE_ZERO (0) or MACKO_INDEX_BASE_ONE (1)",
-                          (int)index_base);
-    if (!macko_type_valid((int)type))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 11,
-                          "type is %d; it must be MACKO_R_16F (2) or MACKO_R_32F (0)", (int)type);
-    if (index_type == MACKO_INDEX_32I && nnz > INT32_MAX)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5,
-                          "nnz is %" PRId64 "; 32-bit indices hold at most 2^31 - 1 entries", nnz);
+    MACKO_CHECK(check_handle(fn, handle, &dev));
+    MACKO_CHECK(macko_check_csr_input(fn, 2, A, rows, cols, nnz, row_ptr, col_ind, values, index_type, index_base,
+                                      type, &dev));
 
     memset(&c, 0, sizeof c);
     c.csr = 1;

@@ -1,5 +1,5 @@
 /* Handle: binds a device, carries the stream and the pointer mode. */
-#include "macko_internal.h"
+#include "check.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -9,8 +9,7 @@ macko_status_t macko_create(macko_handle_t *handle)
     static const char fn[] = "macko_create";
     int dev = 0, n = 0, sms = 0;
     struct macko_handle_s *h;
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
+    MACKO_CHECK(macko_check_ptr(fn, 1, "handle", handle));
     if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
         cudaGetLastError();
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 0, "no usable CUDA device");
@@ -39,40 +38,31 @@ macko_status_t macko_destroy(macko_handle_t handle)
 
 macko_status_t macko_set_stream(macko_handle_t handle, macko_stream_t stream)
 {
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_set_stream", 1, "handle is NULL");
+    MACKO_CHECK(macko_check_handle("macko_set_stream", handle));
     handle->stream = stream;
     return macko_ok();
 }
 
 macko_status_t macko_get_stream(macko_handle_t handle, macko_stream_t *stream)
 {
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_get_stream", 1, "handle is NULL");
-    if (stream == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_get_stream", 2, "stream is NULL");
+    MACKO_CHECK(macko_check_handle("macko_get_stream", handle));
+    MACKO_CHECK(macko_check_ptr("macko_get_stream", 2, "stream", stream));
     *stream = handle->stream;
     return macko_ok();
 }
 
 macko_status_t macko_set_pointer_mode(macko_handle_t handle, macko_pointer_mode_t mode)
 {
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_set_pointer_mode", 1, "handle is NULL");
-    if (mode != MACKO_POINTER_MODE_HOST && mode != MACKO_POINTER_MODE_DEVICE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_set_pointer_mode", 2,
-                          "mode is %d; it must be MACKO_POINTER_MODE_HOST (0) or MACKO_POINTER_MODE_DEVICE (1)",
-                          (int)mode);
+    MACKO_CHECK(macko_check_handle("macko_set_pointer_mode", handle));
+    MACKO_CHECK(macko_check_enum("macko_set_pointer_mode", 2, MACKO_ARG_POINTER_MODE, (int)mode));
     handle->pointer_mode = mode;
     return macko_ok();
 }
 
 macko_status_t macko_get_pointer_mode(macko_handle_t handle, macko_pointer_mode_t *mode)
 {
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_get_pointer_mode", 1, "handle is NULL");
-    if (mode == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, "macko_get_pointer_mode", 2, "mode is NULL");
+    MACKO_CHECK(macko_check_handle("macko_get_pointer_mode", handle));
+    MACKO_CHECK(macko_check_ptr("macko_get_pointer_mode", 2, "mode", mode));
     *mode = handle->pointer_mode;
     return macko_ok();
 }

@@ -3,7 +3,7 @@
  * kernel for one column). Both routines are the same product: column j of B / vector j of the batch is at
  * b + k*incb + j*ldb, with (incb, ldb) = (1, ldb) for spmm and (incx, stridex) for the strided batch.
  * No allocation, no synchronisation, no host<->device copy: graph-capturable. */
-#include "macko_internal.h"
+#include "check.h"
 #include "macko_kernels.h"
 
 #include <stdint.h>
@@ -39,40 +39,6 @@ static int mm_variant(const struct macko_mat_s *M)
     if (M->entries_padded > MACKO_SPMV_I32_LIMIT || M->cols > MACKO_SPMV_I32_LIMIT || M->rows > MACKO_SPMV_I32_LIMIT)
         return MACKO_SPMM_I64_RP32;
     return MACKO_SPMM_I32;
-}
-
-/* The element at offset (len - 1)*inc + (count - 1)*stride is addressable: its byte offset fits int64 (all
- * arguments non-negative; len or count 0 means nothing is addressed). */
-static int mm_span_ok(int64_t len, int64_t inc, int64_t count, int64_t stride, size_t elem)
-{
-    int64_t a, b;
-    if (len <= 0 || count <= 0)
-        return 1;
-    return macko_mul_i64(len - 1, inc, &a) && macko_mul_i64(count - 1, stride, &b) && macko_add_i64(a, b, &a) &&
-           macko_mul_i64(a, (int64_t)elem, &a);
-}
-
-/* handle, op and A (at position posA): A is an fp16/fp32 matrix as the routine letter says, on the handle's
- * device, with the transposed encoding for op T. *out: the encoding to multiply by. */
-static macko_status_t mm_check_matrix(const mm_precision *P, const char *fn, macko_handle_t handle,
-                                      macko_operation_t op, macko_mat_t A, int posA,
-                                      const struct macko_mat_s **out)
-{
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, posA, "A is NULL");
-    if (A->type != P->type)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, posA, "A has value type %d, this routine needs %d",
-                          (int)A->type, (int)P->type);
-    if (!A->has_device)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, posA, "A is not on the device (see macko_mat_upload)");
-    if (A->device != handle->device)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, posA, "A is on device %d, the handle on device %d",
-                          A->device, handle->device);
-    if (op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 2,
-                          "op T needs the transposed encoding: call macko_analysis with op T first");
-    *out = op == MACKO_OPERATION_NON_TRANSPOSE ? A : A->trans;
-    return MACKO_STATUS_SUCCESS;
 }
 
 /* Everything is valid, m > 0 and n > 0: launch. */
@@ -115,43 +81,22 @@ static macko_status_t spmm(int prec, macko_handle_t handle, macko_operation_t op
     const mm_precision *P = &mm_prec[prec];
     const char *fn = P->mm_name;
     const struct macko_mat_s *M = NULL;
-    macko_status_t st;
     int64_t m, k;
 
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
-    if (op != MACKO_OPERATION_NON_TRANSPOSE && op != MACKO_OPERATION_TRANSPOSE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2,
-                          "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
-                          (int)op);
-    if (n < 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "n = %lld must be at least 0", (long long)n);
-    if (alpha == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "alpha is NULL");
-    if ((st = mm_check_matrix(P, fn, handle, op, A, 5, &M)) != MACKO_STATUS_SUCCESS)
-        return st;
+    MACKO_CHECK(macko_check_handle(fn, handle));
+    MACKO_CHECK(macko_check_enum(fn, 2, MACKO_ARG_OP, (int)op));
+    MACKO_CHECK(macko_check_min(fn, 3, "n", n, 0));
+    MACKO_CHECK(macko_check_ptr(fn, 4, "alpha", alpha));
+    MACKO_CHECK(macko_check_dev_mat(fn, 5, A, handle, (int)P->type, 2, op, &M));
     m = M->rows;
     k = M->cols;
-    if (B == NULL && k > 0 && n > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "B is NULL");
-    if (k > 0 && n > 0 && (uintptr_t)B % P->elem != 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "B is not aligned to its element size %zu", P->elem);
-    if (ldb < (k > 1 ? k : 1))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "ldb = %lld must be at least max(1, k) = %lld",
-                          (long long)ldb, (long long)(k > 1 ? k : 1));
-    if (!mm_span_ok(k, 1, n, ldb, P->elem))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "(n - 1) * ldb + k overflows");
-    if (beta == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8, "beta is NULL");
-    if (C == NULL && m > 0 && n > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 9, "C is NULL");
-    if (m > 0 && n > 0 && (uintptr_t)C % P->elem != 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 9, "C is not aligned to its element size %zu", P->elem);
-    if (ldc < (m > 1 ? m : 1))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 10, "ldc = %lld must be at least max(1, m) = %lld",
-                          (long long)ldc, (long long)(m > 1 ? m : 1));
-    if (!mm_span_ok(m, 1, n, ldc, P->elem))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 10, "(n - 1) * ldc + m overflows");
+    MACKO_CHECK(macko_check_array(fn, 6, "B", B, "k", k, "n", n, P->elem));
+    MACKO_CHECK(macko_check_ld(fn, 7, "ldb", ldb, "k", k));
+    MACKO_CHECK(macko_check_span(fn, 7, "(n - 1) * ldb + k", k, 1, n, ldb, P->elem));
+    MACKO_CHECK(macko_check_ptr(fn, 8, "beta", beta));
+    MACKO_CHECK(macko_check_array(fn, 9, "C", C, "m", m, "n", n, P->elem));
+    MACKO_CHECK(macko_check_ld(fn, 10, "ldc", ldc, "m", m));
+    MACKO_CHECK(macko_check_span(fn, 10, "(n - 1) * ldc + m", m, 1, n, ldc, P->elem));
 
     if (m == 0 || n == 0)
         return macko_ok();
@@ -165,57 +110,33 @@ static macko_status_t spmv_sb(int prec, macko_handle_t handle, macko_operation_t
     const mm_precision *P = &mm_prec[prec];
     const char *fn = P->sb_name;
     const struct macko_mat_s *M = NULL;
-    macko_status_t st;
     int64_t ly, lx;
 
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
-    if (op != MACKO_OPERATION_NON_TRANSPOSE && op != MACKO_OPERATION_TRANSPOSE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2,
-                          "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
-                          (int)op);
-    if (alpha == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "alpha is NULL");
-    if ((st = mm_check_matrix(P, fn, handle, op, A, 4, &M)) != MACKO_STATUS_SUCCESS)
-        return st;
+    MACKO_CHECK(macko_check_handle(fn, handle));
+    MACKO_CHECK(macko_check_enum(fn, 2, MACKO_ARG_OP, (int)op));
+    MACKO_CHECK(macko_check_ptr(fn, 3, "alpha", alpha));
+    MACKO_CHECK(macko_check_dev_mat(fn, 4, A, handle, (int)P->type, 2, op, &M));
     ly = M->rows;
     lx = M->cols;
-    if (x == NULL && lx > 0 && batch > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5, "x is NULL");
-    if (lx > 0 && batch > 0 && (uintptr_t)x % P->elem != 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5, "x is not aligned to its element size %zu", P->elem);
-    if (incx < 1)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "incx = %lld must be at least 1", (long long)incx);
-    if (stridex < 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "stridex = %lld must be at least 0",
-                          (long long)stridex);
-    if (beta == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8, "beta is NULL");
-    if (y == NULL && ly > 0 && batch > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 9, "y is NULL");
-    if (ly > 0 && batch > 0 && (uintptr_t)y % P->elem != 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 9, "y is not aligned to its element size %zu", P->elem);
-    if (incy < 1)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 10, "incy = %lld must be at least 1", (long long)incy);
-    if (stridey < 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 11, "stridey = %lld must be at least 0",
-                          (long long)stridey);
+    MACKO_CHECK(macko_check_array(fn, 5, "x", x, "len(x)", lx, "batch", batch, P->elem));
+    MACKO_CHECK(macko_check_min(fn, 6, "incx", incx, 1));
+    MACKO_CHECK(macko_check_min(fn, 7, "stridex", stridex, 0));
+    MACKO_CHECK(macko_check_ptr(fn, 8, "beta", beta));
+    MACKO_CHECK(macko_check_array(fn, 9, "y", y, "len(y)", ly, "batch", batch, P->elem));
+    MACKO_CHECK(macko_check_min(fn, 10, "incy", incy, 1));
+    MACKO_CHECK(macko_check_min(fn, 11, "stridey", stridey, 0));
     if (stridey == 0 && batch > 1 && ly > 0)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 11,
                           "stridey = 0 with batch = %lld: the outputs of the batch would be the same elements",
                           (long long)batch);
-    if (batch < 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 12, "batch = %lld must be at least 0", (long long)batch);
+    MACKO_CHECK(macko_check_min(fn, 12, "batch", batch, 0));
     /* Spans, now that batch is known: the vector's own span at inc's position, the batch's at the stride's. */
-    if (!mm_span_ok(lx, incx, 1, 0, P->elem))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "(len(x) - 1) * incx overflows");
-    if (!mm_span_ok(lx, incx, batch, stridex, P->elem))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "(batch - 1) * stridex + (len(x) - 1) * incx overflows");
-    if (!mm_span_ok(ly, incy, 1, 0, P->elem))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 10, "(len(y) - 1) * incy overflows");
-    if (!mm_span_ok(ly, incy, batch, stridey, P->elem))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 11,
-                          "(batch - 1) * stridey + (len(y) - 1) * incy overflows");
+    MACKO_CHECK(macko_check_span(fn, 6, "(len(x) - 1) * incx", lx, incx, 1, 0, P->elem));
+    MACKO_CHECK(macko_check_span(fn, 7, "(batch - 1) * stridex + (len(x) - 1) * incx", lx, incx, batch, stridex,
+                                 P->elem));
+    MACKO_CHECK(macko_check_span(fn, 10, "(len(y) - 1) * incy", ly, incy, 1, 0, P->elem));
+    MACKO_CHECK(macko_check_span(fn, 11, "(batch - 1) * stridey + (len(y) - 1) * incy", ly, incy, batch, stridey,
+                                 P->elem));
 
     if (ly == 0 || batch == 0)
         return macko_ok();

@@ -1,6 +1,6 @@
 /* macko_Hspmv / macko_Sspmv: argument checks in signature order, then one kernel launch looked up in a table.
  * No allocation, no synchronisation, no host<->device copy: graph-capturable. */
-#include "macko_internal.h"
+#include "check.h"
 #include "macko_kernels.h"
 
 #include <stdatomic.h>
@@ -54,13 +54,6 @@ static int spmv_variant(const struct macko_mat_s *M, int64_t incx)
     return incx == 1 ? MACKO_SPMV_I32_UNIT : MACKO_SPMV_I32_STRIDED;
 }
 
-/* The last element of a strided vector of len elements must be addressable: (len - 1) * inc * elem fits int64. */
-static int spmv_span_ok(int64_t len, int64_t inc, size_t elem)
-{
-    int64_t t;
-    return len <= 1 || (macko_mul_i64(len - 1, inc, &t) && macko_mul_i64(t, (int64_t)elem, &t));
-}
-
 static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op, const float *alpha, macko_mat_t A,
                            const void *x, int64_t incx, const float *beta, void *y, int64_t incy)
 {
@@ -71,48 +64,19 @@ static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op
     int64_t m, n;
     int err;
 
-    if (handle == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
-    if (op != MACKO_OPERATION_NON_TRANSPOSE && op != MACKO_OPERATION_TRANSPOSE)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2,
-                          "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
-                          (int)op);
-    if (alpha == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3, "alpha is NULL");
-    if (A == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "A is NULL");
-    if (A->type != P->type)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "A has value type %d, this routine needs %d",
-                          (int)A->type, (int)P->type);
-    if (!A->has_device)
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 4, "A is not on the device (see macko_mat_upload)");
-    if (A->device != handle->device)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "A is on device %d, the handle on device %d", A->device,
-                          handle->device);
-    if (op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 2,
-                          "op T needs the transposed encoding: call macko_analysis with op T first");
-    M = op == MACKO_OPERATION_NON_TRANSPOSE ? A : A->trans;
+    MACKO_CHECK(macko_check_handle(fn, handle));
+    MACKO_CHECK(macko_check_enum(fn, 2, MACKO_ARG_OP, (int)op));
+    MACKO_CHECK(macko_check_ptr(fn, 3, "alpha", alpha));
+    MACKO_CHECK(macko_check_dev_mat(fn, 4, A, handle, (int)P->type, 2, op, &M));
     m = M->rows;
     n = M->cols;
-    if (x == NULL && n > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5, "x is NULL");
-    if (n > 0 && (uintptr_t)x % P->elem != 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 5, "x is not aligned to its element size %zu", P->elem);
-    if (incx < 1)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "incx = %lld must be at least 1", (long long)incx);
-    if (!spmv_span_ok(n, incx, P->elem))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 6, "(n - 1) * incx overflows");
-    if (beta == NULL)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 7, "beta is NULL");
-    if (y == NULL && m > 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8, "y is NULL");
-    if (m > 0 && (uintptr_t)y % P->elem != 0)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 8, "y is not aligned to its element size %zu", P->elem);
-    if (incy < 1)
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 9, "incy = %lld must be at least 1", (long long)incy);
-    if (!spmv_span_ok(m, incy, P->elem))
-        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 9, "(m - 1) * incy overflows");
+    MACKO_CHECK(macko_check_array(fn, 5, "x", x, "len(x)", n, NULL, 0, P->elem));
+    MACKO_CHECK(macko_check_min(fn, 6, "incx", incx, 1));
+    MACKO_CHECK(macko_check_span(fn, 6, "(len(x) - 1) * incx", n, incx, 1, 0, P->elem));
+    MACKO_CHECK(macko_check_ptr(fn, 7, "beta", beta));
+    MACKO_CHECK(macko_check_array(fn, 8, "y", y, "len(y)", m, NULL, 0, P->elem));
+    MACKO_CHECK(macko_check_min(fn, 9, "incy", incy, 1));
+    MACKO_CHECK(macko_check_span(fn, 9, "(len(y) - 1) * incy", m, incy, 1, 0, P->elem));
 
     if (m == 0)
         return macko_ok();
