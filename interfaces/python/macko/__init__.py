@@ -12,6 +12,8 @@ loader's path, then <repo>/build*/libmacko.so of the source checkout this packag
         macko.spmv(h, A, x, y)                           # x, y: torch CUDA tensors / CuPy arrays
 
 ``macko.torch.MackoLinear`` (imported on first use; needs torch) replaces an ``nn.Linear``.
+
+Matrices pickle and copy through serialize()/deserialize() (each copy owns its memory); a Handle refuses both.
 """
 
 from ._enums import DataType, IndexBase, IndexType, Operation, Order, PointerMode, Status

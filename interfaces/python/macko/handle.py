@@ -25,7 +25,11 @@ class Handle:
     """A macko handle (macko_create / macko_destroy), usable as a context manager.
 
     Creating one needs a usable CUDA device: otherwise MackoError with status_name "MACKO_STATUS_NOT_INITIALIZED".
+    A handle belongs to this process and its device and is used by one thread at a time: it cannot be pickled or
+    copied (TypeError), like a lock or a CUDA stream; create another one where it is needed.
     """
+
+    _ptr = None  # for an object whose __init__ failed: __del__ has nothing to destroy
 
     def __init__(self):
         ptr = ctypes.c_void_p()
@@ -86,6 +90,18 @@ class Handle:
         if isinstance(mode, str):
             mode = PointerMode[mode.upper()]
         _lib.call("macko_set_pointer_mode", self, int(mode))
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle 'macko.Handle' object: a handle holds CUDA resources of this process and "
+                        "device; create a new macko.Handle() where it is needed (matrices pickle without theirs)")
+
+    def __copy__(self):
+        raise TypeError("cannot copy 'macko.Handle' object: share the handle itself (one thread at a time) or "
+                        "create another macko.Handle()")
+
+    def __deepcopy__(self, memo):
+        raise TypeError("cannot deepcopy 'macko.Handle' object: share the handle itself (one thread at a time) or "
+                        "create another macko.Handle()")
 
     def __repr__(self):
         return "<macko.Handle %s>" % ("closed" if self._ptr is None else hex(self._ptr))

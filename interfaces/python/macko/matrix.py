@@ -1,8 +1,10 @@
 """Matrix: a macko_mat_t, built from numpy (dense, CSR, raw MACKO arrays), files or device data."""
 
 import collections
+import contextlib
 import ctypes
 import os
+import threading
 
 import numpy as np
 
@@ -54,15 +56,44 @@ def _index_arrays(*arrays):
     return [np.ascontiguousarray(a, dtype=np.int64) for a in arrs], IndexType.INDEX_64I
 
 
+def _usable(handle):
+    return handle is not None and not getattr(handle, "closed", False)
+
+
+def _unpickle(cls, state):
+    obj = cls.__new__(cls)
+    obj.__setstate__(state)
+    return obj
+
+
 class Matrix:
     """A sparse matrix in the MACKO format. Build one with a classmethod (from_dense, from_csr, from_macko, load,
     deserialize, from_dense_device, from_csr_device); free it with close() or a with-block (or let it be
-    collected)."""
+    collected).
+
+    Copies and pickles go through serialize/deserialize, so each owns its memory (see copy() and __getstate__)."""
+
+    # Defaults for objects whose construction failed half-way, so that __del__ has nothing to free.
+    _ptr = None
+    _handle = None
+    _has_host = False
+    _on_device = False
+    _lock = threading.RLock()  # replaced by the object's own in _adopt
 
     def __init__(self, _ptr):
         if not isinstance(_ptr, int) or not _ptr:
             raise TypeError("use Matrix.from_dense, from_csr, from_macko, load or deserialize")
-        self._ptr = _ptr
+        self._adopt(_ptr)
+
+    def _adopt(self, ptr, handle=None):
+        # The library cannot be asked where a matrix's copies are, so the wrapper tracks it: a host copy after host
+        # construction and download, a device copy (and the handle that made it) after upload and device
+        # construction. Copies and pickles need this to download a device-only matrix and to upload the copy.
+        self._ptr = ptr
+        self._lock = threading.RLock()
+        self._handle = handle
+        self._has_host = handle is None
+        self._on_device = handle is not None
 
     @classmethod
     def _create(cls, routine, *args, handle=None):
@@ -71,7 +102,9 @@ class Matrix:
             _lib.call(routine, ctypes.byref(out), *args)
         else:
             _lib.call(routine, handle, ctypes.byref(out), *args)
-        return cls(out.value)
+        obj = cls.__new__(cls)
+        obj._adopt(out.value, handle)
+        return obj
 
     # ------------------------------------------------------------------ construction on the host
     @classmethod
@@ -195,8 +228,10 @@ class Matrix:
     def close(self):
         """macko_mat_destroy (host and device copies); safe to call twice."""
         if self._ptr is not None:
-            ptr, self._ptr = self._ptr, None
-            _lib.call("macko_mat_destroy", ctypes.c_void_p(ptr))
+            with self._lock:
+                ptr, self._ptr = self._ptr, None
+                self._handle, self._has_host, self._on_device = None, False, False
+                _lib.call("macko_mat_destroy", ctypes.c_void_p(ptr))
 
     def __enter__(self):
         return self
@@ -291,32 +326,151 @@ class Matrix:
         _lib.call("macko_mat_serialized_size", self, ctypes.byref(n))
         return n.value
 
-    def serialize(self):
-        """The matrix as bytes (versioned, checksummed; see lapack_style_docs/file_format.md)."""
+    def serialize(self, out=None):
+        """The matrix as bytes (versioned, checksummed; see lapack_style_docs/file_format.md). Needs the host copy.
+
+        out: a writable, C-contiguous buffer of at least serialized_size() bytes (a numpy array, a bytearray, a CPU
+        torch tensor's .numpy()) to write into instead; then the number of bytes written is returned."""
         n = self.serialized_size()
-        buf = ctypes.create_string_buffer(max(n, 1))
-        _lib.call("macko_mat_serialize", self, buf, _I64(n))
-        return buf.raw[:n]
+        if out is None:
+            buf = bytearray(n)
+            self.serialize(buf)
+            return bytes(buf)
+        view = memoryview(out)
+        if view.readonly or not view.c_contiguous:
+            raise ValueError("out must be a writable, C-contiguous buffer")
+        if view.nbytes < n:
+            raise ValueError("out holds %d bytes, the matrix needs %d" % (view.nbytes, n))
+        dst = np.frombuffer(view.cast("B"), dtype=np.uint8)
+        _lib.call("macko_mat_serialize", self, _ptr(dst), _I64(n))
+        return n
 
     def save(self, path):
         _lib.call("macko_mat_save", self, os.fsencode(os.fspath(path)))
 
     # ------------------------------------------------------------------ GPU
     def upload(self, handle):
-        """Copies the host encoding to the handle's device (asynchronous on the handle's stream)."""
-        _lib.call("macko_mat_upload", handle, self)
+        """Copies the host encoding to the handle's device (asynchronous on the handle's stream). The matrix keeps
+        a reference to the handle: copies and pickles download and upload through it."""
+        with self._lock:
+            _lib.call("macko_mat_upload", handle, self)
+            self._handle, self._on_device = handle, True
 
     def download(self, handle):
         """Copies the device encoding back to the host (synchronous)."""
-        _lib.call("macko_mat_download", handle, self)
+        with self._lock:
+            _lib.call("macko_mat_download", handle, self)
+            self._handle, self._has_host = handle, True
 
     def release_host(self):
         """Frees the host arrays of a matrix that is on the device."""
-        _lib.call("macko_mat_release_host", self)
+        with self._lock:
+            _lib.call("macko_mat_release_host", self)
+            self._has_host = False
 
     def analysis(self, handle, op="N"):
         """One-time work for later compute calls with op (op 'T' builds the transposed encoding)."""
         _lib.call("macko_analysis", handle, int(operation(op)), self)
+
+    @property
+    def on_device(self):
+        """Whether the matrix has a device copy (uploaded or created on the device)."""
+        return self._on_device
+
+    @property
+    def has_host_copy(self):
+        """Whether the matrix has a host copy (false after release_host and for matrices made on the device)."""
+        return self._has_host
+
+    @property
+    def handle(self):
+        """The Handle the matrix was last uploaded, created or downloaded with (None for a host-only matrix)."""
+        return self._handle
+
+    # ------------------------------------------------------------------ copies and pickling
+    @contextlib.contextmanager
+    def _host_copy(self, handle, action):
+        """Holds the matrix's lock with a host copy present; a device-only matrix is downloaded through `handle`
+        (default: its own) for the duration and its host copy released again afterwards."""
+        with self._lock:
+            if self._ptr is None:
+                raise ValueError("cannot %s a closed macko.Matrix" % action)
+            if self._has_host:
+                yield
+                return
+            h = handle if handle is not None else self._handle
+            if not self._on_device or not _usable(h):
+                raise ValueError(
+                    "cannot %s this macko.Matrix: it lives only on the device (its host copy was released, or it "
+                    "was created there) and the handle it was uploaded with is %s; download it first with "
+                    "A.download(h), h a macko.Handle on its device%s"
+                    % (action, "closed" if h is not None else "unknown",
+                       ", or copy it with A.copy(handle=h)" if action == "copy" else ""))
+            _lib.call("macko_mat_download", h, self)
+            self._has_host = True
+            try:
+                yield
+            finally:
+                self._has_host = False
+                _lib.call("macko_mat_release_host", self)
+
+    def copy(self, handle=None):
+        """An independent copy that owns its memory (through serialize/deserialize), in the same place as this
+        matrix: host-only stays host-only; a matrix on the device is copied onto the device, uploaded through the
+        same handle (asynchronous on its stream), and when this matrix has no host copy, neither has the copy.
+
+        A device-only matrix is downloaded for the copy (synchronous) and its host copy released again. handle:
+        the Handle to download and upload through (default: the one the matrix was uploaded or created with; a
+        handle is used by one thread at a time). ValueError when a handle is needed and none is open.
+        copy.copy(A) and copy.deepcopy(A) call A.copy(); a host-only copy of any matrix is
+        Matrix.deserialize(A.serialize()) after A has a host copy."""
+        with self._lock:
+            h = handle if handle is not None else self._handle
+            if self._ptr is not None and self._on_device and self._has_host and not _usable(h):
+                # (a device-only matrix gets _host_copy's message, which also says how to download it)
+                raise ValueError("cannot copy this macko.Matrix: it is on the device and the handle it was uploaded "
+                                 "with is %s; pass an open macko.Handle of its device: A.copy(handle=h)"
+                                 % ("closed" if h is not None else "unknown"))
+            with self._host_copy(h, "copy"):
+                data = self.serialize()
+            new = type(self).deserialize(data)
+            if self._on_device:
+                try:
+                    new.upload(h)
+                    if not self._has_host:
+                        new.release_host()
+                except BaseException:
+                    new.close()
+                    raise
+            return new
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        # The handle is shared, not copied (a Handle cannot be copied).
+        new = self.copy()
+        memo[id(self)] = new
+        return new
+
+    def __getstate__(self):
+        """Pickled state: {"serialized": bytes of serialize()}, the library's versioned, checksummed format.
+        The unpickled matrix is host-only (no handle crosses a process); a device-only matrix is downloaded
+        through its handle for the pickle, or pickling raises ValueError saying how to download it."""
+        with self._host_copy(None, "pickle"):
+            return {"serialized": self.serialize()}
+
+    def __setstate__(self, state):
+        if not isinstance(state, dict) or "serialized" not in state:
+            raise ValueError("not a pickled macko.Matrix state")
+        buf = np.frombuffer(memoryview(state["serialized"]).cast("B"), dtype=np.uint8)
+        out = ctypes.c_void_p()
+        _lib.call("macko_mat_deserialize", ctypes.byref(out), _ptr(buf), _I64(buf.shape[0]))
+        self._adopt(out.value)
+
+    def __reduce__(self):
+        # copyreg's default would call __getstate__ too; the explicit form works for every protocol and subclass.
+        return (_unpickle, (type(self), self.__getstate__()))
 
     def __repr__(self):
         if self._ptr is None:

@@ -7,8 +7,14 @@ torch.compile: MackoLinear's forward is, while dynamo traces it, one call of the
 layers compiles with fullgraph=True, and the elementwise work around the layers is fused by inductor. The operator
 finds its layer through a key held in a CPU int64 tensor (a graph input, not a constant), so that replacing the
 layers of a compiled model by new ones of the same shapes does not recompile it.
+
+State: the matrix is the module's extra state (``get_extra_state``): a uint8 CPU tensor holding the library's
+versioned serialization, next to the ``bias`` buffer. So ``state_dict``/``load_state_dict(strict=True)``,
+``torch.save``/``torch.load(weights_only=True)`` and ``copy.deepcopy`` carry the weights, and a checkpoint loads into
+``MackoLinear.empty(in_features, out_features)`` without the dense weight.
 """
 
+import copy
 import itertools
 import weakref
 
@@ -57,28 +63,76 @@ class MackoLinear(nn.Module):
     """y = x @ W.T + b with W (out_features x in_features) stored sparsely by macko.
 
     Build it with ``MackoLinear.from_linear(linear)`` or ``MackoLinear(weight, bias)``; zeros of the weight (a
-    pruned layer) are what make it small. The matrix is encoded on the host in ``dtype`` (float16 by default, or
-    float32) and uploaded to the weight's CUDA device (the current device when the weight is on the CPU). forward
-    accepts x of shape [in_features] or [..., in_features] on that device and returns the result in x's dtype.
+    pruned layer) are what make it small. ``MackoLinear.empty(in_features, out_features, bias=True)`` (or
+    ``MackoLinear(in_features=..., out_features=...)``) builds one without weights, to load a state dict into.
 
-    A CUDA weight is encoded on its GPU (macko_mat_create_dense_device), a CPU weight on the host then uploaded.
-    forward only launches kernels on torch's current stream (no host sync, no allocation outside torch's
-    allocator), so it can be captured in a CUDA graph (torch.cuda.graph).
+    The matrix is encoded on the host in ``dtype`` (float16 by default, or float32) and lives on ``device``: by
+    default the weight's CUDA device, else the current CUDA device, else (no CUDA) the CPU, where the module holds
+    the host encoding only and can be saved, loaded and copied but not run. A CUDA weight is encoded on its GPU
+    (macko_mat_create_dense_device), a CPU weight on the host then uploaded; the host copy is freed unless
+    keep_host. forward accepts x of shape [in_features] or [..., in_features] on that device and returns the result
+    in x's dtype. forward only launches kernels on torch's current stream (no host sync, no allocation outside
+    torch's allocator), so it can be captured in a CUDA graph (torch.cuda.graph).
 
-    The weight is frozen (no gradient), and ``.to()``/``.cuda()`` do not move the macko matrix: build the module on
-    the device it will run on.
+    The weight is frozen (no gradient). ``.to(device)``/``.cuda()``/``.cpu()`` move the matrix (through the host;
+    a move to the CPU keeps the host encoding only). Its dtype cannot change: ``.to(dtype)``, ``.half()``,
+    ``.float()``, ``.bfloat16()`` are no-ops when they name the matrix's dtype and raise TypeError otherwise
+    (rebuild the layer with another ``dtype=`` instead); the input may have any floating dtype either way.
     """
 
-    def __init__(self, weight, bias=None, *, dtype=torch.float16, handle=None, keep_host=False):
+    def __init__(self, weight=None, bias=None, *, dtype=torch.float16, handle=None, keep_host=False, device=None,
+                 in_features=None, out_features=None):
         super().__init__()
         if dtype not in _NP:
             raise ValueError("dtype must be torch.float16 or torch.float32")
-        w = weight.detach()
-        if w.dim() != 2:
-            raise ValueError("weight must be 2-D [out_features, in_features]")
-        self.out_features, self.in_features = (int(s) for s in w.shape)
         self.dtype = dtype
-        self.device = w.device if w.is_cuda else torch.device("cuda", torch.cuda.current_device())
+        self.keep_host = bool(keep_host)
+        self.handle = None
+        self.matrix = None
+        w = None
+        if weight is not None:
+            w = weight.detach()
+            if w.dim() != 2:
+                raise ValueError("weight must be 2-D [out_features, in_features]")
+            for given, have, name in ((out_features, w.shape[0], "out_features"), (in_features, w.shape[1],
+                                                                                   "in_features")):
+                if given is not None and int(given) != int(have):
+                    raise ValueError("%s=%d does not match the weight's shape %s" % (name, given, tuple(w.shape)))
+            out_features, in_features = w.shape
+        elif in_features is None or out_features is None:
+            raise ValueError("MackoLinear needs a weight, or in_features and out_features (then load a state dict)")
+        self.out_features, self.in_features = int(out_features), int(in_features)
+        self.device = _target_device(device, w)
+        if w is not None:
+            self._encode(w, handle)
+        elif handle is not None:
+            self.handle = handle
+        if bias is None or bias is False:
+            b = None
+        elif bias is True:
+            b = torch.zeros(self.out_features, dtype=dtype, device=self.device)
+        else:
+            b = bias.detach().to(self.device, dtype)
+            if tuple(b.shape) != (self.out_features,):
+                raise ValueError("bias must have shape (%d,), not %s" % (self.out_features, tuple(b.shape)))
+        self.register_buffer("bias", b)
+        self._register_key()
+
+    @classmethod
+    def empty(cls, in_features, out_features, bias=True, **kwargs):
+        """A layer of this shape without weights (like nn.Linear's uninitialised one): forward raises until a state
+        dict is loaded. kwargs: dtype, device, handle, keep_host as for the constructor."""
+        return cls(None, bias, in_features=in_features, out_features=out_features, **kwargs)
+
+    @classmethod
+    def from_linear(cls, linear, **kwargs):
+        """A MackoLinear computing what `linear` (an nn.Linear) computes."""
+        return cls(linear.weight, linear.bias, **kwargs)
+
+    def _encode(self, w, handle):
+        if self.device.type == "cpu":
+            self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous().numpy())
+            return
         with torch.cuda.device(self.device):
             self.handle = handle if handle is not None else Handle()
             # The upload runs on torch's current stream, so later kernels on it see the matrix.
@@ -86,39 +140,189 @@ class MackoLinear(nn.Module):
             if w.is_cuda:
                 # Encoded on the GPU from the weight where it lies (macko_mat_create_dense_device): no host round
                 # trip, byte-identical to the host encoding. keep_host downloads the encoding afterwards.
-                self.matrix = Matrix.from_dense_device(self.handle, w.to(self.device, dtype).contiguous())
-                if keep_host:
+                self.matrix = Matrix.from_dense_device(self.handle, w.to(self.device, self.dtype).contiguous())
+                if self.keep_host:
                     self.matrix.download(self.handle)
             else:
-                self.matrix = Matrix.from_dense(w.to("cpu", dtype).contiguous().numpy())
-                self.matrix.upload(self.handle)
-                if not keep_host:
-                    self.matrix.release_host()
-        self.register_buffer("bias", None if bias is None else bias.detach().to(self.device, dtype))
+                self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous().numpy())
+                self._upload(self.matrix)
+
+    def _upload(self, m):
+        """Uploads host-only matrix m to self.device through the module's handle (made when missing)."""
+        with torch.cuda.device(self.device):
+            if self.handle is None or self.handle.closed:
+                self.handle = Handle()
+            self.handle.stream = torch.cuda.current_stream(self.device)
+            m.upload(self.handle)
+            if not self.keep_host:
+                m.release_host()
+
+    def _register_key(self):
         # the key through which macko::linear finds this layer (a plain attribute: .to()/.cuda() leave it on the CPU)
         key = next(_KEYS)
         self._op_key = torch.tensor(key, dtype=torch.int64)
         _LAYERS[key] = weakref.ref(self)
         weakref.finalize(self, _LAYERS.pop, key, None)
 
-    @classmethod
-    def from_linear(cls, linear, **kwargs):
-        """A MackoLinear computing what `linear` (an nn.Linear) computes."""
-        return cls(linear.weight, linear.bias, **kwargs)
-
     @property
     def storage(self):
         """The macko matrix's storage (bytes, entries, entries_padded, effective_density)."""
-        return self.matrix.storage
+        return self._matrix().storage
 
+    def _matrix(self):
+        if self.matrix is None:
+            raise RuntimeError("this MackoLinear has no weights yet: load a state dict into it (load_state_dict) or "
+                               "build it from a weight")
+        return self.matrix
+
+    # ------------------------------------------------------------------ state: state_dict, pickle, deepcopy
+    def _serialized(self):
+        """The matrix's serialization as a uint8 CPU tensor (empty without a matrix); a device-only matrix is
+        downloaded through the module's handle for it (synchronous) and its host copy released again."""
+        m = self.matrix
+        if m is None:
+            return torch.empty(0, dtype=torch.uint8)
+        with m._host_copy(self.handle, "save"):
+            t = torch.empty(m.serialized_size(), dtype=torch.uint8)
+            m.serialize(t.numpy())
+        return t
+
+    def get_extra_state(self):
+        """The matrix for state_dict: a 1-D uint8 CPU tensor with the bytes of Matrix.serialize() (the library's
+        versioned format, which names the matrix's kind and dtype), empty for a layer without weights."""
+        return self._serialized()
+
+    def set_extra_state(self, state):
+        """Loads the matrix of a state dict: checks its shape and dtype against the layer, then uploads it to the
+        layer's device at once (a CPU layer keeps the host encoding). The old matrix is freed."""
+        if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.dim() != 1:
+            raise ValueError("MackoLinear's extra state must be a 1-D uint8 tensor holding a serialized macko "
+                             "matrix, not %r" % (type(state).__name__,))
+        new = None
+        if state.numel():
+            new = Matrix.deserialize(state.detach().cpu().contiguous().numpy())
+            rows, cols, _, dt = new.info
+            if (rows, cols) != (self.out_features, self.in_features) or dt != _NP[self.dtype]:
+                got = "%dx%d %s" % (rows, cols, dt.name)
+                new.close()
+                raise ValueError("the state dict's macko matrix is %s; this MackoLinear is %dx%d %s (build it with "
+                                 "the matching in_features, out_features and dtype)"
+                                 % (got, self.out_features, self.in_features, str(self.dtype).replace("torch.", "")))
+            if self.device.type == "cuda":
+                try:
+                    self._upload(new)
+                except BaseException:
+                    new.close()
+                    raise
+        self._replace_matrix(new)
+
+    def _replace_matrix(self, new):
+        old, self.matrix = self.matrix, new
+        if old is not None:
+            if old.on_device and self.device.type == "cuda":
+                torch.cuda.current_stream(self.device).synchronize()  # kernels queued with the old one may run
+            old.close()
+
+    def __getstate__(self):
+        # Pickling the whole module (torch.save(model)): the handle stays behind, the matrix goes as its bytes.
+        state = super().__getstate__()
+        for k in ("handle", "matrix", "_op_key"):
+            state.pop(k, None)
+        state["_macko_serialized"] = self._serialized()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_macko_serialized")
+        super().__setstate__(state)
+        self.handle, self.matrix = None, None
+        # torch.load's map_location has moved the bias: follow it; without CUDA the layer comes back on the CPU.
+        if self.bias is not None:
+            self.device = self.bias.device
+        elif self.device.type == "cuda" and not torch.cuda.is_available():
+            self.device = torch.device("cpu")
+        self._register_key()
+        self.set_extra_state(data)
+
+    def __deepcopy__(self, memo):
+        # The default deepcopy would copy the handle (which refuses) and share the op key. The copy gets its own
+        # handle and key, and a copy of the matrix in the same place (on the GPU when this layer is there).
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        skip = ("handle", "matrix", "_op_key")
+        state = {k: v for k, v in self.__dict__.items() if k not in skip}
+        new.__dict__.update(copy.deepcopy(state, memo))
+        new.handle, new.matrix = None, None
+        new._register_key()
+        if self.matrix is not None:
+            if self.device.type == "cuda":
+                with torch.cuda.device(self.device):
+                    new.handle = Handle()
+                    new.handle.stream = torch.cuda.current_stream(self.device)
+            new.matrix = self.matrix.copy(handle=new.handle)
+        return new
+
+    # ------------------------------------------------------------------ .to(), .cuda(), .half(), ...
+    def _apply(self, fn, *args, **kwargs):
+        # Module.to() and friends call fn on every tensor; fn on an empty probe tells what it does to a tensor of
+        # the matrix's dtype on its device, before anything changes.
+        probe_dev = self.device
+        if probe_dev.type == "cuda" and not torch.cuda.is_available():
+            probe_dev = torch.device("cpu")
+        probe = fn(torch.empty(0, dtype=self.dtype, device=probe_dev))
+        if isinstance(probe, torch.Tensor):
+            if probe.dtype != self.dtype:
+                raise TypeError(
+                    "MackoLinear holds a %s macko matrix and cannot be converted to %s: macko stores float16 or "
+                    "float32 values%s. Convert the other modules one by one instead (the layer takes input of any "
+                    "floating dtype, computes in %s and returns the input's dtype), or rebuild it with "
+                    "MackoLinear.from_linear(linear, dtype=torch.float32) for a float32 matrix"
+                    % (_name(self.dtype), _name(probe.dtype),
+                       " (bfloat16 is not supported yet)" if probe.dtype == torch.bfloat16 else "",
+                       _name(self.dtype)))
+            dev = _target_device(probe.device, None)
+            if probe_dev == self.device and dev != self.device:
+                self._move(dev)
+        return super()._apply(fn, *args, **kwargs)
+
+    def _move(self, dev):
+        m, old_handle = self.matrix, self.handle
+        if m is not None and m.on_device:
+            torch.cuda.synchronize(self.device)  # the old device copy is freed below: no kernel may still use it
+        if dev.type == "cuda":
+            with torch.cuda.device(dev):
+                h = Handle()
+                h.stream = torch.cuda.current_stream(dev)
+            if m is not None:
+                if not m.has_host_copy:
+                    m.download(old_handle)
+                m.upload(h)  # moves the device copy to h's device
+                if not self.keep_host:
+                    m.release_host()
+            self.handle = h
+        else:
+            if m is not None and m.on_device:  # a host-only copy replaces it, which frees the device memory
+                with m._host_copy(old_handle, "move"):
+                    data = m.serialize()
+                self.matrix = Matrix.deserialize(data)
+                m.close()
+            self.handle = None
+        self.device = dev
+
+    # ------------------------------------------------------------------ compute
     def forward(self, x):
         if x.shape[-1] != self.in_features:
             raise ValueError("x has %d features, the layer takes %d" % (x.shape[-1], self.in_features))
         if _custom_op is not None and _compiling():
+            # nothing else here: what dynamo reads of the layer it guards on (the op checks at run time)
             return torch.ops.macko.linear(x, self._op_key, self.out_features)
         return self._forward_eager(x)
 
     def _forward_eager(self, x):
+        self._matrix()
+        if self.device.type != "cuda":
+            raise RuntimeError("MackoLinear computes on a CUDA device; this one is on %s: move it with .cuda() or "
+                               ".to('cuda')" % self.device)
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features).to(self.device, self.dtype).contiguous()
         y2 = torch.empty(x2.shape[0], self.out_features, dtype=self.dtype, device=self.device)
@@ -136,5 +340,29 @@ class MackoLinear(nn.Module):
             spmm(self.handle, self.matrix, x2.t(), y2.t())
 
     def extra_repr(self):
-        return "in_features=%d, out_features=%d, bias=%s, dtype=%s" % (
-            self.in_features, self.out_features, self.bias is not None, self.dtype)
+        return "in_features=%d, out_features=%d, bias=%s, dtype=%s, device=%s%s" % (
+            self.in_features, self.out_features, self.bias is not None, self.dtype, self.device,
+            "" if self.matrix is not None else ", empty")
+
+
+def _name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def _target_device(device, weight):
+    """The device a layer lives on: `device` if given, else the weight's CUDA device, else the current CUDA
+    device, else the CPU. A bare "cuda" gets the current device's index."""
+    if device is not None:
+        d = torch.device(device)
+    elif weight is not None and weight.is_cuda:
+        d = weight.device
+    elif torch.cuda.is_available():
+        d = torch.device("cuda")
+    else:
+        d = torch.device("cpu")
+    if d.type == "cuda" and d.index is None:
+        d = torch.device("cuda", torch.cuda.current_device())
+    if d.type not in ("cuda", "cpu"):
+        raise ValueError("MackoLinear lives on a CUDA device (or, holding only the host encoding, on the CPU), "
+                         "not on %s" % d)
+    return d
