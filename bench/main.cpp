@@ -96,6 +96,9 @@ int main(int argc, char **argv)
     CUBLAS_OK(cublasCreate(&cx.blas));
     CUBLAS_OK(cublasSetStream(cx.blas, cx.stream));
     CUBLAS_OK(cublasSetPointerMode(cx.blas, CUBLAS_POINTER_MODE_HOST));
+    /* cuBLAS's default, set explicitly: the fp32 baselines (Sgemv, Sgemm) never use TF32 tensor cores under it (that
+     * would need CUBLAS_TF32_TENSOR_OP_MATH or CUBLAS_COMPUTE_32F_FAST_TF32); fp16 GemmEx is unaffected. */
+    CUBLAS_OK(cublasSetMathMode(cx.blas, CUBLAS_DEFAULT_MATH));
     CUSPARSE_OK(cusparseCreate(&cx.sparse));
     CUSPARSE_OK(cusparseSetStream(cx.sparse, cx.stream));
     CUSPARSE_OK(cusparseSetPointerMode(cx.sparse, CUSPARSE_POINTER_MODE_HOST));

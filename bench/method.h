@@ -58,7 +58,7 @@ struct Method {
 };
 
 /* n = 1: fp16 cublasGemmEx (N = 1, the reference) and cublasHSHgemvStridedBatched, fp32 cublasSgemv; n > 1:
- * cublasGemmEx with N = n. */
+ * cublasGemmEx with N = n (fp16) or cublasSgemm (fp32). */
 std::vector<Method> cublas_methods(const RowInputs &in);
 /* n = 1: cusparseSpMV ALG_DEFAULT and CSR_ALG2; n > 1: cusparseSpMM ALG_DEFAULT, CSR_ALG1..3 (alternatives). */
 std::vector<Method> cusparse_methods(const RowInputs &in);

@@ -33,7 +33,7 @@ std::vector<Method> cublas_methods(const RowInputs &in)
 {
     const RowInputs *p = &in;
     const cudaDataType vt = in.fp32 ? CUDA_R_32F : CUDA_R_16F;
-    /* C := A B with N = n: fp16 (fp32) in/out with fp32 accumulation (CUBLAS_COMPUTE_32F). */
+    /* C := A B with N = n: fp16 in/out with fp32 accumulation (CUBLAS_COMPUTE_32F). */
     auto gemm_ex = [p, vt](int k) {
         const Ctx &cx = *p->cx;
         return blas_status("cublasGemmEx",
@@ -43,7 +43,18 @@ std::vector<Method> cublas_methods(const RowInputs &in)
                                         CUBLAS_GEMM_DEFAULT));
     };
     std::vector<Method> ms;
-    if (in.n > 1) {
+    if (in.n > 1 && in.fp32) {
+        /* fp32 FMA without TF32: the handle's math mode is CUBLAS_DEFAULT_MATH (set in main), which never trades
+         * precision for tensor cores. */
+        ms.push_back(blas_method("cublasSgemm", "Sgemm", Slot::Gemm, [p](int k) {
+            const Ctx &cx = *p->cx;
+            return blas_status("cublasSgemm",
+                               cublasSgemm(cx.blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)p->R, p->n, (int)p->C, &p->alpha,
+                                           static_cast<const float *>(p->pool->dense[(size_t)k]), (int)p->C,
+                                           static_cast<const float *>(p->rot->x[(size_t)k]), (int)p->C, &p->beta,
+                                           p->out->as<float>(), (int)p->R));
+        }));
+    } else if (in.n > 1) {
         ms.push_back(blas_method("cublasGemmEx", "GemmEx", Slot::Gemm, gemm_ex));
     } else if (in.fp32) {
         ms.push_back(blas_method("cublasSgemv", "Sgemv", Slot::Gemv, [p](int k) {

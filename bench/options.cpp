@@ -34,14 +34,18 @@ static void usage(FILE *f)
             "  --densities LIST   comma-separated densities in (0, 1] (default %s)\n"
             "  --n LIST           right-hand-side counts in [1, %d] (default 1). n = 1: SpMV rows (macko_Hspmv vs\n"
             "                     cuBLAS GEMV/GEMM and cusparseSpMV); n > 1: SpMM rows (macko_Hspmm vs cublasGemmEx\n"
-            "                     N = n and cusparseSpMM CSR, column-major B and C, fastest algorithm)\n"
+            "                     N = n, or macko_Sspmm vs cublasSgemm without TF32, and cusparseSpMM CSR,\n"
+            "                     column-major B and C, fastest algorithm)\n"
             "  --seed S           random seed (default %" PRIu64 "); every (shape, density) derives its own seed from it\n"
             "  --fp32 | --type S  fp32 mode: macko_Sspmv vs cublasSgemv and cuSPARSE fp32 (default --type H: fp16)\n"
             "  --quick12288       preset: only 12288x12288 at densities 0.5 and 0.3 (quick test of the kernels)\n"
             "\n"
             "Timing:\n"
             "  --warmup N         warm-up launches per method (default 20, at least 20)\n"
-            "  --iters N          timed launches per method; the median is reported (default 100, at least 100)\n"
+            "  --iters N          timed launches per method; the median is reported (default 100, at least 100).\n"
+            "                     A method whose launch takes t > 1 ms (one launch timed after its check) gets\n"
+            "                     max(10, ceil(N x 1 ms / t)) timed launches and max(5, ceil(warm-ups x 1 ms / t))\n"
+            "                     warm-ups; the CSV's iters_* columns give the count of every row\n"
             "  --flush write|rotate\n"
             "                     how the weights are kept out of L2 (default write):\n"
             "                     write:  a buffer of --flush-mult x L2 is written (cudaMemsetAsync) before\n"
@@ -55,6 +59,8 @@ static void usage(FILE *f)
             "                             'write-fallback')\n"
             "  --flush-mult K     write flush buffer = K x L2 size (default 4, at least 2)\n"
             "  --check-only       generate and check correctness only; no timing\n"
+            "  --no-cusparse      leave cuSPARSE out (its columns stay empty): cusparseSpMM takes seconds per launch\n"
+            "                     at large n\n"
             "\n"
             "Output:\n"
             "  --csv FILE         one row per (shape, density, n), written as the run goes\n"
@@ -208,6 +214,8 @@ Config parse_args(int argc, char **argv)
             cfg.flush_mult = (int)parse_int("--flush-mult", value(), 2, 64);
         } else if (a == "--check-only") {
             cfg.check_only = true;
+        } else if (a == "--no-cusparse") {
+            cfg.cusparse = false;
         /* ---- PLAN OVERRIDE: the option that forces the library's path / geometry goes here (see options.h). */
         } else if (a == "--csv") {
             cfg.csv = value();

@@ -17,7 +17,7 @@ static const int kMaxCopies = 1024;
 /* --flush rotate: the copies of one method's inputs together are at least kRotateL2Mult x L2. */
 static const int kRotateL2Mult = 4;
 /* The largest --n. */
-static const int kMaxN = 1024;
+static const int kMaxN = 8192;
 
 struct Config {
     std::vector<Shape> shapes;
@@ -28,6 +28,7 @@ struct Config {
     int warmup = 20, iters = 100;
     int flush_mult = 4;  /* flush buffer = flush_mult x L2 */
     bool rotate = false; /* --flush rotate: cycle among copies of the inputs instead of the write flush */
+    bool cusparse = true; /* --no-cusparse: no cuSPARSE methods (their columns stay empty) */
     std::string csv, md;
     int device = 0;
     int threads = 0;

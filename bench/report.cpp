@@ -18,7 +18,8 @@ void write_csv_header(FILE *f)
                "cusparse_alg,cusparse_default_us,cusparse_alg2_us,macko_us,speedup_vs_cublas,speedup_vs_cusparse,"
                "macko_bytes,macko_gbps,macko_pct_copy,copy_gbps,cublas_gbps,effective_density,macko_storage_bytes,"
                "macko_entries,macko_entries_padded,rel_err_macko,rel_err_cusparse,rel_err_cublas_spot,status,"
-               "cusparse_algs,flush,rotate_k_cublas,rotate_k_cusparse,rotate_k_macko\n");
+               "cusparse_algs,flush,rotate_k_cublas,rotate_k_cusparse,rotate_k_macko,iters_cublas,iters_cusparse,"
+               "iters_macko\n");
 }
 
 void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
@@ -32,7 +33,7 @@ void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
             c = '\'';
     auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string(); };
     fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%g,%d,%" PRId64 ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64
-               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\",%s,%s,%s,%s\n",
+               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\",%s,%s,%s,%s,%s,%s,%s\n",
             cfg.fp32 ? "S" : "H", r.s.rows, r.s.cols, r.density, r.n, r.nnz, g(r.cublas_us).c_str(),
             r.cublas_variant.c_str(), g(r.gemm_us).c_str(), g(r.gemv_us).c_str(), g(r.cusparse_us).c_str(),
             r.cusparse_alg.c_str(), g(r.sp_default_us).c_str(), g(r.sp_alg2_us).c_str(), g(r.macko_us).c_str(),
@@ -40,13 +41,15 @@ void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
             g(100.0 * r.macko_gbps() / env.copy_gbps).c_str(), g(env.copy_gbps).c_str(),
             g(dense_bytes / (r.cublas_us * 1e3)).c_str(), g(r.effd).c_str(), r.storage, r.entries, r.entries_padded,
             g(r.err_macko).c_str(), g(r.err_cusparse).c_str(), g(r.err_cublas_ref).c_str(), st.c_str(),
-            r.cusparse_algs.c_str(), r.flush.c_str(), k(r.k_blas).c_str(), k(r.k_sp).c_str(), k(r.k_macko).c_str());
+            r.cusparse_algs.c_str(), r.flush.c_str(), k(r.k_blas).c_str(), k(r.k_sp).c_str(), k(r.k_macko).c_str(),
+            k(r.iters_blas).c_str(), k(r.iters_sp).c_str(), k(r.iters_macko).c_str());
     fflush(f);
 }
 
-/* Geometric means of macko's speedups per (density, n) over the shapes whose rows are ok and timed. */
+/* Geometric means of macko's speedups per (density, n) over the shapes whose rows are ok and timed (vs cuSPARSE over
+ * those that timed it: none with --no-cusparse). */
 struct Geo {
-    int count = 0;
+    int count = 0, count_sp = 0;
     double log_blas = 0, log_sp = 0;
 };
 
@@ -54,12 +57,15 @@ static std::map<std::pair<double, int>, Geo> geomeans(const std::vector<Row> &ro
 {
     std::map<std::pair<double, int>, Geo> m;
     for (const Row &r : rows) {
-        if (!r.ok() || !std::isfinite(r.vs_cublas()) || !std::isfinite(r.vs_cusparse()))
+        if (!r.ok() || !std::isfinite(r.vs_cublas()))
             continue;
         Geo &g = m[{-r.density, r.n}];
         ++g.count;
         g.log_blas += std::log(r.vs_cublas());
-        g.log_sp += std::log(r.vs_cusparse());
+        if (std::isfinite(r.vs_cusparse())) {
+            ++g.count_sp;
+            g.log_sp += std::log(r.vs_cusparse());
+        }
     }
     return m;
 }
@@ -69,11 +75,20 @@ std::string report_body(const Config &cfg, const Env &env, const std::vector<Row
     const double tsz = cfg.fp32 ? 4.0 : 2.0;
     std::string o;
     const bool kcol = cfg.rotate && !cfg.check_only; /* K column: copies per method, or the flush ("write-fallback") */
+    /* launches column: only when some method of some row was timed over fewer launches than --iters (slow launches) */
+    const bool icol = std::any_of(rows.begin(), rows.end(), [&](const Row &r) {
+        for (int v : {r.iters_blas, r.iters_sp, r.iters_macko})
+            if (v > 0 && v < cfg.iters)
+                return true;
+        return false;
+    });
     o += "| shape | density | n | cuBLAS µs | cuSPARSE µs | macko µs | vs cuBLAS | vs cuSPARSE | macko GB/s | % copy | "
          "cuBLAS GB/s | eff. density | rel. err | ";
-    o += kcol ? "K cuBLAS/cuSPARSE/macko | status |\n" : "status |\n";
+    o += kcol ? "K cuBLAS/cuSPARSE/macko | " : "";
+    o += icol ? "launches cuBLAS/cuSPARSE/macko | status |\n" : "status |\n";
     o += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
-    o += kcol ? "---|\n" : "\n";
+    o += kcol ? "---|" : "";
+    o += icol ? "---|\n" : "\n";
     for (const Row &r : rows) {
         const double dense_bytes =
             tsz * ((double)r.s.rows * (double)r.s.cols + (double)r.s.rows + (double)r.s.cols);
@@ -88,16 +103,30 @@ std::string report_body(const Config &cfg, const Env &env, const std::vector<Row
             auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string("–"); };
             o += (r.flush == "rotate" ? k(r.k_blas) + "/" + k(r.k_sp) + "/" + k(r.k_macko) : r.flush) + " | ";
         }
+        if (icol) {
+            auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string("–"); };
+            o += k(r.iters_blas) + "/" + k(r.iters_sp) + "/" + k(r.iters_macko) + " | ";
+        }
         o += (r.ok() ? r.status : "**" + r.status + "**") + " |\n";
     }
     const auto geo = geomeans(rows);
     if (!geo.empty()) {
         o += "\nGeometric mean of macko's speedup over the shapes, per density:\n\n";
         o += "| density | n | shapes | vs cuBLAS | vs cuSPARSE |\n|---|---|---|---|---|\n";
-        for (const auto &kv : geo)
-            o += strf("| %.2f | %d | %d | %.2fx | %.2fx |\n", -kv.first.first, kv.first.second, kv.second.count,
-                      std::exp(kv.second.log_blas / kv.second.count), std::exp(kv.second.log_sp / kv.second.count));
+        for (const auto &kv : geo) {
+            const Geo &g = kv.second;
+            std::string sp = g.count_sp ? strf("%.2fx", std::exp(g.log_sp / g.count_sp)) : std::string("–");
+            if (g.count_sp && g.count_sp != g.count)
+                sp += strf(" (%d shape%s)", g.count_sp, g.count_sp == 1 ? "" : "s");
+            o += strf("| %.2f | %d | %d | %.2fx | %s |\n", -kv.first.first, kv.first.second, g.count,
+                      std::exp(g.log_blas / g.count), sp.c_str());
+        }
     }
+    if (icol)
+        o += strf("\nlaunches: timed launches of each method where fewer than %d: a method whose launch takes t > 1 ms "
+                  "is timed over max(10, ceil(%d x 1 ms / t)) launches after max(5, ceil(%d x 1 ms / t)) warm-ups "
+                  "(t: one launch timed after its check)\n",
+                  cfg.iters, cfg.iters, cfg.warmup);
     return o;
 }
 
@@ -140,11 +169,15 @@ std::string report_header(const Config &cfg, const Env &env)
              "cublasHSHgemvStridedBatched (batch 1), row-major A (CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 "
              "fp16, CUDA_R_32F, preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
     if (std::any_of(cfg.ns.begin(), cfg.ns.end(), [](int n) { return n > 1; }))
-        o += strf("- n > 1: macko = %s (column-major B and C, ld = rows); cuBLAS = cublasGemmEx with N = n (%s in/out, "
-                  "CUBLAS_COMPUTE_32F, row-major A, CUBLAS_OP_T); cuSPARSE = cusparseSpMM CSR int32, column-major B "
-                  "and C, CUDA_R_32F compute, preprocessed, fastest of ALG_DEFAULT, CSR_ALG1, CSR_ALG2, CSR_ALG3 "
-                  "among those that accept the problem (all in the CSV's cusparse_algs)\n",
-                  cfg.fp32 ? "macko_Sspmm" : "macko_Hspmm", cfg.fp32 ? "fp32" : "fp16");
+        o += strf("- n > 1: macko = %s (column-major B and C, ld = rows); cuBLAS = %s, row-major A (CUBLAS_OP_T); "
+                  "cuSPARSE = cusparseSpMM CSR int32, column-major B and C, CUDA_R_32F compute, preprocessed, fastest "
+                  "of ALG_DEFAULT, CSR_ALG1, CSR_ALG2, CSR_ALG3 among those that accept the problem (all in the CSV's "
+                  "cusparse_algs; one more than 10x slower than the fastest in its one run is not timed)\n",
+                  cfg.fp32 ? "macko_Sspmm" : "macko_Hspmm",
+                  cfg.fp32 ? "cublasSgemm with N = n, math mode CUBLAS_DEFAULT_MATH (fp32 FMA, no TF32)"
+                           : "cublasGemmEx with N = n (fp16 in/out, CUBLAS_COMPUTE_32F)");
+    if (!cfg.cusparse)
+        o += "- --no-cusparse: cuSPARSE not run (its columns are empty)\n";
     o += "- macko GB/s counts values + deltas + row pointers + x + y (B + C for n > 1); % copy is of the copy "
          "bandwidth above; "
          "eff. density = macko storage / dense bytes; rel. err = ||y_macko - y_cuBLAS|| / ||y_cuBLAS||\n\n";

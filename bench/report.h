@@ -34,6 +34,8 @@ struct Row {
      * copies did not fit: status "ok (write flush)"), "none" (--check-only). */
     std::string flush = "write";
     int k_blas = 0, k_sp = 0, k_macko = 0;
+    /* Timed launches of the reported cuBLAS / cuSPARSE method and of macko (fewer than --iters for slow launches). */
+    int iters_blas = 0, iters_sp = 0, iters_macko = 0;
     double vs_cublas() const { return cublas_us / macko_us; }
     double vs_cusparse() const { return cusparse_us / macko_us; }
     double macko_gbps() const { return (double)macko_bytes / (macko_us * 1e3); }

@@ -2,8 +2,8 @@
  * row.cpp -- one row (shape, density, n): every method goes through the same steps, in the order of the list
  * (cuBLAS, cuSPARSE, macko):
  *   1. copy 0: run into the poisoned output; the first method's result is the reference, spot-checked against a
- *      double-precision host product; every other result is compared with it; one launch is timed (slow
- *      alternatives are left out);
+ *      double-precision host product; every other result is compared with it; one launch is timed (the estimate
+ *      that sets the counts of a slow method and leaves slow alternatives out);
  *   2. --flush rotate: the copies of every family's inputs (rotate.cpp) and of each method's own state, and a check
  *      that the last copy of each method gives the checked result;
  *   3. the timing series (timer.cu), one per method;
@@ -215,9 +215,7 @@ struct RowRun {
         for (Method &m : ms) {
             if (!m.timed)
                 continue;
-            Counts c;
-            c.warmup = cfg.warmup;
-            c.iters = cfg.iters;
+            const Counts c = counts_for(m.once, cfg.warmup, cfg.iters);
             m.us = cx.timer.median_us(family_k(rot, m.family), c, [&](int k) { return m.launch(k).empty(); });
             m.iters = c.iters;
             if (m.alternative)
@@ -259,8 +257,9 @@ Row run_row(Ctx &cx, const HostCsr &mat, uint64_t cseed, Pool &pool, Row row, in
     in.C = C;
     in.fp32 = cfg.fp32;
     std::vector<Method> ms = cublas_methods(in);
-    for (Method &m : cusparse_methods(in))
-        ms.push_back(std::move(m));
+    if (cfg.cusparse)
+        for (Method &m : cusparse_methods(in))
+            ms.push_back(std::move(m));
     ms.push_back(macko_method(in)); /* last: rotate() and the checks rely on it */
 
     RowRun run{cx, cfg, row, tag, d_out, R * n, cfg.fp32 ? 1e-4 : 1e-2, {}, {}};
@@ -305,10 +304,12 @@ Row run_row(Ctx &cx, const HostCsr &mat, uint64_t cseed, Pool &pool, Row row, in
     if (const Method *b = fastest(ms, Family::Blas)) {
         row.cublas_us = b->us;
         row.cublas_variant = b->label;
+        row.iters_blas = b->iters;
     }
     if (const Method *s = fastest(ms, Family::Sparse)) {
         row.cusparse_us = s->us;
         row.cusparse_alg = s->label;
+        row.iters_sp = s->iters;
     }
     for (const Method &m : ms) {
         switch (m.slot) {
@@ -320,6 +321,7 @@ Row run_row(Ctx &cx, const HostCsr &mat, uint64_t cseed, Pool &pool, Row row, in
         }
         if (m.family == Family::Macko && std::isfinite(m.us)) {
             row.macko_us = m.us;
+            row.iters_macko = m.iters;
         }
         if (m.alternative)
             row.cusparse_algs += strf("%s%s=%s", row.cusparse_algs.empty() ? "" : " ", m.label.c_str(),

@@ -18,6 +18,19 @@ __global__ void spin_ns(uint64_t ns)
     while (t - t0 < ns);
 }
 
+Counts counts_for(double once_us, int warmup, int iters)
+{
+    Counts c;
+    c.warmup = warmup;
+    c.iters = iters;
+    if (once_us > 1000.0) {
+        const double f = 1000.0 / once_us;
+        c.iters = std::max(10, std::min(iters, (int)std::ceil(iters * f)));
+        c.warmup = std::max(5, std::min(warmup, (int)std::ceil(warmup * f)));
+    }
+    return c;
+}
+
 double once_us(cudaStream_t stream, const std::function<bool(int)> &launch)
 {
     cudaEvent_t e0, e1;

@@ -16,7 +16,12 @@ struct Counts {
     int warmup = 20, iters = 100;
 };
 
-/* GPU time of one launch of `launch(0)` (events around it, no flush). */
+/* The counts for a method whose launch takes once_us: --warmup / --iters while a launch takes at most 1 ms; beyond,
+ * both shrink in proportion, so that a series lasts about --iters ms, to at least 10 timed launches and 5 warm-ups
+ * (a row of a slow method, e.g. cusparseSpMM at n = 8192, then takes seconds, not minutes). */
+Counts counts_for(double once_us, int warmup, int iters);
+
+/* GPU time of one launch of `launch(0)` (events around it, no flush): the estimate counts_for takes. */
 double once_us(cudaStream_t stream, const std::function<bool(int)> &launch);
 
 struct Timer {
