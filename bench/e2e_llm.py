@@ -1,47 +1,54 @@
 #!/usr/bin/env python3
-"""End to end: greedy LLM decoding with macko-sparse linear layers inside PyTorch (the paper's End2End table).
+"""End to end: a Llama-2-7B-shaped model served dense and with macko-sparse linears (MackoLinear), in PyTorch.
 
-A Llama-2-7B-shaped decoder (hidden 4096, intermediate 11008, 32 layers, 32 heads, vocab 32000, fp16) is built from a
-config with random weights (nothing is downloaded): transformers' own LlamaForCausalLM with its StaticCache
-(--impl hf, the default), or a compact decoder of this file that runs the same modules with its own KV cache
-(--impl own). For every density d, every q/k/v/o/gate/up/down weight is pruned by magnitude, unstructured, to d
-(per matrix); the embeddings and lm_head stay dense. Then, from a fixed prompt, 100 tokens are generated greedily
-twice: with the pruned weights kept dense (cuBLAS) and with them in macko.torch.MackoLinear. The decode step
-(one token) is captured in a CUDA graph in both cases, so the timings are of the GPU work, not of Python.
+What a served model does, measured for the dense model and the sparse one at each density:
+- time to first token (TTFT): one forward over a prompt of L tokens (--prompt-lens, default 512 and 2048; batch 1,
+  so every linear multiplies by n = L columns) and the argmax of the last position. Warm: --prefill-warmup untimed
+  prefills first, then the median of --prefill-reps timed ones (CUDA events around the forward; wall-clock time
+  with torch.cuda.synchronize before and after is kept too), the KV cache rewound before each. The prefill runs
+  eagerly (no graph, no compile) for dense and sparse alike.
+- decode tokens/s at batch b (--batches, default 1, 8, 32): b sequences (prompts of --decode-prompt-len random
+  tokens, then --new-tokens greedy tokens each) decoded together, one token per sequence per step, so every linear
+  multiplies by n = b columns. The step is captured in a CUDA graph (argmax and KV-cache update inside) and
+  replayed; tok/s = b x (new_tokens - 1) / GPU time of the replays (CUDA events, median of --repeats).
 
-With --impl own, two options make the decoder what an inference engine runs, for dense and sparse alike:
---fuse stacks q/k/v into one qkv_proj and gate/up into one gate_up_proj per layer (each part pruned on its own,
-with the unfused run's seed, so the matrices are the same), and --compile runs the decode step's layer function
-through torch.compile (inductor, fullgraph; one compilation serves all layers; MackoLinear is the custom op
-macko::linear) before the step is captured. The output files get -own / -fused / -compiled in their names.
+The model is built from a config with random weights (nothing is downloaded): transformers' LlamaForCausalLM
+(--impl hf, with its StaticCache) or a compact decoder of this file over the same modules (--impl own, the
+default). For every density each q/k/v/o/gate/up/down weight is pruned by magnitude, unstructured, per matrix; the
+embeddings and lm_head stay dense. "dense" keeps the pruned weights in nn.Linear (cuBLAS); "sparse" puts them in
+macko.torch.MackoLinear. With --impl own the default is what an inference engine runs: q/k/v and gate/up fused into
+one matrix each (--no-fuse to keep them apart) and the decode step's layer function compiled with torch.compile
+before capture (--no-compile), dense and sparse alike.
 
-Memory: "peak" is torch.cuda.max_memory_allocated() over prefill, capture and generation, plus, for the sparse
-run, the bytes of the macko matrices (macko_mat_get_storage), which macko allocates itself with cudaMalloc, unseen
-by torch's allocator. The dense weight of a layer is freed as soon as the layer is converted, so the sparse peak
-holds the sparse model only.
+Fidelity (batch 1): the sparse decode is replayed with the dense run's tokens as input (teacher forcing) for the
+first --check-tokens steps and its logits compared with the dense ones (relative error in the 2-norm, < --rtol);
+the free-running sparse tokens must equal the dense ones for those steps. The prefill logits of every prompt length
+are compared too (reported, not a pass condition).
 
-Fidelity: the sparse run is replayed with the dense run's tokens as input (teacher forcing) for the first
---check-tokens steps and its logits compared with the dense ones (relative error in the 2-norm); the free-running
-sparse generation must give the same first --check-tokens tokens as the dense one.
+Memory: "peak" is torch.cuda.max_memory_allocated() over the batch-1 decode run (prefill, capture, generation),
+plus, for the sparse model, the bytes of the macko matrices (macko_mat_get_storage), which macko allocates itself.
 
 Run on a GPU machine, with the library built for it:
-    MACKO_LIBRARY=build/libmacko.so PYTHONPATH=interfaces/python python3 examples/llm_decode.py --out results/
-    ... --preset tiny --densities 0.5,0.3 --new-tokens 30           # a quick smoke test
-    ... --impl own --fuse --compile                                  # engine-like: the table of record
-Writes e2e-<device>-<date>.md/.json/.png under --out.
+    MACKO_LIBRARY=build/libmacko.so PYTHONPATH=interfaces/python python3 bench/e2e_llm.py --out bench/results
+    ... --preset tiny --prompt-lens 64 --batches 1,4 --new-tokens 20 --densities 0.5   # a smoke test (seconds)
+    ... --densities 0.5 --tag d05 ; ... --densities 0.3 --tag d03                       # one density per command
+    python3 bench/e2e_llm.py --render a.json --render b.json --stem bench/results/e2e-H100-DATE   # one table
+Writes <stem>.md/.json/.png, stem = --out/e2e-<device>-<date><variant>[-<tag>] (e2e_report.py writes them).
 """
 
 import argparse
 import datetime
 import gc
-import json
 import os
 import statistics
 import sys
 import time
 
-import torch
-from torch import nn
+import e2e_report
+
+# torch is imported in main(), so that --help and --render run on a machine without it.
+torch = None
+nn = None
 
 GB = 1e9
 TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -55,29 +62,6 @@ PRESETS = {
 
 def log(*a):
     print(*a, flush=True)
-
-
-def progress(total, desc):
-    try:
-        from tqdm import tqdm
-
-        return tqdm(total=total, desc=desc, file=sys.stdout, mininterval=1.0, dynamic_ncols=False, ncols=100)
-    except ImportError:
-        class Bar:
-            def __init__(self):
-                self.n = 0
-
-            def update(self, k=1):
-                self.n += k
-                log("[%s] %d/%d" % (desc, self.n, total))
-
-            def set_postfix_str(self, s):
-                log("[%s] %s" % (desc, s))
-
-            def close(self):
-                pass
-
-        return Bar()
 
 
 # ---------------------------------------------------------------------------------------------------- the model
@@ -174,17 +158,23 @@ def magnitude_mask(w, density):
 
 # ---------------------------------------------------------------------------------------------------- decoders
 class HFRunner:
-    """transformers' LlamaForCausalLM with its StaticCache (whose length counter lives on the GPU)."""
+    """transformers' LlamaForCausalLM with its StaticCache (whose length counter lives on the GPU; its batch size
+    is taken from the first forward)."""
 
     name = "transformers LlamaForCausalLM + StaticCache"
 
-    def __init__(self, model, max_len):
+    def __init__(self, model, max_len, batch):
+        import inspect
+
         from transformers import StaticCache
 
         self.model = model
-        self.cache = StaticCache(config=model.config, max_cache_len=max_len)
+        kw = dict(config=model.config, max_cache_len=max_len)
+        if "max_batch_size" in inspect.signature(StaticCache.__init__).parameters:  # older transformers
+            kw["max_batch_size"] = batch
+        self.cache = StaticCache(**kw)
 
-    def forward(self, ids):
+    def forward(self, ids, layer_step=None):
         out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=1)
         return out.logits[:, -1, :]
 
@@ -194,18 +184,19 @@ class HFRunner:
 
 
 class OwnRunner:
-    """A compact Llama decoder over the same modules (RMSNorm, RoPE, SDPA with a static KV cache, SwiGLU)."""
+    """A compact Llama decoder over the same modules (RMSNorm, RoPE, SDPA with a static KV cache, SwiGLU), for
+    `batch` sequences of equal length (their K/V at the same positions, one mask for all)."""
 
     name = "own compact decoder over the transformers modules"
 
-    def __init__(self, model, max_len):
+    def __init__(self, model, max_len, batch):
         cfg = model.config
         self.m = model.model
         self.head = model.lm_head
         dev, dt = self.m.embed_tokens.weight.device, self.m.embed_tokens.weight.dtype
         self.nh, self.nkv = cfg.num_attention_heads, cfg.num_key_value_heads
         self.hd = cfg.hidden_size // self.nh
-        shape = (1, self.nkv, max_len, self.hd)
+        shape = (batch, self.nkv, max_len, self.hd)
         self.k = [torch.zeros(shape, device=dev, dtype=dt) for _ in self.m.layers]
         self.v = [torch.zeros(shape, device=dev, dtype=dt) for _ in self.m.layers]
         self.pos = torch.zeros(1, dtype=torch.long, device=dev)
@@ -217,7 +208,8 @@ class OwnRunner:
         self.kv_idx = torch.arange(max_len, device=dev)
 
     def forward(self, ids, layer_step=None):
-        """Logits of the last position; layer_step: the function run per layer (_layer_step, or its compiled form)."""
+        """Logits of the last position of each sequence, [batch, vocab]; layer_step: the function run per layer
+        (_layer_step, or its compiled form)."""
         q_len = ids.shape[1]
         positions = self.pos + torch.arange(q_len, device=ids.device)
         cos, sin = self.cos[positions][None, None], self.sin[positions][None, None]
@@ -247,7 +239,7 @@ def _layer_step(layer, kc, vc, x, prev_mlp, cos, sin, positions, mask, nh, nkv, 
     residual stream after attention, the MLP output). The MLP's residual add is left to the next layer, where it
     fuses with the input norm when compiled. A free function of its inputs, so that one torch.compile of it serves
     all layers (the layer's modules are inputs, not constants: no recompilation per layer or per density)."""
-    q_len = x.shape[1]
+    b, q_len = x.shape[0], x.shape[1]
     at, mlp = layer.self_attn, layer.mlp
     x = x + prev_mlp
     h = layer.input_layernorm(x)
@@ -255,15 +247,15 @@ def _layer_step(layer, kc, vc, x, prev_mlp, cos, sin, positions, mask, nh, nkv, 
         q, k, v = at.qkv_proj(h).split(at.qkv_proj_split, dim=-1)
     else:
         q, k, v = at.q_proj(h), at.k_proj(h), at.v_proj(h)
-    q = q.view(1, q_len, nh, hd).transpose(1, 2)
-    k = k.view(1, q_len, nkv, hd).transpose(1, 2)
-    v = v.view(1, q_len, nkv, hd).transpose(1, 2)
+    q = q.view(b, q_len, nh, hd).transpose(1, 2)
+    k = k.view(b, q_len, nkv, hd).transpose(1, 2)
+    v = v.view(b, q_len, nkv, hd).transpose(1, 2)
     q = q * cos + _rot(q) * sin
     k = k * cos + _rot(k) * sin
     kc.index_copy_(2, positions, k)
     vc.index_copy_(2, positions, v)
     o = nn.functional.scaled_dot_product_attention(q, kc, vc, attn_mask=mask, enable_gqa=nkv != nh)
-    x = x + at.o_proj(o.transpose(1, 2).reshape(1, q_len, nh * hd))
+    x = x + at.o_proj(o.transpose(1, 2).reshape(b, q_len, nh * hd))
     h = layer.post_attention_layernorm(x)
     if hasattr(mlp, "gate_up_proj"):
         gate, up = mlp.gate_up_proj(h).split(mlp.gate_up_proj_split, dim=-1)
@@ -286,63 +278,83 @@ def compiled_layer_step():
 RUNNERS = {"hf": HFRunner, "own": OwnRunner}
 
 
-# ---------------------------------------------------------------------------------------------------- generation
-_SIDE = None
-
-
-def generate(model, args, prompt, force=None, profile_name=None):
-    """Prefill (eager), capture one decode step in a CUDA graph, then: a fidelity pass of check-1 replays
-    (teacher-forced by `force` when given) and args.repeats timed passes of new_tokens-1 replays.
-    Returns a dict of results; peak memory is measured from the call on."""
-    global _SIDE
-    dev = torch.device("cuda")
+# ---------------------------------------------------------------------------------------------------- measurements
+def fresh_memory():
     gc.collect()
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    n_new, n_check, plen = args.new_tokens, min(args.check_tokens, args.new_tokens), prompt.shape[1]
-    runner = RUNNERS[args.impl](model, plen + n_new + 8)
-    # the decode step: the runner's forward, or its torch.compile'd form (the prefill always runs eagerly)
-    if args.compile:
-        layer_step = compiled_layer_step()
 
-        def decode(x):
-            return runner.forward(x, layer_step)
-    else:
-        decode = runner.forward
-    cur = torch.cuda.current_stream()
+
+def prefill_run(model, args, prompt):
+    """Time to first token for prompt [1, L]: args.prefill_warmup untimed prefills, then args.prefill_reps timed
+    ones, each one eager forward over the prompt plus the argmax of its last position, the KV cache rewound to 0
+    before it. Returns the medians (CUDA events; wall clock between two synchronizes), every time, the last logits."""
+    fresh_memory()
+    runner = RUNNERS[args.impl](model, prompt.shape[1] + 8, 1)
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    ms, wall = [], []
+    with torch.no_grad():
+        for i in range(args.prefill_warmup + args.prefill_reps):
+            runner.set_len(0)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            ev[0].record()
+            logits = runner.forward(prompt)
+            tok = logits.argmax(-1)
+            ev[1].record()
+            torch.cuda.synchronize()
+            if i >= args.prefill_warmup:
+                wall.append(1e3 * (time.perf_counter() - t0))
+                ms.append(ev[0].elapsed_time(ev[1]))
+        out = dict(ms=statistics.median(ms), wall_ms=statistics.median(wall), ms_all=ms, wall_ms_all=wall,
+                   token=int(tok[0]), logits=logits.float().cpu(), peak_torch=torch.cuda.max_memory_allocated())
+    del runner
+    return out
+
+
+_SIDE = None
+
+
+def decode_run(model, args, prompt, force=None, profile_name=None):
+    """Decoding of prompt [b, plen]: prefill (eager), one decode step (b tokens) captured in a CUDA graph, then (b = 1)
+    a fidelity pass of check-1 replays, teacher-forced by `force` when given, and args.repeats timed passes of
+    new_tokens-1 replays. Returns a dict of results; peak memory is measured from the call on."""
+    global _SIDE
+    fresh_memory()
+    dev = torch.device("cuda")
+    b, plen = prompt.shape
+    n_new, n_check = args.new_tokens, min(args.check_tokens, args.new_tokens)
+    runner = RUNNERS[args.impl](model, plen + n_new + 8, b)
+    # the decode step: the runner's forward, or with its layer function torch.compile'd (the prefill runs eagerly)
+    layer_step = compiled_layer_step() if args.compile else None
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
     with torch.no_grad():
-        # prefill, timed (eager: includes Python)
-        ev[0].record()
         logits0 = runner.forward(prompt)
-        ev[1].record()
-        t0 = logits0.argmax(-1).view(1, 1)
-        torch.cuda.synchronize()
-        prefill_ms = ev[0].elapsed_time(ev[1])
+        t0 = logits0.argmax(-1).view(b, 1)
         ids = t0.clone()
-        tokbuf = torch.zeros(n_new, dtype=torch.long, device=dev)
+        tokbuf = torch.zeros(n_new, b, dtype=torch.long, device=dev)
         counter = torch.ones(1, dtype=torch.long, device=dev)
 
         def step():
-            logits = decode(ids)
-            nxt = logits.argmax(-1).view(1, 1)
+            logits = runner.forward(ids, layer_step)
+            nxt = logits.argmax(-1).view(b, 1)
             ids.copy_(nxt)
-            tokbuf.index_copy_(0, counter, nxt.view(1))
+            tokbuf.index_copy_(0, counter, nxt.view(1, b))
             counter.add_(1)
             return logits
 
         # warm-up of the step on a side stream (as torch.cuda.graph asks), then capture
-        if _SIDE is None:  # one for the whole run: torch keeps a cuBLAS workspace (64 MiB here) per stream
+        if _SIDE is None:  # one for the whole run: torch keeps a cuBLAS workspace per stream
             _SIDE = torch.cuda.Stream()
-        side = _SIDE
-        side.wait_stream(cur)
+        cur = torch.cuda.current_stream()
+        _SIDE.wait_stream(cur)
         t_warm = time.time()
-        with torch.cuda.stream(side):
+        with torch.cuda.stream(_SIDE):
             step()  # compiles the step when args.compile
-        side.synchronize()
+        _SIDE.synchronize()
         warm_s = time.time() - t_warm
-        cur.wait_stream(side)
+        cur.wait_stream(_SIDE)
         runner.set_len(plen)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
@@ -353,20 +365,20 @@ def generate(model, args, prompt, force=None, profile_name=None):
             ids.copy_(t0)
             counter.fill_(1)
             tokbuf.zero_()
-            tokbuf[0] = t0.view(())
+            tokbuf[0] = t0.view(b)
 
-        # fidelity pass: logits of the first n_check tokens (0 = prefill)
-        reset()
-        check_logits = [logits0.float().clone()]
-        for k in range(n_check - 1):
-            if force is not None:
-                ids.copy_(force[k].view(1, 1))
-            graph.replay()
-            check_logits.append(logits.float().clone())
-        check_logits = torch.cat(check_logits)
+        check_logits = None
+        if b == 1:  # fidelity pass: logits of the first n_check tokens (0 = prefill)
+            reset()
+            check_logits = [logits0.float().clone()]
+            for k in range(n_check - 1):
+                if force is not None:
+                    ids.copy_(force[k].view(1, 1))
+                graph.replay()
+                check_logits.append(logits.float().clone())
+            check_logits = torch.cat(check_logits).cpu()
 
-        # timed passes: new_tokens - 1 replays each (token 0 came from the prefill)
-        times = []
+        times = []  # timed passes: new_tokens - 1 replays each (token 0 came from the prefill)
         for _ in range(args.repeats):
             reset()
             ev[0].record()
@@ -375,20 +387,14 @@ def generate(model, args, prompt, force=None, profile_name=None):
             ev[1].record()
             torch.cuda.synchronize()
             times.append(ev[0].elapsed_time(ev[1]))
-        tokens = tokbuf.tolist()
-
-        prof_text = None
-        if profile_name:
-            prof_text = profile_step(graph, reset, profile_name)
-
+        tokens = tokbuf.t().tolist()  # [b][n_new]
+        prof_text = profile_step(graph, reset, profile_name) if profile_name else None
         torch.cuda.synchronize()
         peak = torch.cuda.max_memory_allocated()
     # the graph, the KV cache and the buffers go with this frame (the next call collects and empties the cache)
     decode_ms = statistics.median(times)
-    return dict(tokens=tokens, check_logits=check_logits.cpu(), prefill_ms=prefill_ms, decode_ms=decode_ms,
-                decode_ms_all=times, decode_tok_s=(n_new - 1) / (decode_ms / 1e3),
-                e2e_tok_s=n_new / ((decode_ms + prefill_ms) / 1e3), peak_torch=peak, profile=prof_text,
-                warm_s=warm_s)
+    return dict(tokens=tokens, check_logits=check_logits, decode_ms=decode_ms, decode_ms_all=times,
+                tok_s=b * (n_new - 1) / (decode_ms / 1e3), peak_torch=peak, profile=prof_text, warm_s=warm_s)
 
 
 def profile_step(graph, reset, name):
@@ -433,7 +439,6 @@ def profile_step(graph, reset, name):
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------------------------------- sparse swap
 def to_sparse(targets, handle):
     from macko.torch import MackoLinear
 
@@ -465,44 +470,131 @@ def rel_err(a, b):
     return float((a - b).norm() / b.norm().clamp_min(1e-30))
 
 
+def equal_prefix(x, y):
+    n = 0
+    for p, q in zip(x, y):
+        if p != q:
+            break
+        n += 1
+    return n
+
+
+def measure(model, a, prompts, force=None, profile_name=None):
+    """Every TTFT and decode measurement of the model as it is (dense or sparse): {L: prefill}, {b: decode}."""
+    ttft, dec = {}, {}
+    for L, prompt in prompts["prefill"].items():
+        ttft[L] = t = prefill_run(model, a, prompt)
+        log("  TTFT, %d-token prompt: %.2f ms (wall %.2f ms)" % (L, t["ms"], t["wall_ms"]))
+    for b in a.batches:
+        dec[b] = r = decode_run(model, a, prompts["decode"][:b], force=force if b == 1 else None,
+                                profile_name=profile_name if b == 1 else None)
+        log("  decode, batch %d: %.1f tok/s (first step, compile included: %.1f s)" % (b, r["tok_s"], r["warm_s"]))
+    return ttft, dec
+
+
+def compare(d, nnz, pruned_numel, macko_bytes, conv_s, dense, sparse, a):
+    """One density's row of results: TTFT and decode per size, memory and the fidelity checks."""
+    (dt, dd), (st, sd) = dense, sparse
+    nchk = min(a.check_tokens, a.new_tokens)
+    r = dict(density=d, achieved_density=nnz / pruned_numel, nnz=nnz, macko_bytes=macko_bytes,
+             eff_density=macko_bytes / (2 * pruned_numel), convert_s=conv_s, ttft=[], decode=[])
+    for L in dt:
+        r["ttft"].append(dict(prompt_len=L, dense_ms=dt[L]["ms"], sparse_ms=st[L]["ms"],
+                              ratio=st[L]["ms"] / dt[L]["ms"], dense_wall_ms=dt[L]["wall_ms"],
+                              sparse_wall_ms=st[L]["wall_ms"], dense_ms_all=dt[L]["ms_all"],
+                              sparse_ms_all=st[L]["ms_all"], logits_rel_err=rel_err(st[L]["logits"], dt[L]["logits"]),
+                              top1_equal=st[L]["token"] == dt[L]["token"], dense_peak=dt[L]["peak_torch"],
+                              sparse_peak=st[L]["peak_torch"] + macko_bytes))
+    for b in dd:
+        same = sum(int(x[:nchk] == y[:nchk]) for x, y in zip(sd[b]["tokens"], dd[b]["tokens"]))
+        r["decode"].append(dict(batch=b, dense_tok_s=dd[b]["tok_s"], sparse_tok_s=sd[b]["tok_s"],
+                                speedup=sd[b]["tok_s"] / dd[b]["tok_s"], dense_ms_all=dd[b]["decode_ms_all"],
+                                sparse_ms_all=sd[b]["decode_ms_all"], dense_peak=dd[b]["peak_torch"],
+                                sparse_peak=sd[b]["peak_torch"] + macko_bytes, sequences_equal=same,
+                                dense_warm_s=dd[b]["warm_s"], sparse_warm_s=sd[b]["warm_s"]))
+    one_d, one_s = dd.get(1), sd.get(1)
+    if one_d is not None:  # the fidelity checks and the memory of record: batch 1
+        dl, sl = one_d["check_logits"], one_s["check_logits"]
+        errs = [rel_err(sl[i], dl[i]) for i in range(nchk)]
+        top2 = dl.topk(2, dim=-1).values
+        margins = (top2[:, 0] - top2[:, 1]).tolist()  # how close a tie was, per checked step
+        forced = sl.argmax(-1).tolist()
+        dtok, stok = one_d["tokens"][0], one_s["tokens"][0]
+        # the largest |sparse - dense| logit difference per checked step (both fed the same tokens); where the
+        # dense top-2 margin is below twice that, rounding alone can swap the top-2
+        max_abs = [float((sl[i] - dl[i]).abs().max()) for i in range(nchk)]
+        r.update(dense_peak=one_d["peak_torch"], sparse_peak=one_s["peak_torch"] + macko_bytes,
+                 mem_ratio=(one_s["peak_torch"] + macko_bytes) / one_d["peak_torch"], max_rel_err=max(errs),
+                 rel_errs=errs, dense_margins=margins, max_abs_diff=max_abs,
+                 forced_argmax_equal=sum(int(x == y) for x, y in zip(forced, dtok[:nchk])),
+                 forced_flips=[[i + 1, margins[i], max_abs[i]] for i in range(nchk) if forced[i] != dtok[i]],
+                 tokens_equal_prefix=equal_prefix(stok, dtok), first_check_equal=stok[:nchk] == dtok[:nchk],
+                 dense_tokens=dtok, sparse_tokens=stok, profile_dense=one_d["profile"],
+                 profile_sparse=one_s["profile"])
+        r["fidelity_ok"] = bool(r["first_check_equal"] and r["max_rel_err"] < a.rtol)
+    return r
+
+
+def int_list(s):
+    return [int(x) for x in s.split(",") if x]
+
+
 def main():
+    global torch, nn
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--preset", choices=sorted(PRESETS), default="7b")
     p.add_argument("--layers", type=int, default=0, help="override the number of layers")
-    p.add_argument("--impl", choices=sorted(RUNNERS), default="hf")
-    p.add_argument("--fuse", action="store_true",
-                   help="--impl own only: q/k/v as one qkv_proj and gate/up as one gate_up_proj per layer (pruned per "
-                        "original matrix, rows stacked), dense and sparse alike")
-    p.add_argument("--compile", action="store_true",
-                   help="--impl own only: torch.compile the decode step's layer function (inductor, fullgraph; one "
-                        "compilation serves every layer) before capturing the step, dense and sparse alike; "
-                        "MackoLinear compiles as the custom op macko::linear")
-    p.add_argument("--densities", default="0.5,0.3,0.7,0.8,0.6,0.4,0.2,0.1",
-                   help="run in this order (the targets first); the table is sorted")
-    p.add_argument("--deadline-s", type=float, default=0, help="skip the densities left after this many seconds")
+    p.add_argument("--impl", choices=sorted(RUNNERS), default="own")
+    p.add_argument("--fuse", action=argparse.BooleanOptionalAction, default=None,
+                   help="q/k/v as one qkv_proj and gate/up as one gate_up_proj per layer (pruned per original "
+                        "matrix), dense and sparse alike (--impl own only; its default)")
+    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                   help="torch.compile the decode step's layer function (inductor, fullgraph) before capture, dense "
+                        "and sparse alike; MackoLinear compiles as the custom op macko::linear (--impl own only; its "
+                        "default)")
+    p.add_argument("--densities", default="0.5,0.3", help="run in this order; the tables are sorted")
+    p.add_argument("--prompt-lens", default="512,2048", help="TTFT prompt lengths (comma list; empty: none)")
+    p.add_argument("--batches", default="1,8,32", help="decode batch sizes (comma list; 1 carries the fidelity "
+                                                       "checks and the memory figures)")
+    p.add_argument("--prefill-warmup", type=int, default=2, help="untimed prefills before the timed ones")
+    p.add_argument("--prefill-reps", type=int, default=5, help="timed prefills per prompt length (median)")
+    p.add_argument("--decode-prompt-len", type=int, default=16, help="prompt length of the decoded sequences")
     p.add_argument("--new-tokens", type=int, default=100)
     p.add_argument("--check-tokens", type=int, default=20)
-    p.add_argument("--prompt-len", type=int, default=16)
-    p.add_argument("--repeats", type=int, default=3, help="timed generations per run (median reported)")
+    p.add_argument("--repeats", type=int, default=3, help="timed generations per batch size (median)")
     p.add_argument("--rtol", type=float, default=1e-2)
-    p.add_argument("--profile", default="0.5,0.3", help="densities to profile one decode step at (comma list)")
+    p.add_argument("--profile", default="0.5,0.3", help="densities to profile one batch-1 decode step at")
+    p.add_argument("--deadline-s", type=float, default=0, help="skip the densities left after this many seconds")
     p.add_argument("--seed", type=int, default=20261121)
     p.add_argument("--out", default="bench/results")
-    p.add_argument("--render", metavar="JSON", help="only re-write the .md and .png of an earlier run's .json")
+    p.add_argument("--tag", default="", help="appended to the output name (e.g. one density per command)")
+    p.add_argument("--render", metavar="JSON", action="append",
+                   help="only write the .md/.png of earlier runs' .json (several: merged into one table)")
+    p.add_argument("--stem", help="with --render: the output path without extension (default: the first JSON's)")
     a = p.parse_args()
     if a.render:
-        with open(a.render) as f:
-            j = json.load(f)
-        write_all(a.render[:-5] if a.render.endswith(".json") else a.render, j["meta"], j["results"], json_too=False)
-        return 0
-    dens = [float(x) for x in a.densities.split(",") if x]
-    if (a.fuse or a.compile) and a.impl != "own":
+        return e2e_report.render(a.render, a.stem)
+    own = a.impl == "own"
+    a.fuse = own if a.fuse is None else a.fuse
+    a.compile = own if a.compile is None else a.compile
+    if (a.fuse or a.compile) and not own:
         p.error("--fuse and --compile need --impl own (transformers' attention calls q_proj/k_proj/v_proj itself; "
                 "the compiled unit is OwnRunner's layer step)")
-    if a.compile:
-        import torch._dynamo as dynamo  # (a plain `import torch._dynamo` would make torch local to main)
+    dens = [float(x) for x in a.densities.split(",") if x]
+    a.prompt_lens, a.batches = int_list(a.prompt_lens), int_list(a.batches)
+    if not a.batches and not a.prompt_lens:
+        p.error("nothing to measure: --batches and --prompt-lens are both empty")
+    if a.prefill_reps < 1 or a.repeats < 1 or a.new_tokens < 2 or min(a.batches + a.prompt_lens + [1]) < 1:
+        p.error("--prefill-reps, --repeats, batches and prompt lengths must be >= 1, --new-tokens >= 2")
 
-        for knob in ("recompile_limit", "cache_size_limit"):  # one entry per (dense | sparse) x runner
+    import torch as torch_module
+    from torch import nn as nn_module
+
+    torch, nn = torch_module, nn_module
+    if a.compile:
+        import torch._dynamo as dynamo
+
+        for knob in ("recompile_limit", "cache_size_limit"):  # one entry per (dense | sparse) x batch size
             if hasattr(dynamo.config, knob):
                 setattr(dynamo.config, knob, 64)
     prof_d = {float(x) for x in a.profile.split(",") if x}
@@ -515,8 +607,10 @@ def main():
                  "GPU")
     now = datetime.datetime.now(datetime.timezone.utc)
     os.makedirs(a.out, exist_ok=True)
-    variant = "".join(("" if a.preset == "7b" else "-" + a.preset, "-own" if a.impl == "own" else "",
-                       "-fused" if a.fuse else "", "-compiled" if a.compile else ""))
+    variant = "".join(("" if a.preset == "7b" else "-" + a.preset, "-hf" if a.impl == "hf" else "",
+                       "" if a.fuse == own else ("-fused" if a.fuse else "-unfused"),
+                       "" if a.compile == own else ("-compiled" if a.compile else "-eager"),
+                       "-" + a.tag if a.tag else ""))
     stem = os.path.join(a.out, "e2e-%s-%s%s" % (short, now.strftime("%Y-%m-%d"), variant))
     log("device: %s; torch %s; transformers %s; macko %s from %s" % (
         dev_name, torch.__version__, transformers.__version__, ".".join(map(str, macko.version())),
@@ -531,21 +625,16 @@ def main():
     std = cfg.initializer_range
     g = torch.Generator(device="cpu")
     g.manual_seed(a.seed)
-    prompt = torch.randint(0, cfg.vocab_size, (1, a.prompt_len), generator=g).cuda()
+    # decode prompts: row b of the [max batch, plen] draw is sequence b (row 0: the batch-1 prompt); one prompt per
+    # prefill length
+    prompts = dict(decode=torch.randint(0, cfg.vocab_size, (max(a.batches + [1]), a.decode_prompt_len),
+                                        generator=g).cuda(),
+                   prefill={L: torch.randint(0, cfg.vocab_size, (1, L), generator=g).cuda() for L in a.prompt_lens})
     dense_param_bytes = sum(t.numel() * t.element_size() for t in model.parameters())
     pruned_numel = sum(getattr(pa, at).weight.numel() for _, pa, at, _ in targets)
     log("model: %d layers, %d pruned matrices (%.3fG weights), %.2f GB of fp16 parameters; built in %.1f s; "
         "decoder: %s" % (cfg.num_hidden_layers, len(targets), pruned_numel / 1e9, dense_param_bytes / GB,
                          time.time() - t_build, RUNNERS[a.impl].name))
-
-    # warm-up of cuBLAS/cuDNN/SDPA on the dense model, so the first density's prefill is not a first call
-    with torch.no_grad():
-        warm = RUNNERS[a.impl](model, a.prompt_len + 8)
-        warm.forward(prompt)
-        warm.forward(prompt[:, :1])
-        del warm
-    torch.cuda.synchronize()
-    torch.cuda.empty_cache()
 
     handle = macko.Handle()
     results = []
@@ -556,224 +645,40 @@ def main():
                 ("; decode step's layer function compiled with torch.compile (inductor, fullgraph=True; embedding, "
                  "final norm and lm_head eager) before capture, dense and sparse alike (MackoLinear as the custom op "
                  "macko::linear)" if a.compile else ""),
-                fuse=a.fuse, compile=a.compile, preset=a.preset, layers=cfg.num_hidden_layers,
+                impl=a.impl, fuse=a.fuse, compile=a.compile, preset=a.preset, layers=cfg.num_hidden_layers,
                 hidden=cfg.hidden_size, intermediate=cfg.intermediate_size, heads=cfg.num_attention_heads,
-                vocab=cfg.vocab_size, prompt_len=a.prompt_len, new_tokens=a.new_tokens,
-                check_tokens=a.check_tokens, repeats=a.repeats, seed=a.seed, rtol=a.rtol,
-                dense_param_bytes=dense_param_bytes, pruned_weights=pruned_numel, argv=sys.argv,
-                densities_requested=dens, warmup=True)
-    bar = progress(len(dens), "densities")
+                vocab=cfg.vocab_size, prompt_lens=a.prompt_lens, batches=a.batches,
+                decode_prompt_len=a.decode_prompt_len, new_tokens=a.new_tokens, check_tokens=a.check_tokens,
+                repeats=a.repeats, prefill_warmup=a.prefill_warmup, prefill_reps=a.prefill_reps, seed=a.seed,
+                rtol=a.rtol, dense_param_bytes=dense_param_bytes, pruned_weights=pruned_numel, argv=[sys.argv],
+                densities_requested=dens)
     t_start = time.time()
-    for d in dens:
+    for i, d in enumerate(dens):
         if a.deadline_s and time.time() - t_start > a.deadline_s:
-            log("deadline: skipping d=%.1f" % d)
+            log("deadline: skipping d=%.2f" % d)
             continue
         t_d = time.time()
+        log("[%d/%d] d=%.2f" % (i + 1, len(dens), d))
         with torch.no_grad():
             nnz = sum(fill_and_prune(getattr(pa, at), parts, d, std) for _, pa, at, parts in targets)
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-        prof = d in prof_d
-        dn = generate(model, a, prompt, profile_name=("dense d=%.1f" % d) if prof else None)
+        log(" dense:")
+        dense = measure(model, a, prompts, profile_name=("dense d=%.2f" % d) if d in prof_d else None)
         t_conv = time.time()
         macko_bytes = to_sparse(targets, handle)
         conv_s = time.time() - t_conv
-        sp = generate(model, a, prompt, force=torch.tensor(dn["tokens"], device="cuda"),
-                      profile_name=("sparse d=%.1f" % d) if prof else None)
-        sp_forced = sp["check_logits"]
-        nchk = min(a.check_tokens, a.new_tokens)
-        errs = [rel_err(sp_forced[i], dn["check_logits"][i]) for i in range(nchk)]
-        # margin of the dense top-1 over the top-2 at each checked step (how close a tie was)
-        top2 = dn["check_logits"].topk(2, dim=-1).values
-        margins = (top2[:, 0] - top2[:, 1]).tolist()
-        forced_argmax = sp_forced.argmax(-1).tolist()
-        # per checked step: the largest |sparse - dense| logit difference (teacher-forced, so both saw the same
-        # tokens); where the dense top-2 margin is below twice that, rounding alone can swap the top-2
-        max_abs = [float((sp_forced[i] - dn["check_logits"][i]).abs().max()) for i in range(nchk)]
-        flips = [[i + 1, margins[i], max_abs[i]] for i in range(nchk) if forced_argmax[i] != dn["tokens"][i]]
-        same_prefix = 0
-        for x, y in zip(sp["tokens"], dn["tokens"]):
-            if x != y:
-                break
-            same_prefix += 1
-        r = dict(density=d, achieved_density=nnz / pruned_numel, nnz=nnz, macko_bytes=macko_bytes,
-                 eff_density=macko_bytes / (2 * pruned_numel), convert_s=conv_s,
-                 dense_tok_s=dn["decode_tok_s"], sparse_tok_s=sp["decode_tok_s"],
-                 speedup=sp["decode_tok_s"] / dn["decode_tok_s"],
-                 dense_e2e_tok_s=dn["e2e_tok_s"], sparse_e2e_tok_s=sp["e2e_tok_s"],
-                 dense_prefill_ms=dn["prefill_ms"], sparse_prefill_ms=sp["prefill_ms"],
-                 dense_decode_ms=dn["decode_ms_all"], sparse_decode_ms=sp["decode_ms_all"],
-                 dense_peak=dn["peak_torch"], sparse_peak_torch=sp["peak_torch"],
-                 sparse_peak=sp["peak_torch"] + macko_bytes,
-                 mem_ratio=(sp["peak_torch"] + macko_bytes) / dn["peak_torch"],
-                 max_rel_err=max(errs), rel_errs=errs, dense_margins=margins,
-                 forced_argmax_equal=sum(int(x == y) for x, y in zip(forced_argmax, dn["tokens"][:nchk])),
-                 max_abs_diff=max_abs, forced_flips=flips,
-                 tokens_equal_prefix=same_prefix, first_check_equal=sp["tokens"][:nchk] == dn["tokens"][:nchk],
-                 dense_tokens=dn["tokens"], sparse_tokens=sp["tokens"],
-                 profile_dense=dn["profile"], profile_sparse=sp["profile"], seconds=time.time() - t_d,
-                 dense_warm_s=dn["warm_s"], sparse_warm_s=sp["warm_s"])
-        r["fidelity_ok"] = bool(r["first_check_equal"] and r["max_rel_err"] < a.rtol)
+        log(" sparse (converted in %.1f s):" % conv_s)
+        force = torch.tensor(dense[1][1]["tokens"][0], device="cuda") if 1 in dense[1] else None
+        sparse = measure(model, a, prompts, force=force,
+                         profile_name=("sparse d=%.2f" % d) if d in prof_d else None)
+        r = compare(d, nnz, pruned_numel, macko_bytes, conv_s, dense, sparse, a)
+        r["seconds"] = time.time() - t_d
         results.append(r)
-        log("\nd=%.1f: dense %.1f tok/s, sparse %.1f tok/s (%.2fx); peak %.2f -> %.2f GB (%.3fx); "
-            "max logits rel err %.2e; first %d tokens equal: %s (equal prefix %d/%d); convert %.1f s; "
-            "first step (compile) %.1f / %.1f s; %.1f s" % (
-                d, r["dense_tok_s"], r["sparse_tok_s"], r["speedup"], r["dense_peak"] / GB, r["sparse_peak"] / GB,
-                r["mem_ratio"], r["max_rel_err"], nchk, r["first_check_equal"], same_prefix, a.new_tokens,
-                conv_s, dn["warm_s"], sp["warm_s"], r["seconds"]))
         to_dense(targets)
         results.sort(key=lambda r: -r["density"])
-        write_all(stem, meta, results)  # after every density, so an interrupted run keeps what it measured
-        bar.update(1)
-    bar.close()
-    log("wrote %s.{md,json,png}; fidelity %s" % (stem, "ok" if all(r["fidelity_ok"] for r in results) else
-                                                  "FAILED somewhere (see the table)"))
-    return 0
-
-
-def write_all(stem, meta, results, json_too=True):
-    if json_too:
-        with open(stem + ".json", "w") as f:
-            json.dump(dict(meta=meta, results=results), f, indent=1)
-    write_md(stem + ".md", meta, results)
-    try:
-        plot(stem + ".png", meta, results)
-    except Exception as e:  # matplotlib missing or headless trouble: the table is what matters
-        log("plot skipped: %s" % e)
-
-
-def equal_note(r):
-    """'yes', or 'NO' with how close the dense top-2 logits were where the free-running tokens parted."""
-    if r["first_check_equal"]:
-        return "yes"
-    i = r["tokens_equal_prefix"]
-    m = r.get("dense_margins", [])
-    d = r.get("max_abs_diff", [])
-    if i < len(m):
-        return "NO: parted at token %d, where the dense top-2 logits differ by %.4f%s%s" % (
-            i + 1, m[i], " (an exact fp16 tie)" if m[i] == 0 else "",
-            "; the largest sparse-dense logit difference there is %.4f" % d[i] if i < len(d) else "")
-    return "NO"
-
-
-def write_md(path, meta, results):
-    m = meta
-    L = ["# End to end: greedy decoding with macko-sparse linears (%s, %s)" % (m["device"], m["date"]), "",
-         "- model: Llama-2-7B-shaped decoder built from a config with random weights (normal, std 0.02; no "
-         "download): %d layers, hidden %d, intermediate %d, %d heads, vocab %d, fp16; %.2f GB of parameters"
-         % (m["layers"], m["hidden"], m["intermediate"], m["heads"], m["vocab"], m["dense_param_bytes"] / GB),
-         "- decoder: %s; attention: SDPA over a static KV cache" % m["decoder"],
-         "- pruning: every q/k/v/o/gate/up/down weight (%.3fG values) by magnitude, unstructured, per matrix; "
-         "embeddings, lm_head and norms dense" % (m["pruned_weights"] / 1e9),
-         "- sparse: those layers replaced by `macko.torch.MackoLinear` (one macko_Hspmm call with n = 1, i.e. the "
-         "SpMV kernel, per linear per token; encoded on the GPU); dense: the same pruned weights kept dense "
-         "(nn.Linear, cuBLAS)",
-         "- generation: fixed prompt of %d token ids, %d new tokens greedily, batch 1; token 1 from the (eager) "
-         "prefill, tokens 2..%d from replays of one decode step captured in a CUDA graph (argmax and KV-cache "
-         "update inside the graph); **tok/s = %d / GPU time of those replays** (CUDA events, median of %d "
-         "generations); e2e tok/s also counts the eager prefill" % (m["prompt_len"], m["new_tokens"],
-                                                                      m["new_tokens"], m["new_tokens"] - 1,
-                                                                      m["repeats"]),
-         "- peak memory: torch.cuda.max_memory_allocated over prefill + capture + generation (weights, KV cache, "
-         "activations, graph pool), plus for sparse the macko matrices' bytes (macko_mat_get_storage; macko "
-         "allocates them with cudaMalloc, outside torch's allocator); GB = 1e9 bytes",
-         "- fidelity: sparse logits with the dense run's tokens as input, first %d tokens (token 1 = prefill), "
-         "relative error ||l_sparse - l_dense||_2 / ||l_dense||_2 must be < %g; free-running sparse greedy "
-         "tokens must equal dense ones for the first %d" % (m["check_tokens"], m["rtol"], m["check_tokens"]),
-         "- torch %s, transformers %s, macko %s; command: `%s`" % (m["torch"], m["transformers"], m["macko"],
-                                                                  " ".join(m["argv"])),
-         ] + ["- " + n for n in m.get("notes", [])] + [
-         "",
-         "| density | achieved | macko eff. density | dense tok/s | sparse tok/s | speedup | dense peak GB | "
-         "sparse peak GB | mem ratio | e2e tok/s dense / sparse | prefill ms dense / sparse | max logits rel err | "
-         "first %d tokens equal | equal prefix of %d | fidelity |" % (m["check_tokens"], m["new_tokens"]),
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        L.append("| %.1f | %.4f | %.3f | %.1f | %.1f | %.2fx | %.2f | %.2f | %.3fx | %.1f / %.1f | %.1f / %.1f | "
-                 "%.1e | %s | %d | %s |" % (
-                     r["density"], r["achieved_density"], r["eff_density"], r["dense_tok_s"], r["sparse_tok_s"],
-                     r["speedup"], r["dense_peak"] / GB, r["sparse_peak"] / GB, r["mem_ratio"],
-                     r["dense_e2e_tok_s"], r["sparse_e2e_tok_s"], r["dense_prefill_ms"], r["sparse_prefill_ms"],
-                     r["max_rel_err"], equal_note(r), r["tokens_equal_prefix"],
-                     "ok" if r["fidelity_ok"] else "FAIL"))
-    flips = [(r["density"], r["forced_flips"]) for r in results if r.get("forced_flips")]
-    if flips:
-        L += ["", "Teacher-forced steps (both runs fed the dense run's tokens) where the sparse argmax differs from the "
-              "dense one: (token, dense top-2 margin, largest |sparse - dense| logit difference at that step). Where "
-              "the margin is below twice that difference, the two correctly rounded computations may order the top-2 "
-              "either way."]
-        for d, fl in flips:
-            L.append("- d = %.1f: %s" % (d, ", ".join("(%d, %.4f, %.4f)" % tuple(f) for f in fl)))
-    asked = meta.get("densities_requested")
-    if asked is None:  # runs written before the field existed: read it off the command line
-        argv = meta.get("argv", [])
-        asked = ([float(x) for x in argv[argv.index("--densities") + 1].split(",")] if "--densities" in argv
-                 else [0.5, 0.3, 0.7, 0.8, 0.6, 0.4, 0.2, 0.1])
-    missing = sorted({round(d, 2) for d in asked} - {round(r["density"], 2) for r in results}, reverse=True)
-    if missing:
-        L += ["", "Not measured in this run (time limit): d = %s." % ", ".join("%.1f" % d for d in missing)]
-    if not meta.get("warmup", False) and results:
-        first = "%.1f" % meta.get("first_density", asked[0] if asked else float("nan"))
-        L += ["", "The prefill of the first density run (d = %s) includes the first calls of cuBLAS/cuDNN (this run "
-              "had no warm-up), so that row's dense prefill and e2e figures are inflated; decode tok/s (the CUDA "
-              "graph replays) are unaffected." % first]
-    byd = {round(r["density"], 2): r for r in results}
-    L += ["", "## Targets (H100) and paper anchors (Llama-2-7B, RTX 4090)", "",
-          "| check | target | measured | met |", "|---|---|---|---|"]
-    for d, key, tgt, op, paper in ((0.5, "speedup", 1.4, ">=", "1.48x (66.5 -> 98.6 tok/s)"),
-                                   (0.5, "mem_ratio", 0.68, "<=", "0.653x (13.59 -> 8.87 GB)"),
-                                   (0.3, "speedup", 2.0, ">=", "2.27x (150.8 tok/s)"),
-                                   (0.7, "speedup", None, None, "1.11x")):
-        r = byd.get(d)
-        meas = "-" if r is None else "%.3fx" % r[key]
-        if tgt is None or r is None:
-            met = "(anchor only)" if r is not None else "not run"
-            tgt_s = "paper %s" % paper
-        else:
-            ok = r[key] >= tgt if op == ">=" else r[key] <= tgt
-            met = "yes" if ok else "NO (%+.0f%% vs target)" % (100 * (r[key] / tgt - 1))
-            tgt_s = "%s %.2fx (paper %s)" % (op, tgt, paper)
-        L.append("| d %.1f %s | %s | %s | %s |" % (d, "tokens/s" if key == "speedup" else "peak memory", tgt_s,
-                                                   meas, met))
-    profs = [(r["density"], r["profile_dense"], r["profile_sparse"]) for r in results if r["profile_sparse"]]
-    if profs:
-        L += ["", "## Where the time goes: one decode step", ""]
-        for d, pd, ps in profs:
-            L += [pd or "", "", ps or "", ""]
-    if m.get("analysis"):
-        L += ["", "## Analysis", ""] + list(m["analysis"])
-    L += ["", "## Tokens", "", "Greedy tokens of the first density's dense run: `%s`" % (
-        results[0]["dense_tokens"] if results else [])]
-    with open(path, "w") as f:
-        f.write("\n".join(L) + "\n")
-
-
-def plot(path, meta, results):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    d = [r["density"] for r in results]
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    ax[0].plot(d, [r["dense_tok_s"] for r in results], "o-", label="dense (cuBLAS), pruned weights")
-    ax[0].plot(d, [r["sparse_tok_s"] for r in results], "s-", label="macko (MackoLinear)")
-    ax[0].set_xlabel("density")
-    ax[0].set_ylabel("decode tokens/s (CUDA graph)")
-    ax[0].invert_xaxis()
-    ax[0].grid(alpha=0.3)
-    ax[0].legend()
-    ax[1].plot(d, [r["dense_peak"] / GB for r in results], "o-", label="dense")
-    ax[1].plot(d, [r["sparse_peak"] / GB for r in results], "s-", label="macko (torch peak + macko bytes)")
-    ax[1].set_xlabel("density")
-    ax[1].set_ylabel("peak GPU memory (GB)")
-    ax[1].invert_xaxis()
-    ax[1].grid(alpha=0.3)
-    ax[1].legend()
-    fig.suptitle("Llama-2-7B-shaped, fp16, batch 1, %d new tokens: %s" % (meta["new_tokens"], meta["device"]))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        e2e_report.write_all(stem, meta, results)  # after every density: an interrupted run keeps what it measured
+    ok = all(r.get("fidelity_ok", True) for r in results)
+    log("wrote %s.{md,json,png}; fidelity %s" % (stem, "ok" if ok else "FAILED somewhere (see the table)"))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
