@@ -33,6 +33,7 @@ Run on a GPU machine, with the library built for it:
     ... --preset tiny --prompt-lens 64 --batches 1,4 --new-tokens 20 --densities 0.5   # a smoke test (seconds)
     ... --densities 0.5 --tag d05 ; ... --densities 0.3 --tag d03                       # one density per command
     python3 bench/e2e_llm.py --render a.json --render b.json --stem bench/results/e2e-H100-DATE   # one table
+(--render merges by density, and within one by prompt length and batch: parts may also split --batches.)
 Writes <stem>.md/.json/.png, stem = --out/e2e-<device>-<date><variant>[-<tag>] (e2e_report.py writes them).
 """
 

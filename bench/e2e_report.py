@@ -33,9 +33,19 @@ def write_all(stem, meta, results, json_too=True):
         print("plot skipped: %s" % e, flush=True)
 
 
+def merge(base, r):
+    """Adds run r's prompt lengths and batch sizes of one density to base (the first run's wins where both have
+    one), and r's batch-1 figures (fidelity, memory) when base has none."""
+    for kind, key in (("ttft", "prompt_len"), ("decode", "batch")):
+        have = {x[key] for x in base[kind]}
+        base[kind] = sorted(base[kind] + [x for x in r[kind] if x[key] not in have], key=lambda x: x[key])
+    if "mem_ratio" not in base and "mem_ratio" in r:
+        base.update({k: v for k, v in r.items() if k not in ("ttft", "decode")})
+
+
 def render(paths, stem=None):
-    """Rewrites the .md/.png of one run's .json, or of several merged (results by density; the first run's meta,
-    every run's command)."""
+    """Rewrites the .md/.png of one run's .json, or of several merged: by density, and within a density by prompt
+    length and batch size (runs split to fit a time limit); the first run's meta, every run's command."""
     meta, results = None, {}
     for p in paths:
         with open(p) as f:
@@ -46,10 +56,13 @@ def render(paths, stem=None):
         if meta is None:
             meta = dict(j["meta"], argv=[])
         meta["argv"] += j["meta"]["argv"]
-        meta["densities_requested"] = sorted(set(meta["densities_requested"]) |
-                                             set(j["meta"]["densities_requested"]), reverse=True)
+        for k in ("densities_requested", "prompt_lens", "batches"):
+            meta[k] = sorted(set(meta[k]) | set(j["meta"][k]), reverse=k == "densities_requested")
         for r in j["results"]:
-            results[r["density"]] = r
+            if r["density"] in results:
+                merge(results[r["density"]], r)
+            else:
+                results[r["density"]] = r
     stem = stem or os.path.splitext(paths[0])[0]
     rows = [results[d] for d in sorted(results, reverse=True)]
     write_all(stem, meta, rows, json_too=len(paths) > 1 or stem != os.path.splitext(paths[0])[0])
