@@ -7,16 +7,24 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+/* Prints which call failed and why; returns 1 (the exit status). */
+static int fail(const char *call, const char *name, const char *why)
+{
+    fprintf(stderr, "%s failed: %s%s%s\n", call, name, why ? ": " : "", why ? why : "");
+    return 1;
+}
 #define CHECK(call)                                                                                                  \
     do {                                                                                                             \
         macko_status_t st_ = (call);                                                                                 \
-        if (st_ != MACKO_STATUS_SUCCESS) {                                                                           \
-            fprintf(stderr, "%s failed: %s (%s)\n", #call, macko_get_status_name(st_),                                \
-                    macko_get_last_error_message());                                                                 \
-            return 1;                                                                                                \
-        }                                                                                                            \
+        if (st_ != MACKO_STATUS_SUCCESS)                                                                             \
+            return fail(#call, macko_get_status_name(st_), macko_get_last_error_message());                          \
+    } while (0)
+#define CUDA_CHECK(call)                                                                                             \
+    do {                                                                                                             \
+        cudaError_t e_ = (call);                                                                                     \
+        if (e_ != cudaSuccess)                                                                                       \
+            return fail(#call, cudaGetErrorString(e_), NULL);                                                        \
     } while (0)
 
 /* A small xorshift generator: the demo must give the same matrix on every machine. */
@@ -29,39 +37,20 @@ static double next_uniform(void)
     return (double)(rng_state >> 11) / 9007199254740992.0;
 }
 
-/* float -> IEEE half bits for values in [-1, 1] (round to nearest; subnormals flushed: fine for a demo). */
-static macko_half to_half(float f)
+/* A random fp16 bit pattern of magnitude in [1/16, 1) and random sign: never zero, no float conversion needed. */
+static macko_half random_half(void)
 {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7FFFFFFFu;
-    if (ax < 0x38800000u)
-        return (macko_half)sign;
-    uint32_t h = ((ax >> 23) - 112) << 10 | ((ax & 0x7FFFFF) >> 13);
-    if ((ax & 0x1FFF) > 0x1000 || ((ax & 0x1FFF) == 0x1000 && (h & 1)))
-        h++;
-    return (macko_half)(sign | h);
+    unsigned r = (unsigned)(next_uniform() * 4294967296.0);
+    return (macko_half)(((r & 1u) << 15) | ((11u + (r >> 1) % 4u) << 10) | ((r >> 4) & 0x3FFu));
 }
 
+/* IEEE half bits -> float; NaN becomes Inf, which fails the check as NaN would. */
 static float from_half(macko_half h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1F, m = h & 0x3FF, x;
-    float f;
-    if (e == 0)
-        return (h & 0x8000 ? -1.0f : 1.0f) * ldexpf((float)m, -24);
-    x = e == 31 ? (sign | 0x7F800000u | (m << 13)) : (sign | ((e + 112) << 23) | (m << 13));
-    memcpy(&f, &x, 4);
-    return f;
+    int e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? INFINITY : ldexpf((float)(m | 1024), e - 25);
+    return (h & 0x8000) ? -v : v;
 }
-
-#define CUDA_CHECK(call)                                                                                             \
-    do {                                                                                                             \
-        cudaError_t e_ = (call);                                                                                     \
-        if (e_ != cudaSuccess) {                                                                                     \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                                       \
-            return 1;                                                                                                \
-        }                                                                                                            \
-    } while (0)
 
 /* y = A*x on the GPU, checked against a double-precision host product of the dense matrix. */
 static int run_gpu_part(macko_mat_t A, const macko_half *dense, int64_t rows, int64_t cols)
@@ -83,7 +72,7 @@ static int run_gpu_part(macko_mat_t A, const macko_half *dense, int64_t rows, in
     if (x == NULL || y == NULL)
         return 1;
     for (int64_t j = 0; j < cols; j++)
-        x[j] = to_half((float)(2.0 * next_uniform() - 1.0));
+        x[j] = random_half();
     CHECK(macko_mat_upload(h, A));
     CUDA_CHECK(cudaMalloc((void **)&dx, (size_t)cols * sizeof *dx));
     CUDA_CHECK(cudaMalloc((void **)&dy, (size_t)rows * sizeof *dy));
@@ -130,11 +119,8 @@ int main(void)
     if (dense == NULL)
         return 1;
     for (int64_t i = 0; i < rows * cols; i++)
-        if (next_uniform() < density) {
-            float v = (float)(2.0 * next_uniform() - 1.0);
-            macko_half h = to_half(v);
-            dense[i] = (h & 0x7FFF) ? h : to_half(0.5f);
-        }
+        if (next_uniform() < density)
+            dense[i] = random_half();
 
     CHECK(macko_mat_create_dense_host(&A, rows, cols, MACKO_R_16F, dense, cols, MACKO_ORDER_ROW));
     CHECK(macko_mat_get_info(A, NULL, NULL, &nnz, NULL));

@@ -2,7 +2,6 @@
  * macko_mat_create_dense_host, uploaded, and multiplied by a vector over and over with macko_Hspmv on a CUDA stream
  * of our own; cuBLAS (cublasGemmEx, fp16, CUBLAS_COMPUTE_32F) does the same with the dense matrix for comparison.
  * Without a GPU it still encodes and prints the storage, then skips the GPU part.
- *
  * usage: macko-example-spmv-loop [rows cols density]      (default 4096 4096 0.5) */
 #include "macko.h"
 
@@ -15,20 +14,15 @@
 
 #define ITERS 300
 
-static void fail(const char *call, const char *why)
+static void fail(const char *what, const char *why)
 {
-    fprintf(stderr, "%s failed: %s\n", call, why);
+    fprintf(stderr, "%s: %s\n", what, why);
     exit(1);
 }
-#define MACKO_CHECK(call)                                                                                            \
-    do { if ((call) != MACKO_STATUS_SUCCESS) fail(#call, macko_get_last_error_message()); } while (0)
-#define CUDA_CHECK(call)                                                                                             \
-    do { cudaError_t e_ = (call); if (e_ != cudaSuccess) fail(#call, cudaGetErrorString(e_)); } while (0)
-#define CUBLAS_CHECK(call)                                                                                           \
-    do {                                                                                                             \
-        cublasStatus_t c_ = (call);                                                                                  \
-        if (c_ != CUBLAS_STATUS_SUCCESS) fail(#call, cublasGetStatusString(c_));                                     \
-    } while (0)
+#define MACKO_CHECK(c) do { if ((c) != MACKO_STATUS_SUCCESS) fail(#c, macko_get_last_error_message()); } while (0)
+#define CUDA_CHECK(c) do { cudaError_t e_ = (c); if (e_ != cudaSuccess) fail(#c, cudaGetErrorString(e_)); } while (0)
+#define CUBLAS_CHECK(c)                                                                                              \
+    do { cublasStatus_t s_ = (c); if (s_ != CUBLAS_STATUS_SUCCESS) fail(#c, cublasGetStatusString(s_)); } while (0)
 
 /* A random fp16 bit pattern with magnitude in [1/16, 2): never zero, never subnormal, no conversion needed. */
 static macko_half random_half(void)
@@ -67,8 +61,7 @@ static float time_loop(cudaStream_t stream, macko_handle_t h, macko_mat_t A, cub
     CUDA_CHECK(cudaEventRecord(t1, stream));
     CUDA_CHECK(cudaEventSynchronize(t1));
     CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
+    cudaEventDestroy(t0), cudaEventDestroy(t1);
     return 1000.0f * ms / ITERS; /* microseconds */
 }
 
@@ -77,16 +70,14 @@ static int gpu_part(macko_handle_t h, macko_mat_t A, const macko_half *w, const 
                     int64_t cols)
 {
     size_t wn = (size_t)(rows * cols);
-    macko_half *d_w, *d_x, *d_y_macko, *d_y_cublas;
-    macko_half *y_macko = malloc((size_t)rows * sizeof *y_macko), *y_cublas = malloc((size_t)rows * sizeof *y_cublas);
+    macko_half *d_w, *d_x, *d_y, *y = malloc(2 * (size_t)rows * sizeof *y); /* y: macko's, then cuBLAS's */
     cudaStream_t stream;
     cublasHandle_t cb;
     double err = 0, ref = 0;
-    if (y_macko == NULL || y_cublas == NULL)
+    if (y == NULL)
         return 1;
 
-    /* One stream for everything: the uploads, macko and cuBLAS are ordered on it. */
-    CUDA_CHECK(cudaStreamCreate(&stream));
+    CUDA_CHECK(cudaStreamCreate(&stream)); /* one stream for everything: uploads, macko and cuBLAS in order */
     MACKO_CHECK(macko_set_stream(h, stream));
     CUBLAS_CHECK(cublasCreate(&cb));
     CUBLAS_CHECK(cublasSetStream(cb, stream));
@@ -94,18 +85,16 @@ static int gpu_part(macko_handle_t h, macko_mat_t A, const macko_half *w, const 
     MACKO_CHECK(macko_mat_release_host(A)); /* the loop needs only the device copy */
     CUDA_CHECK(cudaMalloc((void **)&d_w, wn * sizeof *d_w));
     CUDA_CHECK(cudaMalloc((void **)&d_x, (size_t)cols * sizeof *d_x));
-    CUDA_CHECK(cudaMalloc((void **)&d_y_macko, (size_t)rows * sizeof *d_y_macko));
-    CUDA_CHECK(cudaMalloc((void **)&d_y_cublas, (size_t)rows * sizeof *d_y_cublas));
+    CUDA_CHECK(cudaMalloc((void **)&d_y, 2 * (size_t)rows * sizeof *d_y));
     CUDA_CHECK(cudaMemcpyAsync(d_w, w, wn * sizeof *w, cudaMemcpyHostToDevice, stream));
     CUDA_CHECK(cudaMemcpyAsync(d_x, x, (size_t)cols * sizeof *x, cudaMemcpyHostToDevice, stream));
-    CUDA_CHECK(cudaMemsetAsync(d_y_macko, 0xFF, (size_t)rows * sizeof *d_y_macko, stream)); /* NaN: unwritten shows */
+    CUDA_CHECK(cudaMemsetAsync(d_y, 0xFF, (size_t)rows * sizeof *d_y, stream)); /* NaN: an unwritten y shows */
 
-    float us_macko = time_loop(stream, h, A, cb, rows, cols, d_w, d_x, d_y_macko);
-    float us_cublas = time_loop(stream, h, NULL, cb, rows, cols, d_w, d_x, d_y_cublas);
-    CUDA_CHECK(cudaMemcpy(y_macko, d_y_macko, (size_t)rows * sizeof *y_macko, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(y_cublas, d_y_cublas, (size_t)rows * sizeof *y_cublas, cudaMemcpyDeviceToHost));
+    float us_macko = time_loop(stream, h, A, cb, rows, cols, d_w, d_x, d_y);
+    float us_cublas = time_loop(stream, h, NULL, cb, rows, cols, d_w, d_x, d_y + rows);
+    CUDA_CHECK(cudaMemcpy(y, d_y, 2 * (size_t)rows * sizeof *y, cudaMemcpyDeviceToHost));
     for (int64_t i = 0; i < rows; i++) {
-        double a = half_to_float(y_macko[i]), b = half_to_float(y_cublas[i]);
+        double a = half_to_float(y[i]), b = half_to_float(y[rows + i]);
         err += (a - b) * (a - b);
         ref += b * b;
     }
@@ -115,10 +104,8 @@ static int gpu_part(macko_handle_t h, macko_mat_t A, const macko_half *w, const 
            "flushes L2 before every call):\n  macko_Hspmv  %8.2f us\n  cublasGemmEx %8.2f us (dense)\n",
            ITERS, us_macko, us_cublas);
 
-    cudaFree(d_w), cudaFree(d_x), cudaFree(d_y_macko), cudaFree(d_y_cublas);
-    cublasDestroy(cb);
-    cudaStreamDestroy(stream);
-    free(y_macko), free(y_cublas);
+    cudaFree(d_w), cudaFree(d_x), cudaFree(d_y), free(y);
+    cublasDestroy(cb), cudaStreamDestroy(stream);
     return err < 1e-2 ? 0 : 1;
 }
 
@@ -131,10 +118,8 @@ int main(int argc, char **argv)
     macko_handle_t h = NULL;
     macko_mat_t A;
     int rc = 0;
-    if (w == NULL || x == NULL) {
-        fprintf(stderr, "usage: %s [rows cols density]\n", argv[0]);
-        return 1;
-    }
+    if (w == NULL || x == NULL)
+        fail("usage", "macko-example-spmv-loop [rows cols density], rows and cols > 0");
 
     /* The weights: a dense row-major fp16 matrix in which about (1 - density) of the entries are zero. */
     srand(42);
@@ -159,7 +144,6 @@ int main(int argc, char **argv)
     }
     macko_mat_destroy(A);
     macko_destroy(h); /* NULL when there was no GPU: accepted */
-    free(w);
-    free(x);
+    free(w), free(x);
     return rc;
 }

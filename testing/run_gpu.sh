@@ -6,7 +6,9 @@
 #      host test), and the Python wrapper tests + examples/python_linear.py when python3 with numpy (and torch) runs;
 #   4. compute-sanitizer memcheck, racecheck, initcheck and synccheck, each over the whole GPU suite except GpuLarge
 #      (2.4e9 entries: hours under a sanitizer) and the disabled timers, in gtest shards that all run in parallel;
-#   5. the quick timing of the benchmark driver (12288x12288 at d = 0.5 and 0.3, fp16 and fp32).
+#   5. the quick timing of the benchmark driver (12288x12288 at d = 0.5 and 0.3, fp16 and fp32);
+#   6. with RUN_E2E=1, a smoke run of the end-to-end benchmark bench/e2e_llm.py (--preset tiny: seconds) when
+#      python3 has torch with CUDA and transformers.
 #
 # usage: testing/run_gpu.sh [BUILD_DIR]
 #   BUILD_DIR  a build tree made elsewhere (holding testing/macko_tests or macko_tests, and bench/macko-bench or
@@ -19,6 +21,7 @@
 #   SANITIZER_TIMEOUT seconds each sanitizer run may take (default: no limit); a run cut short counts as FAIL
 #   SKIP_EXAMPLES=1, SKIP_SANITIZER=1, SKIP_BENCH=1   leave those steps out
 #   BENCH_ARGS        extra arguments for the benchmark driver
+#   RUN_E2E=1         also step 6; E2E_ARGS replaces its arguments (default: the tiny smoke test)
 # Exit status: 0 when every step that ran passed, else 1. The last lines are a summary table.
 set -u -o pipefail
 
@@ -165,6 +168,23 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     else
         echo "no macko-bench under $BUILD: timing skipped"
         note "bench" 0 "skipped: no macko-bench"
+    fi
+fi
+
+if [ "${RUN_E2E:-0}" = 1 ]; then
+    LIB=$(first_of "$BUILD/libmacko.so" "$BUILD/src/libmacko.so") || LIB=""
+    if [ -n "$LIB" ] && python3 -c 'import torch, transformers; assert torch.cuda.is_available()' >/dev/null 2>&1; then
+        E2E_ARGS=${E2E_ARGS:-"--preset tiny --prompt-lens 64,256 --batches 1,4 --new-tokens 20 --densities 0.5"}
+        echo "== bench/e2e_llm.py $E2E_ARGS"
+        # shellcheck disable=SC2086
+        MACKO_LIBRARY=$LIB PYTHONPATH=$ROOT/interfaces/python${PYTHONPATH:+:$PYTHONPATH} \
+            python3 "$ROOT/bench/e2e_llm.py" $E2E_ARGS --out "$LOGDIR" >"$LOGDIR/e2e.log" 2>&1
+        rc=$?
+        tail -n 12 "$LOGDIR/e2e.log"
+        note "e2e_llm (tiny)" $rc "see e2e.log and e2e-*.md"
+    else
+        echo "libmacko.so, or python3 with torch (CUDA) and transformers, not found: e2e skipped"
+        note "e2e_llm" 0 "skipped: no torch/transformers"
     fi
 fi
 

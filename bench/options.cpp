@@ -1,0 +1,239 @@
+/* options.cpp -- see options.h. */
+#include "options.h"
+
+#include "common.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+static const char *const kQuickShapes = "4096x4096 4096x11008 11008x4096 12288x12288 36864x12288 28672x8192";
+static const char *const kAllShapes =
+    "4096x4096 8192x8192 8192x29568 32000x5120 32000x8192 28672x8192 5120x5120 5120x13824 3584x20480 4096x11008 "
+    "13824x5120 18944x3584 14336x4096 4096x14336 8192x28672 11008x4096 32000x4096 20480x3584 3584x18944 21504x7168 "
+    "7168x7168 28672x7168 7168x28672 27648x9216 9216x9216 36864x9216 9216x36864 36864x12288 12288x12288 "
+    "49152x12288 12288x49152";
+static const char *const kDefaultDensities = "1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0.05";
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: macko-bench [options]\n"
+            "\n"
+            "Times macko SpMV (macko_Hspmv / macko_Sspmv) and SpMM (macko_Hspmm / macko_Sspmm) against cuBLAS and\n"
+            "cuSPARSE on the same random matrices, with the method of BENCH.md, and checks every macko result\n"
+            "against cuBLAS before timing it.\n"
+            "\n"
+            "Matrices:\n"
+            "  --shapes LIST      'quick' (default: %s),\n"
+            "                     'all' (the 31 shapes of BENCH.md), or RxC[,RxC...] (comma or space separated)\n"
+            "  --densities LIST   comma-separated densities in (0, 1] (default %s)\n"
+            "  --n LIST           right-hand-side counts in [1, %d] (default 1). n = 1: SpMV rows (macko_Hspmv vs\n"
+            "                     cuBLAS GEMV/GEMM and cusparseSpMV); n > 1: SpMM rows (macko_Hspmm vs cublasGemmEx\n"
+            "                     N = n, or macko_Sspmm vs cublasSgemm without TF32, and cusparseSpMM CSR,\n"
+            "                     column-major B and C, fastest algorithm)\n"
+            "  --seed S           random seed (default %" PRIu64 "); every (shape, density) derives its own seed from it\n"
+            "  --fp32 | --type S  fp32 mode: macko_Sspmv vs cublasSgemv and cuSPARSE fp32 (default --type H: fp16)\n"
+            "  --quick12288       preset: only 12288x12288 at densities 0.5 and 0.3 (quick test of the kernels)\n"
+            "\n"
+            "Timing:\n"
+            "  --warmup N         warm-up launches per method (default 20, at least 20)\n"
+            "  --iters N          timed launches per method; the median is reported (default 100, at least 100).\n"
+            "                     A method whose launch takes t > 1 ms (one launch timed after its check) gets\n"
+            "                     max(10, ceil(N x 1 ms / t)) timed launches and max(5, ceil(warm-ups x 1 ms / t))\n"
+            "                     warm-ups; the CSV's iters_* columns give the count of every row\n"
+            "  --flush write|rotate\n"
+            "                     how the weights are kept out of L2 (default write):\n"
+            "                     write:  a buffer of --flush-mult x L2 is written (cudaMemsetAsync) before\n"
+            "                             every launch\n"
+            "                     rotate: each method's launches cycle through K copies of all its inputs\n"
+            "                             (matrix arrays and x / B; launch i reads copy i %% K), no flush in\n"
+            "                             between; K is the smallest count with K x (bytes one launch reads)\n"
+            "                             >= 4 x L2, at least 2; the warm-ups are at least K. A row whose copies\n"
+            "                             do not fit in free device memory (1 GiB kept spare) or need K > %d\n"
+            "                             uses the write flush (status 'ok (write flush)', CSV flush column\n"
+            "                             'write-fallback')\n"
+            "  --flush-mult K     write flush buffer = K x L2 size (default 4, at least 2)\n"
+            "  --check-only       generate and check correctness only; no timing\n"
+            "  --no-cusparse      leave cuSPARSE out (its columns stay empty): cusparseSpMM takes seconds per launch\n"
+            "                     at large n\n"
+            "\n"
+            "Output:\n"
+            "  --csv FILE         one row per (shape, density, n), written as the run goes\n"
+            "  --md FILE          Markdown report (device, CUDA versions, date, command, table, geometric means),\n"
+            "                     rewritten after every row\n"
+            "  (the table and the geometric means also go to stdout; progress lines go to stderr)\n"
+            "\n"
+            "Other:\n"
+            "  --device I         CUDA device (default 0)\n"
+            "  --threads T        host threads for matrix generation (default: all)\n"
+            /* ---- PLAN OVERRIDE: the line of the option that forces the library's path / geometry (options.h). */
+            "  -h, --help         this text\n"
+            "\n"
+            "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"
+            "error (those rows are reported as FAIL and not timed), 1 on a usage or CUDA error.\n",
+            kQuickShapes, kDefaultDensities, kMaxN, Config().seed, kMaxCopies);
+}
+
+static std::vector<std::string> split_list(const std::string &s)
+{
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+        if (c == ',' || c == ' ' || c == '\t' || c == '\n') {
+            if (!cur.empty())
+                out.push_back(cur);
+            cur.clear();
+        } else {
+            cur.push_back(c);
+        }
+    }
+    if (!cur.empty())
+        out.push_back(cur);
+    return out;
+}
+
+static std::vector<Shape> parse_shapes(const std::string &arg)
+{
+    const std::string list = arg == "quick" ? kQuickShapes : arg == "all" ? kAllShapes : arg;
+    std::vector<Shape> out;
+    for (const std::string &t : split_list(list)) {
+        char *end = nullptr;
+        const long long r = strtoll(t.c_str(), &end, 10);
+        if (end == t.c_str() || (*end != 'x' && *end != 'X'))
+            die("--shapes: '%s' is not RxC", t.c_str());
+        const char *c0 = end + 1;
+        const long long c = strtoll(c0, &end, 10);
+        if (end == c0 || *end != '\0')
+            die("--shapes: '%s' is not RxC", t.c_str());
+        if (r < 1 || c < 1 || r > INT32_MAX - 1 || c > INT32_MAX - 1)
+            die("--shapes: '%s': rows and columns must be in [1, 2^31 - 2]", t.c_str());
+        out.push_back({r, c});
+    }
+    if (out.empty())
+        die("--shapes: empty list");
+    return out;
+}
+
+static std::vector<double> parse_densities(const std::string &arg)
+{
+    std::vector<double> out;
+    for (const std::string &t : split_list(arg)) {
+        char *end = nullptr;
+        const double d = strtod(t.c_str(), &end);
+        if (end == t.c_str() || *end != '\0' || !(d > 0.0 && d <= 1.0))
+            die("--densities: '%s' is not a density in (0, 1]", t.c_str());
+        out.push_back(d);
+    }
+    if (out.empty())
+        die("--densities: empty list");
+    return out;
+}
+
+static long long parse_int(const char *opt, const char *s, long long lo, long long hi)
+{
+    char *end = nullptr;
+    const long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || v < lo || v > hi)
+        die("%s: '%s' is not an integer in [%lld, %lld]", opt, s, lo, hi);
+    return v;
+}
+
+static std::string shell_quote(const std::string &s)
+{
+    bool plain = !s.empty();
+    for (char c : s)
+        if (!(isalnum((unsigned char)c) || strchr("_./=,:+-@%", c)))
+            plain = false;
+    if (plain)
+        return s;
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+Config parse_args(int argc, char **argv)
+{
+    Config cfg;
+    std::string shapes = "quick", densities = kDefaultDensities;
+    for (int i = 0; i < argc; ++i)
+        cfg.cmdline += (i ? " " : "") + shell_quote(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> const char * {
+            if (i + 1 >= argc)
+                die("%s needs a value (see --help)", a.c_str());
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            usage(stdout);
+            exit(0);
+        } else if (a == "--shapes") {
+            shapes = value();
+        } else if (a == "--densities") {
+            densities = value();
+        } else if (a == "--n") {
+            cfg.ns.clear();
+            for (const std::string &t : split_list(value()))
+                cfg.ns.push_back((int)parse_int("--n", t.c_str(), 1, kMaxN));
+            if (cfg.ns.empty())
+                die("--n: empty list");
+        } else if (a == "--seed") {
+            cfg.seed = (uint64_t)parse_int("--seed", value(), 0, INT64_MAX);
+        } else if (a == "--fp32") {
+            cfg.fp32 = true;
+        } else if (a == "--type") {
+            const std::string t = value();
+            if (t == "H" || t == "h" || t == "fp16")
+                cfg.fp32 = false;
+            else if (t == "S" || t == "s" || t == "fp32")
+                cfg.fp32 = true;
+            else
+                die("--type: '%s' is not H or S", t.c_str());
+        } else if (a == "--quick12288") {
+            shapes = "12288x12288";
+            densities = "0.5,0.3";
+        } else if (a == "--warmup") {
+            cfg.warmup = (int)parse_int("--warmup", value(), 20, 100000);
+        } else if (a == "--iters") {
+            cfg.iters = (int)parse_int("--iters", value(), 100, 100000);
+        } else if (a == "--flush") {
+            const std::string t = value();
+            if (t == "write")
+                cfg.rotate = false;
+            else if (t == "rotate")
+                cfg.rotate = true;
+            else
+                die("--flush: '%s' is not write or rotate", t.c_str());
+        } else if (a == "--flush-mult") {
+            cfg.flush_mult = (int)parse_int("--flush-mult", value(), 2, 64);
+        } else if (a == "--check-only") {
+            cfg.check_only = true;
+        } else if (a == "--no-cusparse") {
+            cfg.cusparse = false;
+        /* ---- PLAN OVERRIDE: the option that forces the library's path / geometry goes here (see options.h). */
+        } else if (a == "--csv") {
+            cfg.csv = value();
+        } else if (a == "--md") {
+            cfg.md = value();
+        } else if (a == "--device") {
+            cfg.device = (int)parse_int("--device", value(), 0, 1023);
+        } else if (a == "--threads") {
+            cfg.threads = (int)parse_int("--threads", value(), 1, 4096);
+        } else {
+            die("unknown option '%s' (see --help)", a.c_str());
+        }
+    }
+    cfg.shapes = parse_shapes(shapes);
+    cfg.densities = parse_densities(densities);
+    if (cfg.threads == 0)
+        cfg.threads = (int)std::max(1u, std::thread::hardware_concurrency());
+    return cfg;
+}
+
+std::string shape_str(const Shape &s) { return strf("%" PRId64 "x%" PRId64, s.rows, s.cols); }

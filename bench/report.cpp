@@ -1,0 +1,197 @@
+/* report.cpp -- see report.h. */
+#include "report.h"
+
+#include "common.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <map>
+#include <utility>
+
+std::string cuda_ver(int v) { return strf("%d.%d", v / 1000, (v % 1000) / 10); }
+
+void write_csv_header(FILE *f)
+{
+    fprintf(f, "type,rows,cols,density,n,nnz,cublas_us,cublas_variant,cublas_gemm_us,cublas_gemv_us,cusparse_us,"
+               "cusparse_alg,cusparse_default_us,cusparse_alg2_us,macko_us,speedup_vs_cublas,speedup_vs_cusparse,"
+               "macko_bytes,macko_gbps,macko_pct_copy,copy_gbps,cublas_gbps,effective_density,macko_storage_bytes,"
+               "macko_entries,macko_entries_padded,rel_err_macko,rel_err_cusparse,rel_err_cublas_spot,status,"
+               "cusparse_algs,flush,rotate_k_cublas,rotate_k_cusparse,rotate_k_macko,iters_cublas,iters_cusparse,"
+               "iters_macko\n");
+}
+
+void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
+{
+    const double tsz = cfg.fp32 ? 4.0 : 2.0;
+    const double dense_bytes = tsz * ((double)r.s.rows * (double)r.s.cols + (double)r.s.rows + (double)r.s.cols);
+    auto g = [](double v) { return std::isfinite(v) ? strf("%.6g", v) : std::string(); };
+    std::string st = r.status;
+    for (char &c : st)
+        if (c == '"')
+            c = '\'';
+    auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string(); };
+    fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%g,%d,%" PRId64 ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64
+               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\",%s,%s,%s,%s,%s,%s,%s\n",
+            cfg.fp32 ? "S" : "H", r.s.rows, r.s.cols, r.density, r.n, r.nnz, g(r.cublas_us).c_str(),
+            r.cublas_variant.c_str(), g(r.gemm_us).c_str(), g(r.gemv_us).c_str(), g(r.cusparse_us).c_str(),
+            r.cusparse_alg.c_str(), g(r.sp_default_us).c_str(), g(r.sp_alg2_us).c_str(), g(r.macko_us).c_str(),
+            g(r.vs_cublas()).c_str(), g(r.vs_cusparse()).c_str(), r.macko_bytes, g(r.macko_gbps()).c_str(),
+            g(100.0 * r.macko_gbps() / env.copy_gbps).c_str(), g(env.copy_gbps).c_str(),
+            g(dense_bytes / (r.cublas_us * 1e3)).c_str(), g(r.effd).c_str(), r.storage, r.entries, r.entries_padded,
+            g(r.err_macko).c_str(), g(r.err_cusparse).c_str(), g(r.err_cublas_ref).c_str(), st.c_str(),
+            r.cusparse_algs.c_str(), r.flush.c_str(), k(r.k_blas).c_str(), k(r.k_sp).c_str(), k(r.k_macko).c_str(),
+            k(r.iters_blas).c_str(), k(r.iters_sp).c_str(), k(r.iters_macko).c_str());
+    fflush(f);
+}
+
+/* Geometric means of macko's speedups per (density, n) over the shapes whose rows are ok and timed (vs cuSPARSE over
+ * those that timed it: none with --no-cusparse). */
+struct Geo {
+    int count = 0, count_sp = 0;
+    double log_blas = 0, log_sp = 0;
+};
+
+static std::map<std::pair<double, int>, Geo> geomeans(const std::vector<Row> &rows)
+{
+    std::map<std::pair<double, int>, Geo> m;
+    for (const Row &r : rows) {
+        if (!r.ok() || !std::isfinite(r.vs_cublas()))
+            continue;
+        Geo &g = m[{-r.density, r.n}];
+        ++g.count;
+        g.log_blas += std::log(r.vs_cublas());
+        if (std::isfinite(r.vs_cusparse())) {
+            ++g.count_sp;
+            g.log_sp += std::log(r.vs_cusparse());
+        }
+    }
+    return m;
+}
+
+std::string report_body(const Config &cfg, const Env &env, const std::vector<Row> &rows)
+{
+    const double tsz = cfg.fp32 ? 4.0 : 2.0;
+    std::string o;
+    const bool kcol = cfg.rotate && !cfg.check_only; /* K column: copies per method, or the flush ("write-fallback") */
+    /* launches column: only when some method of some row was timed over fewer launches than --iters (slow launches) */
+    const bool icol = std::any_of(rows.begin(), rows.end(), [&](const Row &r) {
+        for (int v : {r.iters_blas, r.iters_sp, r.iters_macko})
+            if (v > 0 && v < cfg.iters)
+                return true;
+        return false;
+    });
+    o += "| shape | density | n | cuBLAS µs | cuSPARSE µs | macko µs | vs cuBLAS | vs cuSPARSE | macko GB/s | % copy | "
+         "cuBLAS GB/s | eff. density | rel. err | ";
+    o += kcol ? "K cuBLAS/cuSPARSE/macko | " : "";
+    o += icol ? "launches cuBLAS/cuSPARSE/macko | status |\n" : "status |\n";
+    o += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+    o += kcol ? "---|" : "";
+    o += icol ? "---|\n" : "\n";
+    for (const Row &r : rows) {
+        const double dense_bytes =
+            tsz * ((double)r.s.rows * (double)r.s.cols + (double)r.s.rows + (double)r.s.cols);
+        o += "| " + shape_str(r.s) + " | " + strf("%.2f", r.density) + " | " + strf("%d", r.n) + " | " +
+             fmt_num(r.cublas_us, "%.1f") + " | " + fmt_num(r.cusparse_us, "%.1f") + " | " +
+             fmt_num(r.macko_us, "%.1f") + " | " + fmt_num(r.vs_cublas(), "%.2fx") + " | " +
+             fmt_num(r.vs_cusparse(), "%.2fx") + " | " + fmt_num(r.macko_gbps(), "%.0f") + " | " +
+             fmt_num(100.0 * r.macko_gbps() / env.copy_gbps, "%.1f%%") + " | " +
+             fmt_num(dense_bytes / (r.cublas_us * 1e3), "%.0f") + " | " + fmt_num(r.effd, "%.3f") + " | " +
+             fmt_num(r.err_macko, "%.1e") + " | ";
+        if (kcol) {
+            auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string("–"); };
+            o += (r.flush == "rotate" ? k(r.k_blas) + "/" + k(r.k_sp) + "/" + k(r.k_macko) : r.flush) + " | ";
+        }
+        if (icol) {
+            auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string("–"); };
+            o += k(r.iters_blas) + "/" + k(r.iters_sp) + "/" + k(r.iters_macko) + " | ";
+        }
+        o += (r.ok() ? r.status : "**" + r.status + "**") + " |\n";
+    }
+    const auto geo = geomeans(rows);
+    if (!geo.empty()) {
+        o += "\nGeometric mean of macko's speedup over the shapes, per density:\n\n";
+        o += "| density | n | shapes | vs cuBLAS | vs cuSPARSE |\n|---|---|---|---|---|\n";
+        for (const auto &kv : geo) {
+            const Geo &g = kv.second;
+            std::string sp = g.count_sp ? strf("%.2fx", std::exp(g.log_sp / g.count_sp)) : std::string("–");
+            if (g.count_sp && g.count_sp != g.count)
+                sp += strf(" (%d shape%s)", g.count_sp, g.count_sp == 1 ? "" : "s");
+            o += strf("| %.2f | %d | %d | %.2fx | %s |\n", -kv.first.first, kv.first.second, g.count,
+                      std::exp(g.log_blas / g.count), sp.c_str());
+        }
+    }
+    if (icol)
+        o += strf("\nlaunches: timed launches of each method where fewer than %d: a method whose launch takes t > 1 ms "
+                  "is timed over max(10, ceil(%d x 1 ms / t)) launches after max(5, ceil(%d x 1 ms / t)) warm-ups "
+                  "(t: one launch timed after its check)\n",
+                  cfg.iters, cfg.iters, cfg.warmup);
+    return o;
+}
+
+std::string report_header(const Config &cfg, const Env &env)
+{
+    std::string o;
+    o += "# macko SpMV benchmark: " + env.device_name + ", " + env.date + "\n\n";
+    o += "- command: `" + cfg.cmdline + "`\n";
+    o += strf("- device: %s, %d SMs, %.0f MiB L2, %.1f GiB memory\n", env.device_name.c_str(), env.sm_count,
+              (double)env.l2 / 1048576.0, (double)env.mem / 1073741824.0);
+    o += "- CUDA runtime " + cuda_ver(env.runtime) + ", driver API " + cuda_ver(env.driver) + ", kernel driver " +
+         env.kernel_driver + ", cuBLAS " + env.cublas_ver + ", cuSPARSE " + env.cusparse_ver + ", macko " +
+         env.macko_ver + "\n";
+    o += strf("- type: %s; seed %" PRIu64 " (each (shape, density) derives its own seed from it)\n",
+              cfg.fp32 ? "fp32 (macko_Sspmv)" : "fp16 (macko_Hspmv)", cfg.seed);
+    o += "- matrices: exactly round(d·R·C) nonzeros at uniformly random positions, values uniform in [-1, 1] "
+         "(never 0), x uniform in [-1, 1]; alpha = 1, beta = 0\n";
+    if (!cfg.rotate)
+        o += strf("- timing (--flush write): CUDA events around each launch only; %d warm-ups, median of %d launches; "
+                  "L2 flushed before every launch by cudaMemsetAsync of a %.0f MiB buffer (%d x L2), outside the timed "
+                  "region\n",
+                  cfg.warmup, cfg.iters, (double)env.flush_bytes / 1048576.0, cfg.flush_mult);
+    else
+        o += strf("- timing (--flush rotate): CUDA events around each launch only; median of %d launches after "
+                  "max(%d, K) warm-ups; no flush: each method's launches cycle through K copies of all the inputs it "
+                  "reads (launch i reads copy i mod K, warm-ups included; outputs shared), K = max(2, ceil(%d x L2 / "
+                  "bytes one launch reads)) per method and row (column K), with bytes read = cuBLAS: dense A + x (B); "
+                  "cuSPARSE: row_ptr + col_ind + values + x (B), work buffer not counted (one per copy, "
+                  "preprocessed); macko: values + deltas + row_ptr + x (B). A row whose copies need more than the "
+                  "free device memory less 1 GiB, or K > %d, uses the write flush instead (status 'ok (write flush)', "
+                  "K column 'write-fallback'): cudaMemsetAsync of a %.0f MiB buffer (%d x L2) before every launch\n",
+                  cfg.iters, cfg.warmup, kRotateL2Mult, kMaxCopies, (double)env.flush_bytes / 1048576.0,
+                  cfg.flush_mult);
+    o += strf("- device-to-device copy bandwidth (1 GiB cudaMemcpy, read + write): %.0f GB/s\n", env.copy_gbps);
+    if (cfg.fp32)
+        o += "- cuBLAS = cublasSgemv (row-major A, CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 fp32, CUDA_R_32F, "
+             "preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
+    else
+        o += "- cuBLAS = faster of cublasGemmEx (N = 1, fp16 in/out, CUBLAS_COMPUTE_32F) and "
+             "cublasHSHgemvStridedBatched (batch 1), row-major A (CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 "
+             "fp16, CUDA_R_32F, preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
+    if (std::any_of(cfg.ns.begin(), cfg.ns.end(), [](int n) { return n > 1; }))
+        o += strf("- n > 1: macko = %s (column-major B and C, ld = rows); cuBLAS = %s, row-major A (CUBLAS_OP_T); "
+                  "cuSPARSE = cusparseSpMM CSR int32, column-major B and C, CUDA_R_32F compute, preprocessed, fastest "
+                  "of ALG_DEFAULT, CSR_ALG1, CSR_ALG2, CSR_ALG3 among those that accept the problem (all in the CSV's "
+                  "cusparse_algs; one more than 10x slower than the fastest in its one run is not timed)\n",
+                  cfg.fp32 ? "macko_Sspmm" : "macko_Hspmm",
+                  cfg.fp32 ? "cublasSgemm with N = n, math mode CUBLAS_DEFAULT_MATH (fp32 FMA, no TF32)"
+                           : "cublasGemmEx with N = n (fp16 in/out, CUBLAS_COMPUTE_32F)");
+    if (!cfg.cusparse)
+        o += "- --no-cusparse: cuSPARSE not run (its columns are empty)\n";
+    o += "- macko GB/s counts values + deltas + row pointers + x + y (B + C for n > 1); % copy is of the copy "
+         "bandwidth above; "
+         "eff. density = macko storage / dense bytes; rel. err = ||y_macko - y_cuBLAS|| / ||y_cuBLAS||\n\n";
+    return o;
+}
+
+void write_md(const Config &cfg, const Env &env, const std::vector<Row> &rows)
+{
+    if (cfg.md.empty())
+        return;
+    FILE *f = fopen(cfg.md.c_str(), "w");
+    if (!f)
+        die("cannot write %s: %s", cfg.md.c_str(), strerror(errno));
+    const std::string s = report_header(cfg, env) + report_body(cfg, env, rows);
+    fputs(s.c_str(), f);
+    fclose(f);
+}
