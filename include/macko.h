@@ -106,7 +106,8 @@ MACKO_API const char *macko_get_last_error_message(void);
 
 /* ---------------------------------------------------------------- handle */
 
-/* Binds the current CUDA device. Returns NOT_INITIALIZED when no CUDA device can be used. */
+/* Binds the current CUDA device. Returns NOT_INITIALIZED when no CUDA device can be used, ARCH_MISMATCH when it is
+ * older than compute capability 8.0 (Ampere). */
 MACKO_API macko_status_t macko_create(macko_handle_t *handle);
 MACKO_API macko_status_t macko_destroy(macko_handle_t handle); /* NULL is accepted */
 MACKO_API macko_status_t macko_set_stream(macko_handle_t handle, macko_stream_t stream);

@@ -21,7 +21,19 @@ struct macko_handle_s {
     macko_stream_t stream;        /* NULL = legacy default stream */
     macko_pointer_mode_t pointer_mode;
     int sm_count;                 /* multiprocessors of the device, for grid sizing */
+    int cc_major, cc_minor;       /* compute capability of the device (for error messages) */
 };
+
+/* The kernels use sm_80 instructions (mma.sync m16n8k16, ldmatrix, cp.async) and are built for compute capability
+ * 8.0 and newer only (CMakeLists.txt refuses older targets). 1 when a device of compute capability major.minor can
+ * run them, 0 otherwise; macko_create refuses the latter with ARCH_MISMATCH. (handle.c) */
+int macko_arch_supported(int major, int minor);
+/* The status for a CUDA runtime error code (a cudaError_t): SUCCESS for 0, ALLOC_FAILED for out-of-memory,
+ * ARCH_MISMATCH when the library holds no kernel image for the device (it was built for other architectures),
+ * EXECUTION_FAILED for anything else. Pure: clears nothing. (handle.c) */
+macko_status_t macko_status_of_cuda_error(int err);
+/* Records the failure of a kernel launch in routine fn (err: the cudaError_t) and returns its status. */
+macko_status_t macko_launch_fail(const struct macko_handle_s *h, const char *fn, int err);
 
 /* One MACKO encoding, laid out exactly as FORMAT.md says (host and device alike). */
 typedef struct macko_arrays {
