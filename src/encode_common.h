@@ -55,7 +55,7 @@ static inline int macko_popcount64(uint64_t m)
 
 /* Writes the deltas for an entry preceded by g >= 0 zero columns, starting at entry k of zeroed arrays: floor(g/16)
  * padding entries (value 0 is already there, delta 15) and then the entry's delta g mod 16. Returns the entry's index
- * (the caller stores its value there). Equivalent to FORMAT.md's skipped-counter scan. */
+ * (the caller stores its value there). Equivalent to lapack_style_docs/FORMAT.md's skipped-counter scan. */
 static inline int64_t macko_put_gap(uint8_t *deltas, int64_t k, int64_t g)
 {
     while (g >= 16) {
