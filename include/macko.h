@@ -2,7 +2,7 @@
  * macko.h -- the whole public C API of macko.
  *
  * macko stores sparse weight matrices of 30-90 % sparsity in the MACKO format (values + 4-bit column deltas with
- * strategic zero padding, see FORMAT.md) and multiplies them by vectors on NVIDIA GPUs.
+ * strategic zero padding, see lapack_style_docs/FORMAT.md) and multiplies them by vectors on NVIDIA GPUs.
  *
  * Plain C99, no CUDA headers required.  Every routine returns a macko_status_t except the few getters of static
  * strings and error details, which cannot fail.  On any error the routine writes none of its outputs and records the
@@ -106,7 +106,8 @@ MACKO_API const char *macko_get_last_error_message(void);
 
 /* ---------------------------------------------------------------- handle */
 
-/* Binds the current CUDA device. Returns NOT_INITIALIZED when no CUDA device can be used. */
+/* Binds the current CUDA device. Returns NOT_INITIALIZED when no CUDA device can be used, ARCH_MISMATCH when it is
+ * older than compute capability 8.0 (Ampere). */
 MACKO_API macko_status_t macko_create(macko_handle_t *handle);
 MACKO_API macko_status_t macko_destroy(macko_handle_t handle); /* NULL is accepted */
 MACKO_API macko_status_t macko_set_stream(macko_handle_t handle, macko_stream_t stream);
@@ -123,14 +124,14 @@ MACKO_API macko_status_t macko_mat_create_dense_host(macko_mat_t *A, int64_t row
                                                      macko_order_t order);
 /* Encodes a CSR matrix. row_ptr and col_ind have index_type; columns within a row must be strictly increasing and
  * inside [0, cols) after removing index_base; row_ptr must start at index_base, be non-decreasing and end at
- * nnz + index_base. Every stored entry is an entry, explicit zeros included (FORMAT.md). */
+ * nnz + index_base. Every stored entry is an entry, explicit zeros included (lapack_style_docs/FORMAT.md). */
 MACKO_API macko_status_t macko_mat_create_csr_host(macko_mat_t *A, int64_t rows, int64_t cols, int64_t nnz,
                                                    const void *row_ptr, const void *col_ind, const void *values,
                                                    macko_indextype_t index_type, macko_index_base_t index_base,
                                                    macko_datatype_t type);
-/* Imports the raw MACKO arrays exactly as FORMAT.md lays them out: values (entries_padded of type), deltas
- * (entries_padded/2 bytes) and row_ptr (rows + 1, int32 when entries < 2^31, else int64), where entries_padded is
- * entries rounded up to a multiple of 8. Everything is validated; the arrays are copied. */
+/* Imports the raw MACKO arrays exactly as lapack_style_docs/FORMAT.md lays them out: values (entries_padded of
+ * type), deltas (entries_padded/2 bytes) and row_ptr (rows + 1, int32 when entries < 2^31, else int64), where
+ * entries_padded is entries rounded up to a multiple of 8. Everything is validated; the arrays are copied. */
 MACKO_API macko_status_t macko_mat_create_macko_host(macko_mat_t *A, int64_t rows, int64_t cols,
                                                      macko_datatype_t type, int64_t entries, const void *values,
                                                      const uint8_t *deltas, const void *row_ptr);
@@ -144,8 +145,8 @@ MACKO_API macko_status_t macko_mat_get_macko_host(macko_mat_t A, const void **va
 /* Any output pointer may be NULL when not wanted. nnz counts the stored values that are not +0/-0. */
 MACKO_API macko_status_t macko_mat_get_info(macko_mat_t A, int64_t *rows, int64_t *cols, int64_t *nnz,
                                             macko_datatype_t *type);
-/* bytes = values + deltas + row_ptr (4 or 8 bytes per row pointer) as FORMAT.md lays them out; effective_density = bytes / (rows*cols*sizeof(type)).
- * Any output pointer may be NULL when not wanted. */
+/* bytes = values + deltas + row_ptr (4 or 8 bytes per row pointer) as lapack_style_docs/FORMAT.md lays them out;
+ * effective_density = bytes / (rows*cols*sizeof(type)). Any output pointer may be NULL when not wanted. */
 MACKO_API macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *entries,
                                                int64_t *entries_padded, double *effective_density);
 /* Writes the matrix as CSR: row_ptr (rows + 1), col_ind and values (nnz each, nnz from macko_mat_get_info), columns

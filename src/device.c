@@ -33,8 +33,9 @@ void macko_dev_leave(const macko_dev_guard *g)
 
 macko_status_t macko_cuda_status(cudaError_t e)
 {
+    macko_status_t st = macko_status_of_cuda_error((int)e);
     cudaGetLastError();
-    return e == cudaErrorMemoryAllocation ? MACKO_STATUS_ALLOC_FAILED : MACKO_STATUS_EXECUTION_FAILED;
+    return st == MACKO_STATUS_SUCCESS ? MACKO_STATUS_EXECUTION_FAILED : st;
 }
 
 int macko_dev_ptr_usable(const void *p, int device)

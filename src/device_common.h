@@ -14,7 +14,8 @@ typedef struct {
 cudaError_t macko_dev_enter(macko_dev_guard *g, int device);
 void macko_dev_leave(const macko_dev_guard *g);
 
-/* ALLOC_FAILED for an out-of-memory error, EXECUTION_FAILED for anything else. Clears the runtime's last error. */
+/* ALLOC_FAILED for an out-of-memory error, ARCH_MISMATCH when no kernel image fits the device, EXECUTION_FAILED for
+ * anything else (macko_status_of_cuda_error). Clears the runtime's last error. */
 macko_status_t macko_cuda_status(cudaError_t e);
 
 /* 0 when p is plainly host memory that `device` cannot dereference; 1 otherwise (device, managed, mapped pinned

@@ -1,6 +1,6 @@
-/* CSR -> MACKO on the host. Every stored CSR entry is an entry (explicit zeros included, FORMAT.md); padding is
- * inserted where consecutive stored columns are more than 16 apart. The input is validated completely (and the exact
- * entry count found) before anything is allocated. */
+/* CSR -> MACKO on the host. Every stored CSR entry is an entry (explicit zeros included,
+ * lapack_style_docs/FORMAT.md); padding is inserted where consecutive stored columns are more than 16 apart. The input
+ * is validated completely (and the exact entry count found) before anything is allocated. */
 #include "check.h"
 #include "encode_common.h"
 

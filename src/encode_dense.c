@@ -1,9 +1,10 @@
-/* Dense -> MACKO on the host (FORMAT.md "Per row").
+/* Dense -> MACKO on the host (lapack_style_docs/FORMAT.md "Per row").
  *
  * A row is read 64 columns at a time as a bitmask of its nonzero columns, so the per-element work is a few branch-free
  * vector operations and the per-nonzero work is one ctz. Between consecutive stored columns (or from the row start)
  * a gap of g zero columns gives floor(g/16) padding entries and a delta of g mod 16 for the next entry: this is the
- * "skipped" scan of FORMAT.md in closed form, and trailing zeros never produce anything (trailing padding dropped).
+ * "skipped" scan of lapack_style_docs/FORMAT.md in closed form, and trailing zeros never produce anything (trailing
+ * padding dropped).
  *
  * Pass 1 counts the entries of every row (exact sizes, one allocation); pass 2 fills the zeroed arrays. Column-major
  * input is read in tiles of 64 x 64: the masks are built along the contiguous columns (one 64-row mask per column),

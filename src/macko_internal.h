@@ -14,7 +14,7 @@ extern "C" {
 
 /* Largest element count we allow for any array (keeps byte arithmetic far from int64 overflow). */
 #define MACKO_MAX_ELEMS (INT64_C(1) << 56)
-/* Entries per row_ptr switch: int32 row pointers when entries < 2^31 (FORMAT.md). */
+/* Entries per row_ptr switch: int32 row pointers when entries < 2^31 (lapack_style_docs/FORMAT.md). */
 #define MACKO_RP32_LIMIT (INT64_C(1) << 31)
 
 struct macko_handle_s {
@@ -22,9 +22,21 @@ struct macko_handle_s {
     macko_stream_t stream;        /* NULL = legacy default stream */
     macko_pointer_mode_t pointer_mode;
     int sm_count;                 /* multiprocessors of the device, for grid sizing */
+    int cc_major, cc_minor;       /* compute capability of the device (for error messages) */
 };
 
-/* One MACKO encoding, laid out exactly as FORMAT.md says (host and device alike). */
+/* The kernels use sm_80 instructions (mma.sync m16n8k16, ldmatrix, cp.async) and are built for compute capability
+ * 8.0 and newer only (CMakeLists.txt refuses older targets). 1 when a device of compute capability major.minor can
+ * run them, 0 otherwise; macko_create refuses the latter with ARCH_MISMATCH. (handle.c) */
+int macko_arch_supported(int major, int minor);
+/* The status for a CUDA runtime error code (a cudaError_t): SUCCESS for 0, ALLOC_FAILED for out-of-memory,
+ * ARCH_MISMATCH when the library holds no kernel image for the device (it was built for other architectures),
+ * EXECUTION_FAILED for anything else. Pure: clears nothing. (handle.c) */
+macko_status_t macko_status_of_cuda_error(int err);
+/* Records the failure of a kernel launch in routine fn (err: the cudaError_t) and returns its status. */
+macko_status_t macko_launch_fail(const struct macko_handle_s *h, const char *fn, int err);
+
+/* One MACKO encoding, laid out exactly as lapack_style_docs/FORMAT.md says (host and device alike). */
 typedef struct macko_arrays {
     void *values;    /* entries_padded values of the matrix type */
     uint8_t *deltas; /* entries_padded / 2 bytes */
@@ -72,7 +84,7 @@ int macko_type_valid(int t);
 /* a * b with overflow check; returns 0 and leaves *out untouched on overflow or negative operands. */
 int macko_mul_i64(int64_t a, int64_t b, int64_t *out);
 int macko_add_i64(int64_t a, int64_t b, int64_t *out);
-/* Bytes of the three arrays for a matrix with these fields (FORMAT.md); 0 on overflow. */
+/* Bytes of the three arrays for a matrix with these fields (lapack_style_docs/FORMAT.md); 0 on overflow. */
 int64_t macko_values_bytes(macko_datatype_t t, int64_t entries_padded);
 int64_t macko_rowptr_bytes(int64_t rows, int rp64);
 static inline int64_t macko_round8(int64_t n) { return (n + 7) & ~INT64_C(7); }
@@ -89,12 +101,12 @@ void macko_aligned_free(void *p);
 void macko_device_arrays_free(struct macko_mat_s *m);
 
 /* ---- encoding (encode_dense.c, encode_csr.c, import.c, export.c) */
-/* Validates a complete host encoding (FORMAT.md): row_ptr monotone from 0 to entries, every decoded column < cols,
- * tail values and deltas zero, nnz consistent. Returns 0 if valid, else a non-zero code and fills msg.
- * Codes: 1 = values bad (nonzero tail value, or NULL), 2 = deltas bad (nonzero tail nibble, a decoded column >= cols,
- * or NULL), 3 = row_ptr bad (row_ptr[0] != 0, decreasing, past entries, row_ptr[rows] != entries, NULL, or rp64 not
- * matching entries >= 2^31). row_ptr is checked completely first, so no entry is read out of bounds whatever the
- * arrays hold, provided they have rows + 1 / entries_padded / entries_padded / 2 elements. msg names the first bad
+/* Validates a complete host encoding (lapack_style_docs/FORMAT.md): row_ptr monotone from 0 to entries, every
+ * decoded column < cols, tail values and deltas zero, nnz consistent. Returns 0 if valid, else a non-zero code and
+ * fills msg. Codes: 1 = values bad (nonzero tail value, or NULL), 2 = deltas bad (nonzero tail nibble, a decoded column
+ * >= cols, or NULL), 3 = row_ptr bad (row_ptr[0] != 0, decreasing, past entries, row_ptr[rows] != entries, NULL, or
+ * rp64 not matching entries >= 2^31). row_ptr is checked completely first, so no entry is read out of bounds whatever
+ * the arrays hold, provided they have rows + 1 / entries_padded / entries_padded / 2 elements. msg names the first bad
  * row (msg may be NULL). *nnz_out (may be NULL) is written only on success. Rows may end with zero-valued entries
  * (the reference encoder keeps trailing padding); they are accepted. */
 int macko_validate_arrays(int64_t rows, int64_t cols, macko_datatype_t type, int64_t entries, int rp64,

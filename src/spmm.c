@@ -71,7 +71,7 @@ static macko_status_t mm_run(int prec, const char *fn, macko_handle_t handle, co
 
     err = spmm_table[prec][mm_variant(M)](&a);
     if (err != 0)
-        return macko_fail(MACKO_STATUS_EXECUTION_FAILED, fn, 0, "kernel launch failed (CUDA error %d)", err);
+        return macko_launch_fail(handle, fn, err);
     return macko_ok();
 }
 

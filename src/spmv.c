@@ -97,7 +97,7 @@ static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op
 
     err = spmv_table[prec][spmv_variant(M, incx)](&a);
     if (err != 0)
-        return macko_fail(MACKO_STATUS_EXECUTION_FAILED, fn, 0, "kernel launch failed (CUDA error %d)", err);
+        return macko_launch_fail(handle, fn, err);
     return macko_ok();
 }
 

@@ -1,5 +1,6 @@
 /* Test-side helpers for the host encoder tests: raw-bit matrices (so NaN payloads, -0 and subnormals survive), an
- * obviously-correct scalar MACKO encoder written straight from FORMAT.md, and access to a matrix's arrays. */
+ * obviously-correct scalar MACKO encoder written straight from lapack_style_docs/FORMAT.md, and access to a matrix's
+ * arrays. */
 #pragma once
 
 #include "common.h"
@@ -118,9 +119,9 @@ struct Arrays {
     bool rp64 = false;
 };
 
-/* The scalar encoder of FORMAT.md, step by step: the skipped counter, padding when skipped == 15, trailing padding
- * dropped, rows back to back, tail zero-filled to a multiple of 8. With `stored` (CSR input), position i is an entry
- * iff stored[i] != 0, whatever its value. */
+/* The scalar encoder of lapack_style_docs/FORMAT.md, step by step: the skipped counter, padding when skipped == 15,
+ * trailing padding dropped, rows back to back, tail zero-filled to a multiple of 8. With `stored` (CSR input), position
+ * i is an entry iff stored[i] != 0, whatever its value. */
 inline Arrays ref_encode(const RawMat &m, const std::vector<uint8_t> *stored = nullptr)
 {
     Arrays a;

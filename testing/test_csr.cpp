@@ -74,7 +74,7 @@ std::string tag(macko_indextype_t it, macko_index_base_t b)
 
 } // namespace
 
-/* FORMAT.md's example through CSR, all index types and bases, both value types. */
+/* lapack_style_docs/FORMAT.md's example through CSR, all index types and bases, both value types. */
 TEST(EncodeCsr, FormatMdExample)
 {
     for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F})

@@ -10,8 +10,8 @@
 
 using namespace mt;
 
-/* FORMAT.md's example: values [1,2,3] at columns [2,36,46] encode to values [1,0,0,2,3,0,0,0], deltas [2,15,15,1,9]
- * (bytes F2 1F 09 00), row_ptr {0,5}. */
+/* lapack_style_docs/FORMAT.md's example: values [1,2,3] at columns [2,36,46] encode to values [1,0,0,2,3,0,0,0],
+ * deltas [2,15,15,1,9] (bytes F2 1F 09 00), row_ptr {0,5}. */
 TEST(EncodeDense, FormatMdExample)
 {
     for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F})
@@ -226,7 +226,7 @@ TEST(ImportMacko, RoundTripFromScalarEncoder)
         }
 }
 
-/* The FORMAT.md example as raw arrays. */
+/* The lapack_style_docs/FORMAT.md example as raw arrays. */
 TEST(ImportMacko, FormatMdExample)
 {
     const uint16_t vals[8] = {0x3C00, 0, 0, 0x4000, 0x4200, 0, 0, 0};
@@ -303,10 +303,10 @@ TEST(EncodeDense, DenseCsrAndImportAgree)
         }
 }
 
-/* FORMAT.md: for uniform random fp16 patterns effd = d(1 + z/(1-z))1.25 with z = (1-d)^16. The formula counts value
- * and delta bytes only; the row_ptr bytes (4 (rows + 1)) are added to it here, which is exact bookkeeping, not a
- * fudge (at d = 0.1 on 2048 x 2048 they are 0.6 % of the total). Row-boundary effects (the first gap of a row is cut
- * at column 0) are below 0.2 % and left in the tolerance. */
+/* lapack_style_docs/FORMAT.md: for uniform random fp16 patterns effd = d(1 + z/(1-z))1.25 with z = (1-d)^16. The
+ * formula counts value and delta bytes only; the row_ptr bytes (4 (rows + 1)) are added to it here, which is exact
+ * bookkeeping, not a fudge (at d = 0.1 on 2048 x 2048 they are 0.6 % of the total). Row-boundary effects (the first gap
+ * of a row is cut at column 0) are below 0.2 % and left in the tolerance. */
 TEST(EncodeDense, EffectiveDensityMatchesFormat)
 {
     const int64_t n = 2048;
@@ -322,7 +322,7 @@ TEST(EncodeDense, EffectiveDensityMatchesFormat)
         double rowptr = 4.0 * (double)(n + 1) / ((double)n * (double)n * 2);
         EXPECT_NEAR(effd / (formula + rowptr), 1.0, 0.01)
             << "d = " << d << ": effd " << effd << ", formula " << formula << " + row_ptr " << rowptr;
-        /* Worst case bound of FORMAT.md holds for any pattern. */
+        /* Worst case bound of lapack_style_docs/FORMAT.md holds for any pattern. */
         EXPECT_LE(effd, 1.25 * (d + (1 - d) / 16) * 1.01 + rowptr);
     }
     /* The worst case is reached by a nonzero after every 16 zeros: one padding per nonzero. */

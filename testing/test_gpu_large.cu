@@ -1,5 +1,5 @@
-/* A matrix with more than 2^31 entries: int64 row pointers (FORMAT.md), 64-bit indexing in the GPU conversion and in
- * the SpMV kernel. The matrix is made on the device (about 5 GB of fp16), converted with
+/* A matrix with more than 2^31 entries: int64 row pointers (lapack_style_docs/FORMAT.md), 64-bit indexing in the GPU
+ * conversion and in the SpMV kernel. The matrix is made on the device (about 5 GB of fp16), converted with
  * macko_mat_create_dense_device, multiplied with macko_Hspmv, and checked against a double-accumulating reference
  * computed on the device from the dense matrix, and against cublasGemmEx on the same dense matrix.
  *

@@ -292,9 +292,9 @@ TEST(Sizes64, DenseOverflowingRequestsRefusedBeforeReading)
 }
 
 /* More than 2^31 entries on the host from a tiny input: 1 x 2^35 with one nonzero in the last column needs 2^31 - 1
- * padding entries before it, so entries = 2^31 and row_ptr switches to int64 (FORMAT.md). About 5.4 GiB of memory
- * and 15 s (plain build), so it runs only with MACKO_TEST_LARGE=1 (as .ci/reliability.sh sets for the ASan suite) and
- * 8 GiB of free memory. */
+ * padding entries before it, so entries = 2^31 and row_ptr switches to int64 (lapack_style_docs/FORMAT.md).
+ * About 5.4 GiB of memory and 15 s (plain build), so it runs only with MACKO_TEST_LARGE=1 (as .ci/reliability.sh sets
+ * for the ASan suite) and 8 GiB of free memory. */
 TEST(Sizes64, HostEncodingWithTwoToThe31Entries)
 {
     const char *large = std::getenv("MACKO_TEST_LARGE");

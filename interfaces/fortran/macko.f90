@@ -176,7 +176,7 @@ module macko
             integer(c_int), value :: index_type, index_base, type
         end function macko_mat_create_csr_host
 
-        ! deltas: c_loc of an integer(c_int8_t) array (two 4-bit deltas per byte, FORMAT.md).
+        ! deltas: c_loc of an integer(c_int8_t) array (two 4-bit deltas per byte, lapack_style_docs/FORMAT.md).
         function macko_mat_create_macko_host(A, rows, cols, type, entries, values, deltas, row_ptr) &
                 bind(c, name='macko_mat_create_macko_host')
             import :: c_int, c_int64_t, c_ptr

@@ -119,7 +119,7 @@ contains
         call check(macko_string(c_null_ptr) == '', 'macko_string(c_null_ptr)')
     end subroutine test_version_and_status
 
-    ! ---------------------------------------------------------------- FORMAT.md's example, byte for byte
+    ! ------------------------------------------------ lapack_style_docs/FORMAT.md's example, byte for byte
     ! Row 1: values 1, 2, 3 at 0-based columns 2, 36, 46 -> values [1,0,0,2,3], deltas [2,15,15,1,9];
     ! row 2 empty; row 3: 4, 5 at columns 0 and 16 -> deltas [0, 15].
     subroutine test_exact_encoding()

@@ -1,9 +1,9 @@
 /* libFuzzer target: macko_mat_create_macko_host on arbitrary raw MACKO arrays (layout in fuzz_common.h).
  *
- * values, deltas and row_ptr are exactly as large as FORMAT.md says (entries_padded, entries_padded / 2, rows + 1),
- * so ASan reports any read beyond them; cols is any int64. A rejection must be INVALID_VALUE with *A untouched, at
- * the position of the first bad argument (3 for a negative or too large cols, else 6..8). An acceptance must keep
- * the arrays byte for byte and pass fz_check_matrix. */
+ * values, deltas and row_ptr are exactly as large as lapack_style_docs/FORMAT.md says (entries_padded,
+ * entries_padded / 2, rows + 1), so ASan reports any read beyond them; cols is any int64. A rejection must be
+ * INVALID_VALUE with *A untouched, at the position of the first bad argument (3 for a negative or too large cols, else
+ * 6..8). An acceptance must keep the arrays byte for byte and pass fz_check_matrix. */
 #include "fuzz_common.h"
 
 static macko_mat_t const kPoison = (macko_mat_t)(uintptr_t)0x5A5A0;

@@ -86,7 +86,7 @@ def _candidates():
     """Where libmacko may be, in the order tried (MACKO_LIBRARY is handled by _load)."""
     names = ("libmacko.so", "libmacko.so.0", "libmacko.dylib", "macko.dll")
     here = Path(__file__).resolve().parent
-    # 1. next to the package (a wheel or an install that ships the library with it)
+    # 1. inside the package: the wheel built by `pip install interfaces/python` ships macko/libmacko.so
     for d in (here, here / "lib"):
         for n in names:
             yield d / n
@@ -103,11 +103,13 @@ def _candidates():
     found = ctypes.util.find_library("macko")
     if found:
         yield found
-    # 4. a build tree of the source checkout this package lives in (interfaces/python/macko -> repo root)
-    root = here.parents[2]
-    builds = sorted(root.glob("build*/libmacko.so"), key=lambda q: q.stat().st_mtime, reverse=True)
-    for b in builds:
-        yield b
+    # 4. a build tree of the source checkout this package lives in (interfaces/python/macko -> repo root); an
+    #    installed package is not in a checkout
+    if here.parent.name == "python" and here.parents[1].name == "interfaces":
+        root = here.parents[2]
+        builds = sorted(root.glob("build*/libmacko.so"), key=lambda q: q.stat().st_mtime, reverse=True)
+        for b in builds:
+            yield b
 
 
 _lock = threading.Lock()
@@ -131,7 +133,8 @@ def _load():
             return ctypes.CDLL(cand), cand
         except OSError as e:
             tried.append("%s (%s)" % (cand, e))
-    raise OSError("libmacko not found: set MACKO_LIBRARY to the path of libmacko.so, install macko "
+    raise OSError("libmacko not found: install the package with `pip install interfaces/python` (the wheel "
+                  "contains libmacko.so), set MACKO_LIBRARY to the path of libmacko.so, install macko "
                   "(cmake --install), or build it in <repo>/build. Tried: " + ("; ".join(tried) or "nothing found"))
 
 

@@ -1,4 +1,5 @@
-"""Test setup: import the package from this source tree; fixtures for GPU tests."""
+"""Test setup: import the package from this source tree (or, with MACKO_TEST_INSTALLED=1, the installed one, as
+.ci/run does after installing the wheel); fixtures for GPU tests."""
 
 import os
 import sys
@@ -6,7 +7,8 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # interfaces/python: the package under test, not an installed one
+if not os.environ.get("MACKO_TEST_INSTALLED"):
+    sys.path.insert(0, os.path.dirname(HERE))  # interfaces/python: the package under test, not an installed one
 
 import macko  # noqa: E402
 
