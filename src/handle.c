@@ -1,13 +1,44 @@
-/* Handle: binds a device, carries the stream and the pointer mode. */
+/* Handle: binds a device, carries the stream, the pointer mode and the device's properties (read once here). */
 #include "macko_internal.h"
 
 #include <cuda_runtime_api.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* The properties of device dev (devprops.h); cudaSuccess or the first failing query's error. */
+static cudaError_t read_props(int dev, macko_devprops *p)
+{
+    static const struct {
+        enum cudaDeviceAttr attr;
+        size_t offset;
+    } q[] = {
+        {cudaDevAttrMultiProcessorCount, offsetof(macko_devprops, sm_count)},
+        {cudaDevAttrComputeCapabilityMajor, offsetof(macko_devprops, cc_major)},
+        {cudaDevAttrComputeCapabilityMinor, offsetof(macko_devprops, cc_minor)},
+        {cudaDevAttrMaxSharedMemoryPerBlockOptin, offsetof(macko_devprops, smem_per_block_optin)},
+        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, offsetof(macko_devprops, smem_per_sm)},
+        {cudaDevAttrReservedSharedMemoryPerBlock, offsetof(macko_devprops, smem_reserved_per_block)},
+        {cudaDevAttrMaxRegistersPerMultiprocessor, offsetof(macko_devprops, regs_per_sm)},
+        {cudaDevAttrMaxThreadsPerMultiProcessor, offsetof(macko_devprops, max_threads_per_sm)},
+        {cudaDevAttrL2CacheSize, offsetof(macko_devprops, l2_bytes)},
+    };
+    size_t i;
+    memset(p, 0, sizeof *p);
+    p->device = dev;
+    for (i = 0; i < sizeof q / sizeof q[0]; i++) {
+        const cudaError_t e = cudaDeviceGetAttribute((int *)((char *)p + q[i].offset), q[i].attr, dev);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
 
 macko_status_t macko_create(macko_handle_t *handle)
 {
     static const char fn[] = "macko_create";
-    int dev = 0, n = 0, sms = 0;
+    int dev = 0, n = 0;
+    macko_devprops props;
     struct macko_handle_s *h;
     if (handle == NULL)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
@@ -15,8 +46,7 @@ macko_status_t macko_create(macko_handle_t *handle)
         cudaGetLastError();
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 0, "no usable CUDA device");
     }
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    if (cudaGetDevice(&dev) != cudaSuccess || read_props(dev, &props) != cudaSuccess) {
         cudaGetLastError();
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 0, "the current CUDA device cannot be queried");
     }
@@ -26,7 +56,7 @@ macko_status_t macko_create(macko_handle_t *handle)
     h->device = dev;
     h->stream = NULL;
     h->pointer_mode = MACKO_POINTER_MODE_HOST;
-    h->sm_count = sms;
+    h->props = props;
     *handle = h;
     return macko_ok();
 }

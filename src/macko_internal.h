@@ -3,6 +3,7 @@
 #define MACKO_INTERNAL_H
 
 #include "macko.h"
+#include "devprops.h"
 
 #include <stdint.h>
 #include <stddef.h>
@@ -17,10 +18,10 @@ extern "C" {
 #define MACKO_RP32_LIMIT (INT64_C(1) << 31)
 
 struct macko_handle_s {
-    int device;                   /* CUDA device bound at creation */
+    int device;                   /* CUDA device bound at creation (== props.device) */
     macko_stream_t stream;        /* NULL = legacy default stream */
     macko_pointer_mode_t pointer_mode;
-    int sm_count;                 /* multiprocessors of the device, for grid sizing */
+    macko_devprops props;         /* read once at creation: grids and launch plans are sized from it */
 };
 
 /* One MACKO encoding, laid out exactly as FORMAT.md says (host and device alike). */

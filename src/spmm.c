@@ -97,7 +97,7 @@ static macko_status_t mm_run(int prec, const char *fn, macko_handle_t handle, co
     a.incc = incc;
     a.ldc = ldc;
     macko_resolve_scalars(handle, alpha, beta, &a.alpha, &a.beta, &a.alpha_dev, &a.beta_dev);
-    a.sm_count = handle->sm_count;
+    a.sm_count = handle->props.sm_count;
     a.stream = handle->stream;
     a.path = MACKO_SPMM_PATH_AUTO;
     a.tile = 0;

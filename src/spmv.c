@@ -127,7 +127,7 @@ static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op
     a.y = y;
     a.incy = incy;
     macko_resolve_scalars(handle, alpha, beta, &a.alpha, &a.beta, &a.alpha_dev, &a.beta_dev);
-    a.sm_count = handle->sm_count;
+    a.sm_count = handle->props.sm_count;
     a.stream = handle->stream;
     a.kernel = macko_spmv_choose_kernel(M->rows, M->cols, M->entries, P->elem);
 

@@ -668,7 +668,7 @@ TYPED_TEST(GpuSpmm, PathsAgreeBitwise)
             a.ldc = ldc;
             a.alpha = 1.5f;
             a.beta = 0.0f;
-            a.sm_count = h.h->sm_count;
+            a.sm_count = h.h->props.sm_count;
             a.path = r.path;
             a.tile = tile;
             a.swizzle = r.swizzle;
@@ -1088,7 +1088,7 @@ TEST(SpmmTiming, DISABLED_Paths)
                 a.ldc = sh.r;
                 a.alpha = 1.0f;
                 a.beta = 0.0f;
-                a.sm_count = h.h->sm_count;
+                a.sm_count = h.h->props.sm_count;
                 a.path = r.path;
                 a.tile = r.tile;
                 a.swizzle = r.swizzle;

@@ -552,7 +552,7 @@ TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
             a.incy = 1;
             a.alpha = 1.5f;
             a.beta = 0.0f;
-            a.sm_count = h.h->sm_count;
+            a.sm_count = h.h->props.sm_count;
             CUDA_CHECK(cudaMemset(dy.p, 0xFF, dy.bytes));
             ASSERT_EQ(L[v](&a), 0);
             CUDA_CHECK(cudaDeviceSynchronize());
@@ -596,7 +596,7 @@ TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
                 a.incy = 1;
                 a.alpha = 1.5f;
                 a.beta = 0.0f;
-                a.sm_count = h.h->sm_count;
+                a.sm_count = h.h->props.sm_count;
                 a.kernel = k;
                 CUDA_CHECK(cudaMemset(dy.p, 0xFF, dy.bytes));
                 ASSERT_EQ(L[MACKO_SPMV_I32_UNIT](&a), 0);

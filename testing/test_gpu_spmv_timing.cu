@@ -119,7 +119,7 @@ template <typename T> void time_one(int64_t R, int64_t C, double d, const cudaDe
     a.incy = 1;
     a.alpha = 1.0f;
     a.beta = 0.0f;
-    a.sm_count = h->sm_count;
+    a.sm_count = h->props.sm_count;
     const macko_spmv_launcher L = half ? macko_spmv_h_i32_unit : macko_spmv_s_i32_unit;
     const int chosen = macko_spmv_choose_kernel(R, C, entries, sizeof(T));
 
