@@ -127,16 +127,9 @@ typedef struct macko_spmm_args {
 typedef int (*macko_spmm_launcher)(const macko_spmm_args *args);
 
 /* Paths: STAGED copies the columns' tile of B into shared memory (transposed: one row of tile values per column of
- * M, read with one vector load per entry) and accumulates on the CUDA cores; MMA is the same staging with
- * tensor-core accumulation (fp16, tiles of 8 or 16); GLOBAL gathers B through the read-only cache; SPMV (n == 1)
- * the SpMV kernel. AUTO chooses. */
-enum {
-    MACKO_SPMM_PATH_AUTO = 0,
-    MACKO_SPMM_PATH_STAGED = 1,
-    MACKO_SPMM_PATH_GLOBAL = 2,
-    MACKO_SPMM_PATH_SPMV = 3,
-    MACKO_SPMM_PATH_MMA = 4
-};
+ * M, read with one vector load per entry) and accumulates on the CUDA cores; GLOBAL gathers B through the
+ * read-only cache; SPMV (n == 1) the SpMV kernel. AUTO chooses. */
+enum { MACKO_SPMM_PATH_AUTO = 0, MACKO_SPMM_PATH_STAGED = 1, MACKO_SPMM_PATH_GLOBAL = 2, MACKO_SPMM_PATH_SPMV = 3 };
 
 /* Variants, per value type (same index rules as SpMV):
  *   I32       int32 row_ptr, rows/cols/entries_padded <= MACKO_SPMV_I32_LIMIT: staged or global, 32-bit indices

@@ -11,9 +11,6 @@
  *   since the tile (cols x NT values) fills most of the 227 KB. A padding or masked entry reads a zero row, so Inf or
  *   NaN in B at a column the row does not store never meets its zero value. The layout may be swizzled so that the
  *   8 lanes of a quarter warp, whose columns lie about 8/density apart, fall into different bank groups.
- * - MMA: the same staging with tensor-core accumulation (mma.m16n8k16, B fragments by ldmatrix.trans, rows whose
- *   result is NaN recomputed on the CUDA cores). Correct and tested, but slower on the H100 (bench/NOTES.md), so
- *   only a forced path for experiments; AUTO never takes it.
  * - GLOBAL: NT predicated loads per entry through the read-only cache; any shape, any stride, 64-bit indices.
  *
  * At a row's end the NT per-lane partial sums are reduced by a butterfly that halves the vector at each of the
@@ -296,83 +293,8 @@ __device__ __forceinline__ void staged_chunk_fma(typename Ty<T>::Group &cur, int
     }
 }
 
-/* ---- tensor-core accumulation (fp16, tiles of 8 columns: 16-byte rows)
- *
- * One mma.m16n8k16 multiplies a 16x16 A fragment by a 16x8 B fragment. k runs over 16 entries: in round i of a
- * chunk, lanes 0..15 (first mma) and 16..31 (second) each contribute their entry i; ldmatrix.x4.trans with every
- * lane pointing at its entry's staged row delivers exactly the B fragments (rows k, columns n). Each entry's value
- * goes to one A element in rows 0..3 (entry of lane k -> row (k & 1) + 2 (k >> 3), column k), so that every one of
- * threads 0..15 holds one value: one shuffle per word (two entries) and one byte permute per register. The four
- * partial rows are summed at the row's end. A zero of A meets every B value of its column, and 0 * Inf = NaN: a row
- * whose result holds a NaN is therefore recomputed on the CUDA cores (exact Inf/NaN semantics; rare: it needs
- * Inf/NaN in B or A). */
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(addr));
-}
-__device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-}
-
-template <int NT> struct MmaAcc {
-    static constexpr int kTiles = NT / 8;
-    int src;                /* the lane whose entry this thread places in A (first mma; +16 for the second) */
-    uint32_t sel0[2], sel2[2]; /* byte permutes placing entry i + r of the shuffled word into A registers 0 and 2 */
-    __device__ __forceinline__ void init(int lane)
-    {
-        const int g = lane >> 2, cq = lane & 3, e = g & 1, h = g >> 1;
-        const bool holder = lane < 16;
-        src = holder ? 8 * h + 2 * cq + e : lane;
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const uint32_t place = e ? (r ? 0x3244u : 0x1044u) : (r ? 0x4432u : 0x4410u);
-            sel0[r] = holder && h == 0 ? place : 0x4444u;
-            sel2[r] = holder && h == 1 ? place : 0x4444u;
-        }
-    }
-};
-
-template <bool SWZ, int NT>
-__device__ __forceinline__ void staged_chunk_mma(typename Ty<__half>::Group &cur, int cb, int b, int e, int lane,
-                                                 int &carry, const MmaAcc<NT> &m, float (&d)[NT / 8][4],
-                                                 uint32_t smem_u32, uint32_t stride,
-                                                 uint32_t zero_row, uint32_t lo, uint32_t blk, int s)
-{
-    using H = Ty<__half>;
-    const ChunkCols<int> cc = decode_chunk<__half, int>(cur, cb, b, e, lane, carry);
-    const uint32_t base = (uint32_t)cc.base;
-#pragma unroll
-    for (int i = 0; i < kLaneEntries; i += 2) {
-        const uint32_t w = H::word(cur, i >> 1);
-        const uint32_t w1 = __shfl_sync(kFull, w, m.src), w2 = __shfl_sync(kFull, w, m.src + 16);
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const int ie = i + r;
-            const uint32_t col = base + cc.off(ie);
-            const uint32_t q = H::nonzero(cur, ie) ? (SWZ ? swz_slot(col, lo, blk, s) : col) : zero_row;
-            const uint32_t addr = smem_u32 + q * 16u;
-            const uint32_t a10 = __byte_perm(w1, 0u, m.sel0[r]), a12 = __byte_perm(w1, 0u, m.sel2[r]);
-            const uint32_t a20 = __byte_perm(w2, 0u, m.sel0[r]), a22 = __byte_perm(w2, 0u, m.sel2[r]);
-#pragma unroll
-            for (int t = 0; t < MmaAcc<NT>::kTiles; t++) {
-                uint32_t b0, b1, b2, b3;
-                ldsm_x4_trans(addr + (uint32_t)t * stride, b0, b1, b2, b3);
-                mma_16816(d[t], a10, a12, b0, b1);
-                mma_16816(d[t], a20, a22, b2, b3);
-            }
-        }
-    }
-}
-
-/* Staged kernel. MMA: tensor-core accumulation (fp16 only, NT = 8; the code takes 16 too, which does not fit in
- * 64 registers with its CUDA-core fallback), else CUDA cores. */
-template <typename T, int NT, bool SWZ, bool MMA, typename RP>
+/* Staged kernel: B's tile in shared memory, accumulation on the CUDA cores. */
+template <typename T, int NT, bool SWZ, typename RP>
 __global__ void __launch_bounds__(kStagedThreads, 1) mm_staged_kernel(const MmParams<T, RP> p)
 {
     using G = typename Ty<T>::Group;
@@ -404,98 +326,19 @@ __global__ void __launch_bounds__(kStagedThreads, 1) mm_staged_kernel(const MmPa
         return;
 
     const uint32_t zero_row = p.slots, stride = p.plane_stride;
-    if constexpr (!MMA) {
-        LaneAcc<T, RP, NT> la;
-        la.init(p, lane, c.row, beta);
-        float acc[NT];
-        zero_acc<NT>(acc);
-        walk_rows<T, RP, int>(
-            p, c, buf0, nwarps, lane,
-            [&](G &cur, int cb, int b, int e, int &carry) {
-                staged_chunk_fma<T, NT, SWZ>(cur, cb, b, e, lane, carry, acc, smem, stride, zero_row, lo, blk, s);
-            },
-            [&](int row, int, int) {
-                la.finish(p, row, alpha, beta, lane, acc);
-                la.prefetch(p, c.row, beta);
-            });
-    } else {
-        static_assert(sizeof(T) == 2 && (NT == 8 || NT == 16), "tensor-core path: fp16, 16-byte planes");
-        constexpr int kTiles = NT / 8;
-        const uint32_t smem_u32 = (uint32_t)__cvta_generic_to_shared(smem);
-        MmaAcc<NT> m;
-        m.init(lane);
-        float d[kTiles][4], cold[kTiles][2];
-        auto reset = [&]() {
-#pragma unroll
-            for (int t = 0; t < kTiles; t++)
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    d[t][k] = 0.0f;
-        };
-        reset();
-        const bool writes = lane < 4; /* lane w writes columns 2w, 2w + 1 of every 8-column tile */
-        auto prefetch = [&](int64_t row) {
-#pragma unroll
-            for (int t = 0; t < kTiles; t++)
-#pragma unroll
-                for (int k = 0; k < 2; k++) {
-                    const int j = 8 * t + 2 * lane + k;
-                    cold[t][k] = (beta != 0.0f && writes && j < p.n && row < p.rows)
-                                       ? Ty<T>::y_at(p.c + row * p.incc + (int64_t)j * p.ldc)
-                                       : 0.0f;
-                }
-        };
-        prefetch(c.row);
-        walk_rows<T, RP, int>(
-            p, c, buf0, nwarps, lane,
-            [&](G &cur, int cb, int b, int e, int &carry) {
-                staged_chunk_mma<SWZ, NT>(cur, cb, b, e, lane, carry, m, d, smem_u32, stride, zero_row, lo, blk, s);
-            },
-            [&](int row, int rb, int re) {
-                /* rows 0..3 of D hold the partial sums: add them (lanes 4 and 8 apart) */
-                float v[kTiles][2];
-                bool bad = false;
-#pragma unroll
-                for (int t = 0; t < kTiles; t++)
-#pragma unroll
-                    for (int k = 0; k < 2; k++) {
-                        float x = d[t][k];
-                        x += __shfl_xor_sync(kFull, x, 4);
-                        x += __shfl_xor_sync(kFull, x, 8);
-                        v[t][k] = x;
-                        bad |= writes && 8 * t + 2 * lane + k < p.n && isnan(x);
-                    }
-                reset();
-                if (__any_sync(kFull, bad)) {
-                    /* Exact CUDA-core recomputation of this row. */
-                    LaneAcc<T, RP, NT> la;
-                    la.init(p, lane, row, beta);
-                    float acc[NT];
-                    zero_acc<NT>(acc);
-                    int carry2 = 0;
-                    for (int cb = rb & ~7; cb < re; cb += kChunk) {
-                        G g = load_group<T, int>(p.values, p.dwords, cb + lane * kLaneEntries, re);
-                        staged_chunk_fma<T, NT, SWZ>(g, cb, rb, re, lane, carry2, acc, smem, stride, zero_row, lo,
-                                                     blk, s);
-                    }
-                    la.finish(p, row, alpha, beta, lane, acc);
-                } else if (writes) {
-#pragma unroll
-                    for (int t = 0; t < kTiles; t++)
-#pragma unroll
-                        for (int k = 0; k < 2; k++) {
-                            const int j = 8 * t + 2 * lane + k;
-                            if (j < p.n) {
-                                float r = alpha * v[t][k];
-                                if (beta != 0.0f)
-                                    r = fmaf(beta, cold[t][k], r);
-                                Ty<T>::y_put(p.c + (int64_t)row * p.incc + (int64_t)j * p.ldc, r);
-                            }
-                        }
-                }
-                prefetch(c.row);
-            });
-    }
+    LaneAcc<T, RP, NT> la;
+    la.init(p, lane, c.row, beta);
+    float acc[NT];
+    zero_acc<NT>(acc);
+    walk_rows<T, RP, int>(
+        p, c, buf0, nwarps, lane,
+        [&](G &cur, int cb, int b, int e, int &carry) {
+            staged_chunk_fma<T, NT, SWZ>(cur, cb, b, e, lane, carry, acc, smem, stride, zero_row, lo, blk, s);
+        },
+        [&](int row, int, int) {
+            la.finish(p, row, alpha, beta, lane, acc);
+            la.prefetch(p, c.row, beta);
+        });
 }
 
 /* ---- GLOBAL: B gathered through the read-only cache. IDX arithmetic covers B's offsets too (the launcher checks
@@ -635,10 +478,10 @@ template <typename T, typename RP> MmParams<T, RP> make_params(const macko_spmm_
     return p;
 }
 
-template <typename T, int NT, bool SWZ, bool MMA>
+template <typename T, int NT, bool SWZ>
 int launch_staged_tile(MmParams<T, int32_t> p, int64_t smem, const macko_spmm_args *a)
 {
-    auto k = mm_staged_kernel<T, NT, SWZ, MMA, int32_t>;
+    auto k = mm_staged_kernel<T, NT, SWZ, int32_t>;
     cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return (int)e;
@@ -647,18 +490,9 @@ int launch_staged_tile(MmParams<T, int32_t> p, int64_t smem, const macko_spmm_ar
     return (int)cudaGetLastError();
 }
 
-template <typename T, int NT>
-int launch_staged_nt(const MmParams<T, int32_t> &p, int64_t smem, const macko_spmm_args *a, bool mma)
+template <typename T, int NT> int launch_staged_nt(const MmParams<T, int32_t> &p, int64_t smem, const macko_spmm_args *a)
 {
-    if constexpr (sizeof(T) == 2 && NT == 8) {
-        if (mma)
-            return p.swz ? launch_staged_tile<T, NT, true, true>(p, smem, a)
-                         : launch_staged_tile<T, NT, false, true>(p, smem, a);
-    }
-    if (mma)
-        return (int)cudaErrorInvalidValue;
-    return p.swz ? launch_staged_tile<T, NT, true, false>(p, smem, a)
-                 : launch_staged_tile<T, NT, false, false>(p, smem, a);
+    return p.swz ? launch_staged_tile<T, NT, true>(p, smem, a) : launch_staged_tile<T, NT, false>(p, smem, a);
 }
 
 template <typename T, typename RP, typename IDX, int NT> int launch_global_tile(const MmParams<T, RP> &p,
@@ -686,14 +520,13 @@ template <typename T, typename RP, typename IDX> int launch_global(const MmParam
     }
 }
 
-template <typename T>
-int launch_staged(const MmParams<T, int32_t> &p, int nt, int64_t smem, const macko_spmm_args *a, bool mma)
+template <typename T> int launch_staged(const MmParams<T, int32_t> &p, int nt, int64_t smem, const macko_spmm_args *a)
 {
     switch (nt) {
-    case 2: return launch_staged_nt<T, 2>(p, smem, a, mma);
-    case 4: return launch_staged_nt<T, 4>(p, smem, a, mma);
-    case 8: return launch_staged_nt<T, 8>(p, smem, a, mma);
-    default: return launch_staged_nt<T, max_staged_tile<T>()>(p, smem, a, mma);
+    case 2: return launch_staged_nt<T, 2>(p, smem, a);
+    case 4: return launch_staged_nt<T, 4>(p, smem, a);
+    case 8: return launch_staged_nt<T, 8>(p, smem, a);
+    default: return launch_staged_nt<T, max_staged_tile<T>()>(p, smem, a);
     }
 }
 
@@ -741,14 +574,12 @@ template <typename T, typename RP, typename IDX> int launch(const macko_spmm_arg
     if (path == MACKO_SPMM_PATH_SPMV || (path == MACKO_SPMM_PATH_AUTO && n == 1))
         return n == 1 ? launch_spmv<T>(a, variant) : (int)cudaErrorInvalidValue;
 
-    /* Tile and path. Staged needs 32-bit indices and the tile in shared memory. AUTO never takes the tensor cores
-     * (MMA): measured slower than the CUDA cores on the H100 (bench/NOTES.md). The swizzled layout pays for 16-byte
-     * rows and costs for narrower ones. */
+    /* Tile and path. Staged needs 32-bit indices and the tile in shared memory. The swizzled layout pays for
+     * 16-byte rows and costs for narrower ones. */
     const bool i32 = variant == MACKO_SPMM_I32;
-    const bool forced_staged = path == MACKO_SPMM_PATH_STAGED || path == MACKO_SPMM_PATH_MMA;
-    const int want = a->tile ? a->tile : path == MACKO_SPMM_PATH_MMA ? 8 : pow2_tile(n);
+    const bool forced_staged = path == MACKO_SPMM_PATH_STAGED;
+    const int want = a->tile ? a->tile : pow2_tile(n);
     int nt = want, s = 0;
-    bool mma = false;
     int64_t smem = 0;
     if (path != MACKO_SPMM_PATH_GLOBAL && i32) {
         const int64_t limit = max_smem_optin();
@@ -759,11 +590,6 @@ template <typename T, typename RP, typename IDX> int launch(const macko_spmm_arg
         /* AUTO takes the staged path unless that would split a tile of up to 8 columns. */
         const bool staged_ok = fit >= 2 && (forced_staged || fit >= (want < 8 ? want : 8));
         if (staged_ok) {
-            mma = path == MACKO_SPMM_PATH_MMA;
-            if (mma && !(sizeof(T) == 2 && fit >= 8))
-                return (int)cudaErrorInvalidValue;
-            if (mma)
-                fit = 8;
             path = MACKO_SPMM_PATH_STAGED;
             nt = fit;
             s = a->swizzle >= 0 ? a->swizzle : (row_bytes<T>(nt) >= 16 ? s_auto : 0);
@@ -792,7 +618,7 @@ template <typename T, typename RP, typename IDX> int launch(const macko_spmm_arg
             p.swz = s;
             p.slots = staged_slots(a->cols, s);
             p.plane_stride = (uint32_t)(smem / (row_bytes<T>(nt) < 16 ? 1 : row_bytes<T>(nt) / 16));
-            err = launch_staged<T>(p, nt, smem, a, mma);
+            err = launch_staged<T>(p, nt, smem, a);
         } else {
             MmParams<T, RP> p = make_params<T, RP>(a);
             p.b += j0 * a->ldb;

@@ -621,35 +621,24 @@ TYPED_TEST(GpuSpmm, PathsAgreeBitwise)
         const char *name;
         int variant, path, swizzle;
     };
-    /* CUDA-core paths first (bitwise equal to each other), then the tensor-core ones (bitwise equal to each other:
-     * the layout changes addresses only); each family's first result is checked against the reference. */
+    /* Bitwise equal to each other (the layout changes addresses only); the first result is checked against the
+     * reference. */
     const Run runs[] = {{"staged plain", MACKO_SPMM_I32, MACKO_SPMM_PATH_STAGED, 0},
                         {"staged swizzle 3", MACKO_SPMM_I32, MACKO_SPMM_PATH_STAGED, 3},
                         {"staged swizzle 5", MACKO_SPMM_I32, MACKO_SPMM_PATH_STAGED, 5},
                         {"staged swizzle auto", MACKO_SPMM_I32, MACKO_SPMM_PATH_STAGED, -1},
                         {"global i32", MACKO_SPMM_I32, MACKO_SPMM_PATH_GLOBAL, 0},
                         {"global i64 rp32", MACKO_SPMM_I64_RP32, MACKO_SPMM_PATH_GLOBAL, 0},
-                        {"global i64 rp64", MACKO_SPMM_I64_RP64, MACKO_SPMM_PATH_GLOBAL, 0},
-                        {"mma plain", MACKO_SPMM_I32, MACKO_SPMM_PATH_MMA, 0},
-                        {"mma swizzle 3", MACKO_SPMM_I32, MACKO_SPMM_PATH_MMA, 3},
-                        {"mma swizzle auto", MACKO_SPMM_I32, MACKO_SPMM_PATH_MMA, -1}};
+                        {"global i64 rp64", MACKO_SPMM_I64_RP64, MACKO_SPMM_PATH_GLOBAL, 0}};
     for (int tile : {2, 4, 8, 16}) {
         std::vector<E> first;
         std::string first_name;
-        bool first_mma = true;
         for (const Run &r : runs) {
             /* tiles a path does not have (the launcher caps the global tile) are compared with the same cap */
             const int cap = r.path == MACKO_SPMM_PATH_GLOBAL ? (r.variant == MACKO_SPMM_I32 ? 16 / (int)sizeof(E) : 8)
                                                              : 32 / (int)sizeof(E);
             if (tile > cap)
                 continue;
-            const bool mma = r.path == MACKO_SPMM_PATH_MMA;
-            if (mma && (!P::half || tile != 8))
-                continue;
-            if (mma && first_mma) {
-                first.clear();
-                first_mma = false;
-            }
             SCOPED_TRACE(testing::Message() << "tile " << tile << ", " << r.name);
             macko_spmm_args a;
             std::memset(&a, 0, sizeof a);
@@ -704,10 +693,6 @@ TYPED_TEST(GpuSpmm, PathsAgreeBitwise)
     a.n = 4;
     a.path = MACKO_SPMM_PATH_STAGED;
     EXPECT_NE(P::launchers[MACKO_SPMM_I64_RP32](&a), 0);
-    if (!P::half) { /* the tensor-core path is fp16 only */
-        a.path = MACKO_SPMM_PATH_MMA;
-        EXPECT_NE(P::launchers[MACKO_SPMM_I32](&a), 0);
-    }
 }
 
 /* ---- bitwise reproducible over 100 runs, every element rewritten each time */
@@ -1063,8 +1048,6 @@ TEST(SpmmTiming, DISABLED_Paths)
             const Run runs[] = {{"auto", MACKO_SPMM_PATH_AUTO, 0, -1},
                                 {"staged plain", MACKO_SPMM_PATH_STAGED, 0, 0},
                                 {"staged swizzle", MACKO_SPMM_PATH_STAGED, 0, -1},
-                                {"mma plain", MACKO_SPMM_PATH_MMA, 0, 0},
-                                {"mma swizzle", MACKO_SPMM_PATH_MMA, 0, -1},
                                 {"global", MACKO_SPMM_PATH_GLOBAL, 0, 0}};
             for (const Run &r : runs) {
                 if (n == 1 && r.path != MACKO_SPMM_PATH_AUTO)
