@@ -10,6 +10,7 @@
  * K copies of each method's inputs whose total is >= 4x L2 (--flush rotate).
  */
 #include "macko.h"
+#include "plan.h" /* macko_plan_override (test hook) for --spmv-geometry */
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -176,6 +177,7 @@ struct Config {
     int device = 0;
     int threads = 0;
     bool check_only = false;
+    int spmv_geometry = -1; /* --spmv-geometry: MACKO_SPMV_WARP / MACKO_SPMV_STAGED forced into every matrix's plan */
     std::string cmdline;
 };
 
@@ -220,6 +222,9 @@ static void usage(FILE *f)
             "                             'write-fallback')\n"
             "  --flush-mult K     write flush buffer = K x L2 size (default 4, at least 2)\n"
             "  --check-only       generate and check correctness only; no timing\n"
+            "  --spmv-geometry warp|staged\n"
+            "                     force macko's SpMV geometry (the library's plan override, src/plan.h; default:\n"
+            "                     the plan's own choice); a shape the geometry cannot run on is a FAIL row\n"
             "\n"
             "Output:\n"
             "  --csv FILE         one row per (shape, density, n), written as the run goes\n"
@@ -372,6 +377,14 @@ static Config parse_args(int argc, char **argv)
             cfg.flush_mult = (int)parse_int("--flush-mult", value(), 2, 64);
         } else if (a == "--check-only") {
             cfg.check_only = true;
+        } else if (a == "--spmv-geometry") {
+            const std::string t = value();
+            if (t == "warp")
+                cfg.spmv_geometry = MACKO_SPMV_WARP;
+            else if (t == "staged")
+                cfg.spmv_geometry = MACKO_SPMV_STAGED;
+            else
+                die("--spmv-geometry: '%s' is not warp or staged", t.c_str());
         } else if (a == "--csv") {
             cfg.csv = value();
         } else if (a == "--md") {
@@ -964,6 +977,16 @@ static std::string macko_error(const char *fn, macko_status_t st)
     return strf("%s: %s (%s)", fn, macko_get_status_name(st), macko_get_last_error_message());
 }
 
+/* --spmv-geometry: the geometry forced into A's plan (geometry -1: the plan stays as built). */
+static macko_status_t force_spmv_geometry(macko_handle_t h, macko_mat_t A, int geometry)
+{
+    if (geometry < 0)
+        return MACKO_STATUS_SUCCESS;
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.spmv_geometry = geometry;
+    return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
+}
+
 // ------------------------------------------------------------------------------------------------ --flush rotate
 
 /* Room counted for each extra cudaMalloc when estimating whether the copies fit (allocation granularity). */
@@ -991,6 +1014,7 @@ struct Pool {
     macko_handle_t handle = nullptr;
     cudaStream_t stream = nullptr;
     bool fp32 = false;
+    int spmv_geometry = -1; /* --spmv-geometry, forced into the copies too */
     int64_t rows = 0, cols = 0, storage = 0;
     size_t dense_bytes = 0, rp_bytes = 0, col_bytes = 0, val_bytes = 0;
     std::vector<const void *> dense;
@@ -1067,6 +1091,9 @@ struct Pool {
                     fn = "macko_analysis";
                 else if (st == MACKO_STATUS_SUCCESS && (st = macko_mat_release_host(B)) != MACKO_STATUS_SUCCESS)
                     fn = "macko_mat_release_host";
+                else if (st == MACKO_STATUS_SUCCESS &&
+                         (st = force_spmv_geometry(handle, B, spmv_geometry)) != MACKO_STATUS_SUCCESS)
+                    fn = "macko_plan_override";
                 if (st != MACKO_STATUS_SUCCESS) {
                     const std::string e = macko_error(fn, st);
                     macko_mat_destroy(B);
@@ -1578,6 +1605,8 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
         row.status = "FAIL " + macko_error("macko_mat_upload", mst);
     if (row.ok() && (mst = macko_analysis(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, A)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_analysis", mst);
+    if (row.ok() && (mst = force_spmv_geometry(cx.macko, A, cfg.spmv_geometry)) != MACKO_STATUS_SUCCESS)
+        row.status = "FAIL " + macko_error("macko_plan_override", mst);
     const double t_setup0 = seconds_since(t0);
     row.flush = cfg.check_only ? "none" : "write";
     const Row base = row;
@@ -1587,6 +1616,7 @@ static void run_case(Ctx &cx, const Shape &s, double d, const std::vector<int> &
     pool.handle = cx.macko;
     pool.stream = st;
     pool.fp32 = fp32;
+    pool.spmv_geometry = cfg.spmv_geometry;
     pool.rows = R;
     pool.cols = C;
     pool.storage = row.storage;

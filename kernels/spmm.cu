@@ -1,5 +1,5 @@
-/* Small-n SpMM on the MACKO format: C = alpha*M*B + beta*C for n columns of B and C (macko_spmm_args in
- * macko_kernels.h). The SpMV kernel (kernels/spmv.cu) with every entry of M applied to a tile of NT columns.
+/* Small-n SpMM on the MACKO format: C = alpha*M*B + beta*C for n columns of B and C (macko_kargs in
+ * macko_kernels.h; one launch covers one tile of NT columns, the plan in src/plan.c chooses path, tile and layout). The SpMV kernel (kernels/spmv.cu) with every entry of M applied to a tile of NT columns.
  *
  * The walk over M is the SpMV one (macko_decode.cuh): one warp per row, a persistent grid striding over the rows,
  * 256 entries per warp step, 8 per lane, the next chunk loaded while the current one is decoded. Per entry the lane
@@ -32,12 +32,21 @@ namespace {
 
 using namespace macko_decode;
 
-constexpr int kStagedThreads = 1024; /* one block per SM: the staged tile fills the shared memory */
-constexpr int kGlobalThreads = 256;
+constexpr int kStagedThreads = MACKO_MM_STAGED_THREADS;
+constexpr int kGlobalThreads = MACKO_MM_GLOBAL_THREADS;
 /* Blocks per SM the global path's grid is sized for (64 registers with 32-bit indices, 128 with 64-bit ones). */
-template <typename IDX> constexpr int global_blocks_per_sm() { return sizeof(IDX) == 4 ? 4 : 2; }
+template <typename IDX> constexpr int global_blocks_per_sm()
+{
+    return sizeof(IDX) == 4 ? MACKO_MM_GLOBAL_BLOCKS_PER_SM_I32 : MACKO_MM_GLOBAL_BLOCKS_PER_SM_I64;
+}
 /* Widest staged tile: rows of at most 32 bytes (two 16-byte planes) keep the staged kernel within 64 registers. */
-template <typename T> constexpr int max_staged_tile() { return 32 / (int)sizeof(T); }
+template <typename T> constexpr int max_staged_tile() { return MACKO_MM_STAGED_ROW_BYTES / (int)sizeof(T); }
+/* Widest global tile: NT values of B per entry held in registers (within 64 registers with 32-bit indices, 128
+ * with 64-bit ones, without spilling). */
+template <typename T, typename IDX> constexpr int max_global_tile()
+{
+    return sizeof(IDX) == 8 ? MACKO_MM_GLOBAL_TILE_I64 : MACKO_MM_GLOBAL_TILE_BYTES_I32 / (int)sizeof(T);
+}
 static_assert(kStagedThreads % kWarp == 0 && kGlobalThreads % kWarp == 0, "whole warps per block");
 
 template <typename T, typename RP> struct MmParams {
@@ -100,12 +109,6 @@ template <typename T, int NT> struct Rows {
             reinterpret_cast<typename V::type *>(smem + p * stride)[q] = V::make(w + p * kPlaneWords);
     }
 };
-
-/* Shared-memory bytes of the staged tile (host side too). */
-__host__ __device__ inline uint32_t staged_slots(int64_t cols, int s)
-{
-    return (uint32_t)((cols + (8 << s) - 1) & ~(int64_t)((8 << s) - 1));
-}
 
 /* Swizzled layout with spacing shift s: column c = h*2^s + r (r < 2^s) sits in row r*P + h, P = slots >> s (a
  * multiple of 8), so its bank group (16-byte rows) is h & 7 = (c >> s) & 7: lanes whose columns are about 2^s apart
@@ -393,67 +396,9 @@ __global__ void __launch_bounds__(kGlobalThreads, (global_blocks_per_sm<IDX>()))
         });
 }
 
-/* ---- host side */
+/* ---- launchers: one launch per tile of NT = L->tile columns, as the plan says */
 
-inline unsigned global_grid(int64_t rows, int sm_count, int blocks_per_sm)
-{
-    const int64_t wpb = kGlobalThreads / kWarp;
-    int64_t max_warps = (int64_t)(sm_count > 0 ? sm_count : 1) * blocks_per_sm * wpb;
-    int64_t per_warp = (rows + max_warps - 1) / max_warps;
-    if (per_warp < 1)
-        per_warp = 1;
-    const int64_t warps = (rows + per_warp - 1) / per_warp;
-    const int64_t blocks = (warps + wpb - 1) / wpb;
-    return (unsigned)(blocks < 1 ? 1 : blocks);
-}
-
-inline unsigned staged_grid(int64_t rows, int sm_count)
-{
-    const int64_t wpb = kStagedThreads / kWarp;
-    const int64_t need = (rows + wpb - 1) / wpb;
-    const int64_t sms = sm_count > 0 ? sm_count : 1;
-    return (unsigned)(need < 1 ? 1 : need < sms ? need : sms);
-}
-
-template <typename T> inline int row_bytes(int nt) { return nt * (int)sizeof(T); }
-
-/* Staged shared-memory bytes for tile nt and swizzle shift s (planes of at most 16 bytes, each 16-byte aligned). */
-template <typename T> inline int64_t staged_bytes(int64_t cols, int nt, int s)
-{
-    const int rb = row_bytes<T>(nt), pb = rb < 16 ? rb : 16, planes = rb / pb;
-    const int64_t plane = (((int64_t)staged_slots(cols, s) + 1) * pb + 15) & ~(int64_t)15;
-    return plane * planes;
-}
-
-inline int max_smem_optin()
-{
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                                                      dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 48 * 1024;
-    }
-    return v;
-}
-
-inline int pow2_tile(int64_t n)
-{
-    return n <= 2 ? 2 : n <= 4 ? 4 : n <= 8 ? 8 : 16;
-}
-
-/* Spacing of a lane's 8 entries in columns, about 8 * cols * rows / entries, as a shift in 3..12. */
-inline int auto_swizzle(const macko_spmm_args *a)
-{
-    if (a->entries <= 0 || a->rows <= 0)
-        return 0;
-    const double spacing = 8.0 * (double)a->cols * (double)a->rows / (double)a->entries;
-    int s = 3;
-    while (s < 12 && (double)(1 << s) * 1.4142 < spacing)
-        s++;
-    return s;
-}
-
-template <typename T, typename RP> MmParams<T, RP> make_params(const macko_spmm_args *a)
+template <typename T, typename RP> MmParams<T, RP> make_params(const macko_kargs *a)
 {
     MmParams<T, RP> p;
     p.rows = a->rows;
@@ -467,7 +412,7 @@ template <typename T, typename RP> MmParams<T, RP> make_params(const macko_spmm_
     p.c = static_cast<T *>(a->c);
     p.incc = a->incc;
     p.ldc = a->ldc;
-    p.n = 0;
+    p.n = (int)a->n;
     p.alpha_dev = a->alpha_dev;
     p.beta_dev = a->beta_dev;
     p.alpha = a->alpha;
@@ -478,172 +423,86 @@ template <typename T, typename RP> MmParams<T, RP> make_params(const macko_spmm_
     return p;
 }
 
-template <typename T, int NT, bool SWZ>
-int launch_staged_tile(MmParams<T, int32_t> p, int64_t smem, const macko_spmm_args *a)
+/* f(the staged kernel of this tile, plain or swizzled); cudaErrorInvalidValue for a tile without a kernel (the plan
+ * never asks for one). */
+template <typename T, typename F> int with_staged_kernel(int tile, bool swz, F &&f)
 {
-    auto k = mm_staged_kernel<T, NT, SWZ, int32_t>;
-    cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess)
-        return (int)e;
-    k<<<staged_grid(a->rows, a->sm_count), kStagedThreads, (size_t)smem,
-        reinterpret_cast<cudaStream_t>(a->stream)>>>(p);
+    switch (tile) {
+    case 2: return swz ? f(mm_staged_kernel<T, 2, true, int32_t>) : f(mm_staged_kernel<T, 2, false, int32_t>);
+    case 4: return swz ? f(mm_staged_kernel<T, 4, true, int32_t>) : f(mm_staged_kernel<T, 4, false, int32_t>);
+    case 8: return swz ? f(mm_staged_kernel<T, 8, true, int32_t>) : f(mm_staged_kernel<T, 8, false, int32_t>);
+    case 16:
+        if constexpr (max_staged_tile<T>() >= 16)
+            return swz ? f(mm_staged_kernel<T, 16, true, int32_t>) : f(mm_staged_kernel<T, 16, false, int32_t>);
+        break;
+    default: break;
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+template <typename T> int launch_staged(const macko_kargs *a, const macko_launch *L)
+{
+    MmParams<T, int32_t> p = make_params<T, int32_t>(a);
+    p.swz = L->swizzle;
+    p.slots = L->slots;
+    p.plane_stride = L->plane_stride;
+    return with_staged_kernel<T>(L->tile, L->swizzle != 0, [&](void (*k)(MmParams<T, int32_t>)) {
+        k<<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(p);
+        return (int)cudaGetLastError();
+    });
+}
+
+template <typename T, typename RP, typename IDX, int NT> int launch_global_tile(const macko_kargs *a,
+                                                                               const macko_launch *L)
+{
+    mm_global_kernel<T, NT, RP, IDX><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, RP>(a));
     return (int)cudaGetLastError();
 }
 
-template <typename T, int NT> int launch_staged_nt(const MmParams<T, int32_t> &p, int64_t smem, const macko_spmm_args *a)
+template <typename T, typename RP, typename IDX> int launch_global(const macko_kargs *a, const macko_launch *L)
 {
-    return p.swz ? launch_staged_tile<T, NT, true>(p, smem, a) : launch_staged_tile<T, NT, false>(p, smem, a);
-}
-
-template <typename T, typename RP, typename IDX, int NT> int launch_global_tile(const MmParams<T, RP> &p,
-                                                                               const macko_spmm_args *a)
-{
-    const unsigned grid = global_grid(a->rows, a->sm_count, global_blocks_per_sm<IDX>());
-    mm_global_kernel<T, NT, RP, IDX><<<grid, kGlobalThreads, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(p);
-    return (int)cudaGetLastError();
-}
-
-/* Widest global tile: NT values of B per entry held in registers (within 64 registers with 32-bit indices, 128
- * with 64-bit ones, without spilling). */
-template <typename T, typename IDX> constexpr int max_global_tile()
-{
-    return sizeof(IDX) == 8 ? 8 : 16 / (int)sizeof(T);
-}
-
-template <typename T, typename RP, typename IDX> int launch_global(const MmParams<T, RP> &p, int nt,
-                                                                  const macko_spmm_args *a)
-{
-    switch (nt) {
-    case 2: return launch_global_tile<T, RP, IDX, 2>(p, a);
-    case 4: return launch_global_tile<T, RP, IDX, 4>(p, a);
-    default: return launch_global_tile<T, RP, IDX, max_global_tile<T, IDX>()>(p, a);
+    switch (L->tile) {
+    case 2: return launch_global_tile<T, RP, IDX, 2>(a, L);
+    case 4: return launch_global_tile<T, RP, IDX, 4>(a, L);
+    case 8:
+        if constexpr (max_global_tile<T, IDX>() >= 8)
+            return launch_global_tile<T, RP, IDX, 8>(a, L);
+        break;
+    default: break;
     }
-}
-
-template <typename T> int launch_staged(const MmParams<T, int32_t> &p, int nt, int64_t smem, const macko_spmm_args *a)
-{
-    switch (nt) {
-    case 2: return launch_staged_nt<T, 2>(p, smem, a);
-    case 4: return launch_staged_nt<T, 4>(p, smem, a);
-    case 8: return launch_staged_nt<T, 8>(p, smem, a);
-    default: return launch_staged_nt<T, max_staged_tile<T>()>(p, smem, a);
-    }
-}
-
-/* n == 1: the SpMV kernel (so that a one-column product is bitwise the SpMV result). */
-template <typename T> int launch_spmv(const macko_spmm_args *a, int variant)
-{
-    macko_spmv_args s;
-    s.rows = a->rows;
-    s.cols = a->cols;
-    s.values = a->values;
-    s.deltas = a->deltas;
-    s.row_ptr = a->row_ptr;
-    s.x = a->b;
-    s.incx = a->incb;
-    s.y = a->c;
-    s.incy = a->incc;
-    s.alpha_dev = a->alpha_dev;
-    s.beta_dev = a->beta_dev;
-    s.alpha = a->alpha;
-    s.beta = a->beta;
-    s.sm_count = a->sm_count;
-    s.stream = a->stream;
-    s.kernel = macko_spmv_choose_kernel(a->rows, a->cols, a->entries, sizeof(T)); /* as macko_Hspmv/Sspmv */
-    const bool h = sizeof(T) == 2;
-    if (variant == MACKO_SPMM_I64_RP64)
-        return h ? macko_spmv_h_i64_rp64(&s) : macko_spmv_s_i64_rp64(&s);
-    if (variant == MACKO_SPMM_I64_RP32)
-        return h ? macko_spmv_h_i64_rp32(&s) : macko_spmv_s_i64_rp32(&s);
-    if (a->incb == 1)
-        return h ? macko_spmv_h_i32_unit(&s) : macko_spmv_s_i32_unit(&s);
-    return h ? macko_spmv_h_i32_strided(&s) : macko_spmv_s_i32_strided(&s);
-}
-
-/* The largest B offset a tile touches, (cols - 1)*incb + (nt - 1)*ldb, fits int32. */
-inline bool offsets_fit_i32(const macko_spmm_args *a, int nt)
-{
-    const double span = (double)(a->cols - 1) * (double)a->incb + (double)(nt - 1) * (double)a->ldb;
-    return span < 2147483647.0 - 65536.0;
-}
-
-template <typename T, typename RP, typename IDX> int launch(const macko_spmm_args *a, int variant)
-{
-    const int64_t n = a->n;
-    int path = a->path;
-    if (path == MACKO_SPMM_PATH_SPMV || (path == MACKO_SPMM_PATH_AUTO && n == 1))
-        return n == 1 ? launch_spmv<T>(a, variant) : (int)cudaErrorInvalidValue;
-
-    /* Tile and path. Staged needs 32-bit indices and the tile in shared memory. The swizzled layout pays for
-     * 16-byte rows and costs for narrower ones. */
-    const bool i32 = variant == MACKO_SPMM_I32;
-    const bool forced_staged = path == MACKO_SPMM_PATH_STAGED;
-    const int want = a->tile ? a->tile : pow2_tile(n);
-    int nt = want, s = 0;
-    int64_t smem = 0;
-    if (path != MACKO_SPMM_PATH_GLOBAL && i32) {
-        const int64_t limit = max_smem_optin();
-        const int s_auto = auto_swizzle(a);
-        int fit = want < max_staged_tile<T>() ? want : max_staged_tile<T>();
-        while (fit >= 2 && staged_bytes<T>(a->cols, fit, a->swizzle < 0 ? s_auto : a->swizzle) > limit)
-            fit /= 2;
-        /* AUTO takes the staged path unless that would split a tile of up to 8 columns. */
-        const bool staged_ok = fit >= 2 && (forced_staged || fit >= (want < 8 ? want : 8));
-        if (staged_ok) {
-            path = MACKO_SPMM_PATH_STAGED;
-            nt = fit;
-            s = a->swizzle >= 0 ? a->swizzle : (row_bytes<T>(nt) >= 16 ? s_auto : 0);
-            smem = staged_bytes<T>(a->cols, nt, s);
-        } else if (forced_staged) {
-            return (int)cudaErrorInvalidValue;
-        }
-    } else if (forced_staged) {
-        return (int)cudaErrorInvalidValue;
-    }
-    if (path != MACKO_SPMM_PATH_STAGED) {
-        path = MACKO_SPMM_PATH_GLOBAL;
-        const bool wide = sizeof(IDX) == 8 || !offsets_fit_i32(a, nt);
-        const int cap = wide ? max_global_tile<T, int64_t>() : max_global_tile<T, IDX>();
-        nt = nt < cap ? nt : cap;
-    }
-
-    for (int64_t j0 = 0; j0 < n; j0 += nt) {
-        const int nh = (int)(n - j0 < nt ? n - j0 : nt);
-        int err;
-        if (path == MACKO_SPMM_PATH_STAGED) {
-            MmParams<T, int32_t> p = make_params<T, int32_t>(a);
-            p.b += j0 * a->ldb;
-            p.c += j0 * a->ldc;
-            p.n = nh;
-            p.swz = s;
-            p.slots = staged_slots(a->cols, s);
-            p.plane_stride = (uint32_t)(smem / (row_bytes<T>(nt) < 16 ? 1 : row_bytes<T>(nt) / 16));
-            err = launch_staged<T>(p, nt, smem, a);
-        } else {
-            MmParams<T, RP> p = make_params<T, RP>(a);
-            p.b += j0 * a->ldb;
-            p.c += j0 * a->ldc;
-            p.n = nh;
-            if (sizeof(IDX) == 4 && !offsets_fit_i32(a, nt))
-                err = launch_global<T, RP, int64_t>(p, nt, a);
-            else
-                err = launch_global<T, RP, IDX>(p, nt, a);
-        }
-        if (err != 0)
-            return err;
-    }
-    return 0;
+    return (int)cudaErrorInvalidValue; /* no such kernel: the plan never asks for one */
 }
 
 } // namespace
 
-/* The thin C launchers: one list, stamped per value type. */
-#define MACKO_SPMM_LAUNCHER(L, T, NAME, RP, IDX, VARIANT)                                                            \
-    extern "C" int macko_spmm_##L##_##NAME(const macko_spmm_args *a) { return launch<T, RP, IDX>(a, VARIANT); }
-#define MACKO_SPMM_LAUNCHERS(L, T)                                                                                   \
-    MACKO_SPMM_LAUNCHER(L, T, i32, int32_t, int32_t, MACKO_SPMM_I32)                                                 \
-    MACKO_SPMM_LAUNCHER(L, T, i64_rp32, int32_t, int64_t, MACKO_SPMM_I64_RP32)                                       \
-    MACKO_SPMM_LAUNCHER(L, T, i64_rp64, int64_t, int64_t, MACKO_SPMM_I64_RP64)
+extern "C" int macko_mm_staged_optin(int elem, int tile, int swizzled, int bytes)
+{
+    auto optin = [bytes](auto k) {
+        return (int)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    };
+    return elem == 2 ? with_staged_kernel<__half>(tile, swizzled != 0, optin)
+                     : with_staged_kernel<float>(tile, swizzled != 0, optin);
+}
 
-MACKO_SPMM_LAUNCHERS(h, __half)
-MACKO_SPMM_LAUNCHERS(s, float)
+/* The thin C launchers: one list, stamped per value type. */
+#define MACKO_MM_LAUNCHERS(L, T)                                                                                     \
+    extern "C" int macko_##L##_mm_staged(const macko_kargs *a, const macko_launch *k)                                \
+    {                                                                                                                \
+        return launch_staged<T>(a, k);                                                                               \
+    }                                                                                                                \
+    extern "C" int macko_##L##_mm_global_i32(const macko_kargs *a, const macko_launch *k)                            \
+    {                                                                                                                \
+        return launch_global<T, int32_t, int32_t>(a, k);                                                             \
+    }                                                                                                                \
+    extern "C" int macko_##L##_mm_global_i64_rp32(const macko_kargs *a, const macko_launch *k)                       \
+    {                                                                                                                \
+        return launch_global<T, int32_t, int64_t>(a, k);                                                             \
+    }                                                                                                                \
+    extern "C" int macko_##L##_mm_global_i64_rp64(const macko_kargs *a, const macko_launch *k)                       \
+    {                                                                                                                \
+        return launch_global<T, int64_t, int64_t>(a, k);                                                             \
+    }
+
+MACKO_MM_LAUNCHERS(h, __half)
+MACKO_MM_LAUNCHERS(s, float)

@@ -1,4 +1,4 @@
-/* SpMV on the MACKO format: y = alpha*M*x + beta*y (FORMAT.md; macko_spmv_args in macko_kernels.h).
+/* SpMV on the MACKO format: y = alpha*M*x + beta*y (FORMAT.md; macko_kargs in macko_kernels.h, n = 1).
  *
  * One warp per row, persistent grid-stride over rows; the chunk decode (8 entries per lane per 256-entry warp step,
  * predicate masking of entries outside the row and of padding, packed in-word prefix + warp scan for the columns)
@@ -10,7 +10,7 @@
  * what was measured, including a cp.async shared-memory ring that lost). Accumulation is fp32 in a fixed order (per
  * lane in entry order, then a fixed shuffle tree), so results are bitwise reproducible. No atomics, no allocation.
  *
- * Two geometries of the fast path (macko_kernels.h, chosen per matrix shape): WARP (no shared memory) and STAGED
+ * Two geometries of the fast path (macko_kernels.h; the plan, src/plan.c, chooses per matrix): WARP and STAGED
  * (512-thread blocks that first copy x into dynamic shared memory as fp32, after issuing their first A loads; 3 blocks
  * per SM, 2 when x takes more than a third of the SM's shared memory; the gather is then
  * one unpredicated LDS per entry at a clamped column, no fp16 conversion, unless the block found a non-finite x value,
@@ -24,31 +24,20 @@
 
 #include <stdint.h>
 
-#include <algorithm>
-#include <atomic>
 #include <type_traits>
 
 namespace {
 
 using namespace macko_decode;
 
-/* Tuning knobs (defaults measured in bench/NOTES.md); overridable only for experiments. */
-#ifndef MACKO_SPMV_BLOCK_THREADS
-#define MACKO_SPMV_BLOCK_THREADS 256
-#endif
-#ifndef MACKO_SPMV_BLOCKS_PER_SM_H /* fp16 fast path (incx == 1, 32-bit indices); other variants use 4 */
-#define MACKO_SPMV_BLOCKS_PER_SM_H 6
-#endif
-#ifndef MACKO_SPMV_BLOCKS_PER_SM_S /* fp32 fast path */
-#define MACKO_SPMV_BLOCKS_PER_SM_S 4
-#endif
-
 constexpr int kBlockThreads = MACKO_SPMV_BLOCK_THREADS;
 constexpr int kWarpsPerBlock = kBlockThreads / kWarp;
 /* Blocks per SM the grid is sized for, per variant; __launch_bounds__ makes ptxas fit the registers to it. */
 template <typename T, typename IDX, bool UNIT> constexpr int blocks_per_sm()
 {
-    return !(sizeof(IDX) == 4 && UNIT) ? 4 : sizeof(T) == 2 ? MACKO_SPMV_BLOCKS_PER_SM_H : MACKO_SPMV_BLOCKS_PER_SM_S;
+    return !(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
+           : sizeof(T) == 2            ? MACKO_SPMV_BLOCKS_PER_SM_H
+                                       : MACKO_SPMV_BLOCKS_PER_SM_S;
 }
 static_assert(kBlockThreads % kWarp == 0, "whole warps per block");
 
@@ -221,9 +210,12 @@ __global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())
 }
 
 /* ---- STAGED: x in shared memory as fp32 (fast path only: int32 indices, incx == 1, cols <= STAGE_MAX_COLS) */
-constexpr int kStagedThreads = 512;
+constexpr int kStagedThreads = MACKO_SPMV_STAGED_THREADS;
 constexpr int kStagedWarps = kStagedThreads / kWarp;
-template <typename T> constexpr int staged_blocks_per_sm() { return sizeof(T) == 2 ? 3 : 2; }
+template <typename T> constexpr int staged_blocks_per_sm()
+{
+    return sizeof(T) == 2 ? MACKO_SPMV_STAGED_BLOCKS_PER_SM_H : MACKO_SPMV_STAGED_BLOCKS_PER_SM_S;
+}
 
 /* Copies x[0, cols) into sx as fp32 (cols <= MACKO_SPMV_STAGE_MAX_COLS); returns nonzero when this thread saw a
  * non-finite value. With x 16-byte aligned, every thread issues kIt 16-byte loads at once before their first use, in
@@ -274,7 +266,7 @@ template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const 
     return nonfinite;
 }
 
-/* x lives in dynamic shared memory: staged_smem_bytes(cols) bytes (see launch). */
+/* x lives in dynamic shared memory: cols fp32 values rounded up to 16 bytes (the plan's smem). */
 template <typename T>
 __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spmv_staged(const Params<T, int32_t> p)
 {
@@ -305,81 +297,7 @@ __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spm
         walk_rows<T, int32_t, int32_t, true, true, false, kStagedWarps>(p, alpha, beta, sx, buf0, c);
 }
 
-/* Dynamic shared memory of one STAGED block: x as fp32, rounded up to 16 bytes. */
-inline int64_t staged_smem_bytes(int64_t cols) { return (cols * 4 + 15) & ~(int64_t)15; }
-
-/* The current device's shared-memory limits (per block with opt-in, per SM), cached per device; {48 KiB, 0} when
- * they cannot be read. */
-constexpr int kMaxDevices = 64;
-inline void smem_limits(int &per_block, int &per_sm, int &dev)
-{
-    static std::atomic<int> block_cache[kMaxDevices], sm_cache[kMaxDevices];
-    per_block = 48 * 1024;
-    per_sm = 0;
-    dev = -1;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
-        (void)cudaGetLastError();
-        dev = -1;
-        return;
-    }
-    int b = block_cache[dev].load(std::memory_order_relaxed), m = sm_cache[dev].load(std::memory_order_relaxed);
-    if (b == 0) {
-        if (cudaDeviceGetAttribute(&b, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&m, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return;
-        }
-        block_cache[dev].store(b, std::memory_order_relaxed);
-        sm_cache[dev].store(m, std::memory_order_relaxed);
-    }
-    per_block = b;
-    per_sm = m;
-}
-
-/* spmv_staged<T> may use up to per_block bytes of dynamic shared memory on device dev (set once per device). */
-template <typename T> inline bool staged_allow_smem(int dev, int per_block)
-{
-    static std::atomic<bool> done[kMaxDevices];
-    if (done[dev].load(std::memory_order_acquire))
-        return true;
-    if (cudaFuncSetAttribute(spmv_staged<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, per_block) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    done[dev].store(true, std::memory_order_release);
-    return true;
-}
-
-/* Blocks of STAGED per SM for cols columns (3 as the registers allow, fewer when x does not fit 3 times), or 0 when
- * fewer than 2 fit or the device cannot give a block the bytes: then WARP runs. Up to 48 KiB no query is needed. */
-template <typename T> inline int staged_fit(int64_t cols)
-{
-    const int64_t bytes = staged_smem_bytes(cols);
-    if (cols > MACKO_SPMV_STAGE_MAX_COLS)
-        return 0;
-    if (bytes <= 48 * 1024)
-        return staged_blocks_per_sm<T>();
-    int per_block = 0, per_sm = 0, dev = -1;
-    smem_limits(per_block, per_sm, dev);
-    const int64_t fit = per_sm / (bytes + 1024); /* 1 KiB per block is reserved by the system */
-    if (dev < 0 || bytes > per_block || fit < 2 || !staged_allow_smem<T>(dev, per_block))
-        return 0;
-    return (int)std::min<int64_t>(fit, staged_blocks_per_sm<T>());
-}
-
-/* Enough warps to cover the rows in as few equal rounds as the resident warps allow. */
-inline unsigned grid_blocks(int64_t rows, int sm_count, int blocks_per_sm, int warps_per_block = kWarpsPerBlock)
-{
-    int64_t max_warps = (int64_t)(sm_count > 0 ? sm_count : 1) * blocks_per_sm * warps_per_block;
-    int64_t per_warp = (rows + max_warps - 1) / max_warps;
-    if (per_warp < 1)
-        per_warp = 1;
-    int64_t warps = (rows + per_warp - 1) / per_warp;
-    int64_t blocks = (warps + warps_per_block - 1) / warps_per_block;
-    return (unsigned)(blocks < 1 ? 1 : blocks);
-}
-
-template <typename T, typename RP> Params<T, RP> make_params(const macko_spmv_args *a)
+template <typename T, typename RP> Params<T, RP> make_params(const macko_kargs *a)
 {
     Params<T, RP> p;
     p.rows = a->rows;
@@ -387,10 +305,10 @@ template <typename T, typename RP> Params<T, RP> make_params(const macko_spmv_ar
     p.values = static_cast<const T *>(a->values);
     p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
     p.row_ptr = static_cast<const RP *>(a->row_ptr);
-    p.x = static_cast<const T *>(a->x);
-    p.incx = a->incx;
-    p.y = static_cast<T *>(a->y);
-    p.incy = a->incy;
+    p.x = static_cast<const T *>(a->b);
+    p.incx = a->incb;
+    p.y = static_cast<T *>(a->c);
+    p.incy = a->incc;
     p.alpha_dev = a->alpha_dev;
     p.beta_dev = a->beta_dev;
     p.alpha = a->alpha;
@@ -398,43 +316,45 @@ template <typename T, typename RP> Params<T, RP> make_params(const macko_spmv_ar
     return p;
 }
 
-template <typename T, typename RP, typename IDX, bool UNIT> int launch(const macko_spmv_args *a)
+template <typename T, typename RP, typename IDX, bool UNIT> int launch_warp(const macko_kargs *a, const macko_launch *L)
 {
-    cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
-    if (std::is_same<IDX, int32_t>::value && std::is_same<RP, int32_t>::value && UNIT) {
-        switch (a->kernel) {
-        case MACKO_SPMV_KERNEL_STAGED:
-            if (const int per_sm = staged_fit<T>(a->cols)) {
-                const Params<T, int32_t> p = make_params<T, int32_t>(a);
-                const unsigned blocks = grid_blocks(a->rows, a->sm_count, per_sm, kStagedWarps);
-                spmv_staged<T><<<blocks, kStagedThreads, (size_t)staged_smem_bytes(a->cols), st>>>(p);
-                return (int)cudaGetLastError();
-            }
-            break;
-        default: break;
-        }
-    }
-    const Params<T, RP> p = make_params<T, RP>(a);
-    const unsigned blocks = grid_blocks(a->rows, a->sm_count, blocks_per_sm<T, IDX, UNIT>());
-    spmv_kernel<T, RP, IDX, UNIT><<<blocks, kBlockThreads, 0, st>>>(p);
+    spmv_kernel<T, RP, IDX, UNIT><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, RP>(a));
+    return (int)cudaGetLastError();
+}
+
+template <typename T> int launch_staged(const macko_kargs *a, const macko_launch *L)
+{
+    spmv_staged<T><<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, int32_t>(a));
     return (int)cudaGetLastError();
 }
 
 } // namespace
 
-extern "C" int macko_spmv_staged_blocks_per_sm(int64_t cols, int elem)
+extern "C" int macko_spmv_staged_optin(int elem, int bytes)
 {
-    return elem == 2 ? staged_fit<__half>(cols) : staged_fit<float>(cols);
+    const cudaError_t e =
+        elem == 2 ? cudaFuncSetAttribute(spmv_staged<__half>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+                  : cudaFuncSetAttribute(spmv_staged<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    return (int)e;
 }
 
 /* The thin C launchers: one list, stamped per value type. */
 #define MACKO_SPMV_LAUNCHER(L, T, NAME, RP, IDX, UNIT)                                                               \
-    extern "C" int macko_spmv_##L##_##NAME(const macko_spmv_args *a) { return launch<T, RP, IDX, UNIT>(a); }
+    extern "C" int macko_##L##_spmv_warp_##NAME(const macko_kargs *a, const macko_launch *k)                         \
+    {                                                                                                                \
+        return launch_warp<T, RP, IDX, UNIT>(a, k);                                                                  \
+    }
 #define MACKO_SPMV_LAUNCHERS(L, T)                                                                                   \
     MACKO_SPMV_LAUNCHER(L, T, i32_unit, int32_t, int32_t, true)                                                      \
     MACKO_SPMV_LAUNCHER(L, T, i32_strided, int32_t, int32_t, false)                                                  \
     MACKO_SPMV_LAUNCHER(L, T, i64_rp32, int32_t, int64_t, false)                                                     \
-    MACKO_SPMV_LAUNCHER(L, T, i64_rp64, int64_t, int64_t, false)
+    MACKO_SPMV_LAUNCHER(L, T, i64_rp64, int64_t, int64_t, false)                                                     \
+    extern "C" int macko_##L##_spmv_staged(const macko_kargs *a, const macko_launch *k)                              \
+    {                                                                                                                \
+        return launch_staged<T>(a, k);                                                                               \
+    }
 
 MACKO_SPMV_LAUNCHERS(h, __half)
 MACKO_SPMV_LAUNCHERS(s, float)
