@@ -1,7 +1,8 @@
 /* Small-n SpMM on the MACKO format: C = alpha*M*B + beta*C for n columns of B and C (macko_kargs in
- * macko_kernels.h; one launch covers one tile of NT columns, the plan in src/plan.c chooses path, tile and layout). The SpMV kernel (kernels/spmv.cu) with every entry of M applied to a tile of NT columns.
+ * macko_kernels.h; one launch covers one tile of NT columns; the plan, src/plan.c, chooses path, tile and layout).
+ * The SpMV kernel (kernels/spmv.cu) with every entry of M applied to a tile of NT columns.
  *
- * The walk over M is the SpMV one (macko_decode.cuh): one warp per row, a persistent grid striding over the rows,
+ * The walk over M is the SpMV one (macko_walk.cuh): one warp per row, a persistent grid striding over the rows,
  * 256 entries per warp step, 8 per lane, the next chunk loaded while the current one is decoded. Per entry the lane
  * needs the NT values B(col, j0..j0+NT-1), which in column-major B lie ldb apart. The ways to get them:
  *
@@ -19,7 +20,7 @@
  * shared memory or unloaded in the global path, and never written. No allocation: graph-capturable.
  */
 #include "macko_kernels.h"
-#include "macko_decode.cuh"
+#include "macko_walk.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -30,7 +31,7 @@
 
 namespace {
 
-using namespace macko_decode;
+using namespace macko_walk;
 
 constexpr int kStagedThreads = MACKO_MM_STAGED_THREADS;
 constexpr int kGlobalThreads = MACKO_MM_GLOBAL_THREADS;
@@ -49,23 +50,24 @@ template <typename T, typename IDX> constexpr int max_global_tile()
 }
 static_assert(kStagedThreads % kWarp == 0 && kGlobalThreads % kWarp == 0, "whole warps per block");
 
-template <typename T, typename RP> struct MmParams {
-    int64_t rows, cols;
-    const T *values;
-    const uint32_t *dwords; /* the delta nibbles, 8 per word */
-    const RP *row_ptr;
-    const T *b;
-    int64_t incb, ldb;
-    T *c;
-    int64_t incc, ldc;
-    int n; /* columns of this tile, 1..NT */
-    const float *alpha_dev, *beta_dev;
-    float alpha, beta;
-    /* staged path */
+/* The SpMM kernels' parameters: the common block and the staged path's layout of B's tile in shared memory (the
+ * plan's swizzle, slots and plane_stride; unused by the global path). One block for both paths, not a second kernel
+ * argument: with it ptxas gives both kernels the code they had before the walk was shared. */
+template <typename T, typename RP> struct MmParams : Params<T, RP> {
     int swz;               /* spacing shift s of the swizzled layout (0: plain) */
     uint32_t slots;        /* rows per plane before the zero row (cols rounded up to 8 << s) */
     uint32_t plane_stride; /* bytes */
 };
+
+template <typename T, typename RP> MmParams<T, RP> make_mm_params(const macko_kargs *a, const macko_launch *L)
+{
+    MmParams<T, RP> p;
+    static_cast<Params<T, RP> &>(p) = make_params<T, RP>(a);
+    p.swz = L->swizzle;
+    p.slots = L->slots;
+    p.plane_stride = L->plane_stride;
+    return p;
+}
 
 /* ---- a staged row: NT values of type T, split into 16-byte planes when wider */
 template <int BYTES> struct VecOf;
@@ -128,17 +130,6 @@ __device__ __forceinline__ uint32_t swz_stage(uint32_t k, uint32_t lo, uint32_t 
     return (h << s) | r;
 }
 
-/* C = beta*C (or 0) when M and B are not to be read: alpha == 0 or no columns. */
-template <typename T, typename RP> __device__ void mm_scale_only(const MmParams<T, RP> &p, float beta)
-{
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int j = 0; j < p.n; j++)
-        for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < p.rows; r += stride) {
-            T *cp = p.c + r * p.incc + (int64_t)j * p.ldc;
-            Ty<T>::y_put(cp, beta != 0.0f ? beta * Ty<T>::y_at(cp) : 0.0f);
-        }
-}
-
 /* Sum of acc over the warp for every column, scattered: afterwards lane L holds column L / (32/NT). The first
  * log2(NT) butterfly levels halve the vector (each lane keeps the half its lane bit selects and adds the partner's
  * copy of it), the remaining levels add whole values. */
@@ -166,36 +157,6 @@ template <int NT> __device__ __forceinline__ float reduce_scatter(float (&acc)[N
 template <int NT> __device__ __forceinline__ bool writer_lane(int lane) { return (lane & (kWarp / NT - 1)) == 0; }
 template <int NT> __device__ __forceinline__ int lane_column(int lane) { return lane / (kWarp / NT); }
 
-/* The walk over the rows, shared by every path: CHUNK(cur, cb, b, e, carry) accumulates one chunk of the row [b, e),
- * FINISH(row, b, e) reduces, writes and resets when the row is done (c.row is then the next row, maybe >= rows). */
-template <typename T, typename RP, typename IDX, typename CHUNK, typename FINISH>
-__device__ __forceinline__ void walk_rows(const MmParams<T, RP> &p, Cursor<MmParams<T, RP>, IDX> &c,
-                                          typename Ty<T>::Group &buf0, IDX nwarps, int lane, CHUNK &&chunk,
-                                          FINISH &&finish)
-{
-    using G = typename Ty<T>::Group;
-    const IDX lane_off = (IDX)(lane * kLaneEntries);
-    IDX carry = 0;
-    auto step = [&](G &cur, G &nxt) -> bool {
-        const bool same_row = !c.last_of_row();
-        const IDX ncb = same_row ? c.cb + kChunk : (c.nb & ~(IDX)7);
-        const IDX nend = same_row ? c.e : (c.row + nwarps < (IDX)p.rows ? c.ne : (IDX)0);
-        nxt = load_group<T, IDX>(p.values, p.dwords, ncb + lane_off, nend);
-        chunk(cur, c.cb, c.b, c.e, carry);
-        const IDX row = c.row, rb = c.b, re = c.e;
-        if (c.advance(p, nwarps)) {
-            finish(row, rb, re);
-            if (c.row >= (IDX)p.rows)
-                return false;
-            carry = 0;
-        }
-        return true;
-    };
-    G buf1;
-    while (step(buf0, buf1) && step(buf1, buf0)) {
-    }
-}
-
 /* CUDA-core accumulation: per lane NT partial sums (kept by the caller as a plain array, so that they stay in
  * registers), reduced by reduce_scatter at the row's end. */
 template <int NT> __device__ __forceinline__ void zero_acc(float (&acc)[NT])
@@ -208,21 +169,21 @@ template <typename T, typename RP, int NT> struct LaneAcc {
     float cold; /* C(row, lane_column) before the call, when beta != 0 */
     int jl;
     bool writes;
-    __device__ __forceinline__ void init(const MmParams<T, RP> &p, int lane, int64_t row, float beta)
+    __device__ __forceinline__ void init(const Params<T, RP> &p, int lane, int64_t row, float beta)
     {
         jl = lane_column<NT>(lane);
         writes = writer_lane<NT>(lane) && jl < p.n;
         prefetch(p, row, beta);
     }
-    __device__ __forceinline__ T *at(const MmParams<T, RP> &p, int64_t row) const
+    __device__ __forceinline__ T *at(const Params<T, RP> &p, int64_t row) const
     {
         return p.c + row * p.incc + (int64_t)jl * p.ldc;
     }
-    __device__ __forceinline__ void prefetch(const MmParams<T, RP> &p, int64_t row, float beta)
+    __device__ __forceinline__ void prefetch(const Params<T, RP> &p, int64_t row, float beta)
     {
         cold = (beta != 0.0f && writes && row < p.rows) ? Ty<T>::y_at(at(p, row)) : 0.0f;
     }
-    __device__ __forceinline__ void finish(const MmParams<T, RP> &p, int64_t row, float alpha, float beta, int lane,
+    __device__ __forceinline__ void finish(const Params<T, RP> &p, int64_t row, float alpha, float beta, int lane,
                                            float (&acc)[NT])
     {
         const float sum = reduce_scatter<NT>(acc, lane);
@@ -303,17 +264,13 @@ __global__ void __launch_bounds__(kStagedThreads, 1) mm_staged_kernel(const MmPa
     using G = typename Ty<T>::Group;
     extern __shared__ uint4 smem_u4[];
     char *smem = reinterpret_cast<char *>(smem_u4);
-    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
-    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f || p.cols == 0) {
-        mm_scale_only(p, beta);
+    float alpha, beta;
+    if (scaled_only<false>(p, alpha, beta))
         return;
-    }
     const int s = SWZ ? p.swz : 0;
     const uint32_t lo = (1u << s) - 1u, blk = SWZ ? p.slots >> s : 0u; /* blk: P of swz_slot */
-    const int lane = (int)(threadIdx.x % kWarp);
-    const int first = (int)(blockIdx.x * (kStagedThreads / kWarp) + threadIdx.x / kWarp);
-    const int nwarps = (int)(gridDim.x * (kStagedThreads / kWarp));
+    int lane, first, nwarps;
+    warp_rows<kStagedThreads / kWarp>(lane, first, nwarps);
     const bool active = first < (int)p.rows;
 
     /* The first chunk's loads go out before the staging, so that DRAM is busy meanwhile. */
@@ -333,95 +290,79 @@ __global__ void __launch_bounds__(kStagedThreads, 1) mm_staged_kernel(const MmPa
     la.init(p, lane, c.row, beta);
     float acc[NT];
     zero_acc<NT>(acc);
-    walk_rows<T, RP, int>(
+    walk_rows<T>(
         p, c, buf0, nwarps, lane,
         [&](G &cur, int cb, int b, int e, int &carry) {
             staged_chunk_fma<T, NT, SWZ>(cur, cb, b, e, lane, carry, acc, smem, stride, zero_row, lo, blk, s);
         },
-        [&](int row, int, int) {
+        [&](int row) {
             la.finish(p, row, alpha, beta, lane, acc);
             la.prefetch(p, c.row, beta);
-        });
+        },
+        [] {});
 }
 
-/* ---- GLOBAL: B gathered through the read-only cache. IDX arithmetic covers B's offsets too (the launcher checks
- * that they fit). */
+/* ---- GLOBAL: B gathered through the read-only cache. IDX arithmetic covers B's offsets too (the plan checks that
+ * they fit). */
+
+/* One chunk: per entry NT predicated loads of B, then NT fused multiply-adds. U: IDX unsigned (entries outside the
+ * row give unused, wrapping offsets). */
+template <typename T, int NT, typename RP, typename IDX>
+__device__ __forceinline__ void global_chunk_fma(const Params<T, RP> &p, typename Ty<T>::Group &cur, IDX cb, IDX b,
+                                                 IDX e, int lane, IDX &carry, float (&acc)[NT])
+{
+    using U = typename std::make_unsigned<IDX>::type;
+    const U incb = (U)p.incb, ldb = (U)p.ldb;
+    const ChunkCols<IDX> cc = decode_chunk<T, IDX>(cur, cb, b, e, lane, carry);
+#pragma unroll
+    for (int i = 0; i < kLaneEntries; i++) {
+        /* All NT loads of an entry first, then the products; unloaded values stay 0 (the entry is +-0). */
+        const T *bi = p.b + ((U)cc.base + (U)cc.off(i)) * incb;
+        const bool nz = Ty<T>::nonzero(cur, i);
+        uint32_t xs[NT];
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+            xs[j] = (nz && j < p.n) ? Ty<T>::x_bits(bi + (U)j * ldb) : 0u;
+        const float a = Ty<T>::value(cur, i);
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+            acc[j] = fmaf(a, Ty<T>::x_value(xs[j]), acc[j]);
+    }
+}
+
 template <typename T, int NT, typename RP, typename IDX>
 __global__ void __launch_bounds__(kGlobalThreads, (global_blocks_per_sm<IDX>()))
     mm_global_kernel(const MmParams<T, RP> p)
 {
     using G = typename Ty<T>::Group;
-    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
-    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f || p.cols == 0) {
-        mm_scale_only(p, beta);
+    float alpha, beta;
+    if (scaled_only<false>(p, alpha, beta))
         return;
-    }
-    const int lane = (int)(threadIdx.x % kWarp);
-    const IDX first = (IDX)(blockIdx.x * (kGlobalThreads / kWarp) + threadIdx.x / kWarp);
-    const IDX nwarps = (IDX)(gridDim.x * (kGlobalThreads / kWarp));
+    int lane;
+    IDX first, nwarps;
+    warp_rows<kGlobalThreads / kWarp>(lane, first, nwarps);
     if (first >= (IDX)p.rows)
         return;
     Cursor<MmParams<T, RP>, IDX> c;
     c.start(p, first, nwarps);
     G buf0 = load_group<T, IDX>(p.values, p.dwords, c.cb + (IDX)(lane * kLaneEntries), c.e);
-    using U = typename std::make_unsigned<IDX>::type; /* entries outside the row give unused, wrapping offsets */
-    const U incb = (U)p.incb, ldb = (U)p.ldb;
     LaneAcc<T, RP, NT> la;
     la.init(p, lane, (int64_t)c.row, beta);
     float acc[NT];
     zero_acc<NT>(acc);
-    walk_rows<T, RP, IDX>(
+    walk_rows<T>(
         p, c, buf0, nwarps, lane,
         [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) {
-            const ChunkCols<IDX> cc = decode_chunk<T, IDX>(cur, cb, b, e, lane, carry);
-#pragma unroll
-            for (int i = 0; i < kLaneEntries; i++) {
-                /* All NT loads of an entry first, then the products; unloaded values stay 0 (the entry is +-0). */
-                const T *bi = p.b + ((U)cc.base + (U)cc.off(i)) * incb;
-                const bool nz = Ty<T>::nonzero(cur, i);
-                uint32_t xs[NT];
-#pragma unroll
-                for (int j = 0; j < NT; j++)
-                    xs[j] = (nz && j < p.n) ? Ty<T>::x_bits(bi + (U)j * ldb) : 0u;
-                const float a = Ty<T>::value(cur, i);
-#pragma unroll
-                for (int j = 0; j < NT; j++)
-                    acc[j] = fmaf(a, Ty<T>::x_value(xs[j]), acc[j]);
-            }
+            global_chunk_fma<T, NT, RP, IDX>(p, cur, cb, b, e, lane, carry, acc);
         },
-        [&](IDX row, IDX, IDX) {
+        [&](IDX row) {
             la.finish(p, (int64_t)row, alpha, beta, lane, acc);
             la.prefetch(p, (int64_t)c.row, beta);
-        });
+        },
+        [] {});
 }
 
 /* ---- launchers: one launch per tile of NT = L->tile columns, as the plan says */
-
-template <typename T, typename RP> MmParams<T, RP> make_params(const macko_kargs *a)
-{
-    MmParams<T, RP> p;
-    p.rows = a->rows;
-    p.cols = a->cols;
-    p.values = static_cast<const T *>(a->values);
-    p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
-    p.row_ptr = static_cast<const RP *>(a->row_ptr);
-    p.b = static_cast<const T *>(a->b);
-    p.incb = a->incb;
-    p.ldb = a->ldb;
-    p.c = static_cast<T *>(a->c);
-    p.incc = a->incc;
-    p.ldc = a->ldc;
-    p.n = (int)a->n;
-    p.alpha_dev = a->alpha_dev;
-    p.beta_dev = a->beta_dev;
-    p.alpha = a->alpha;
-    p.beta = a->beta;
-    p.swz = 0;
-    p.slots = 0;
-    p.plane_stride = 0;
-    return p;
-}
 
 /* f(the staged kernel of this tile, plain or swizzled); cudaErrorInvalidValue for a tile without a kernel (the plan
  * never asks for one). */
@@ -442,10 +383,7 @@ template <typename T, typename F> int with_staged_kernel(int tile, bool swz, F &
 
 template <typename T> int launch_staged(const macko_kargs *a, const macko_launch *L)
 {
-    MmParams<T, int32_t> p = make_params<T, int32_t>(a);
-    p.swz = L->swizzle;
-    p.slots = L->slots;
-    p.plane_stride = L->plane_stride;
+    const MmParams<T, int32_t> p = make_mm_params<T, int32_t>(a, L);
     return with_staged_kernel<T>(L->tile, L->swizzle != 0, [&](void (*k)(MmParams<T, int32_t>)) {
         k<<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(p);
         return (int)cudaGetLastError();
@@ -456,7 +394,7 @@ template <typename T, typename RP, typename IDX, int NT> int launch_global_tile(
                                                                                const macko_launch *L)
 {
     mm_global_kernel<T, NT, RP, IDX><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
-        make_params<T, RP>(a));
+        make_mm_params<T, RP>(a, L));
     return (int)cudaGetLastError();
 }
 

@@ -2,7 +2,8 @@
  *
  * One warp per row, persistent grid-stride over rows; the chunk decode (8 entries per lane per 256-entry warp step,
  * predicate masking of entries outside the row and of padding, packed in-word prefix + warp scan for the columns)
- * lives in macko_decode.cuh, shared with the SpMM kernels.
+ * lives in macko_decode.cuh and the row walk in macko_walk.cuh, both shared with the SpMM kernels; this file adds the
+ * per-chunk gather of x and the per-row warp sum.
  *
  * Software pipelining: the loads of the next chunk (or of the next row's first chunk) are issued into a second
  * register buffer before the current chunk is decoded, and each row's bounds are loaded one row ahead. Registers are
@@ -17,7 +18,7 @@
  * in which case only stored nonzero entries read x, as in WARP). Both sum in the same order: bitwise equal results.
  */
 #include "macko_kernels.h"
-#include "macko_decode.cuh"
+#include "macko_walk.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -28,7 +29,7 @@
 
 namespace {
 
-using namespace macko_decode;
+using namespace macko_walk;
 
 constexpr int kBlockThreads = MACKO_SPMV_BLOCK_THREADS;
 constexpr int kWarpsPerBlock = kBlockThreads / kWarp;
@@ -41,33 +42,10 @@ template <typename T, typename IDX, bool UNIT> constexpr int blocks_per_sm()
 }
 static_assert(kBlockThreads % kWarp == 0, "whole warps per block");
 
-template <typename T, typename RP> struct Params {
-    int64_t rows, cols;
-    const T *values;
-    const uint32_t *dwords; /* the delta nibbles, 8 per word */
-    const RP *row_ptr;
-    const T *x;
-    int64_t incx;
-    T *y;
-    int64_t incy;
-    const float *alpha_dev, *beta_dev;
-    float alpha, beta;
-};
-
 template <typename T, typename RP, typename IDX>
 __device__ __forceinline__ typename Ty<T>::Group load_group(const Params<T, RP> &p, IDX k0, IDX e)
 {
     return macko_decode::load_group<T, IDX>(p.values, p.dwords, k0, e);
-}
-
-/* y = beta*y (or 0) when A and x are not to be read: alpha == 0 or no columns. */
-template <typename T, typename RP> __device__ void scale_only(const Params<T, RP> &p, float beta)
-{
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < p.rows; r += stride) {
-        T *yp = p.y + r * p.incy;
-        Ty<T>::y_put(yp, beta != 0.0f ? beta * Ty<T>::y_at(yp) : 0.0f);
-    }
 }
 
 /* One warp step on the chunk at cb of the row [b, e): mask the entries outside the row, decode the columns, gather
@@ -87,7 +65,7 @@ __device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>
         off[i] = cc.off(i);
     uint32_t xs[kLaneEntries];
     if (UNIT) {
-        const uint64_t xl = reinterpret_cast<uint64_t>(p.x + base);
+        const uint64_t xl = reinterpret_cast<uint64_t>(p.b + base);
 #pragma unroll
         for (int i = 0; i < kLaneEntries; i++)
             xs[i] = Ty<T>::nonzero(cur, i)
@@ -96,7 +74,7 @@ __device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>
     } else {
 #pragma unroll
         for (int i = 0; i < kLaneEntries; i++)
-            xs[i] = Ty<T>::nonzero(cur, i) ? Ty<T>::x_bits(p.x + (int64_t)(base + (IDX)off[i]) * p.incx) : 0u;
+            xs[i] = Ty<T>::nonzero(cur, i) ? Ty<T>::x_bits(p.b + (int64_t)(base + (IDX)off[i]) * p.incb) : 0u;
     }
 #pragma unroll
     for (int i = 0; i < kLaneEntries; i++)
@@ -138,75 +116,53 @@ __device__ __forceinline__ void finish_row(const Params<T, RP> &p, int64_t row, 
         float r = alpha * acc;
         if (beta != 0.0f)
             r = fmaf(beta, yold, r);
-        Ty<T>::y_put(p.y + row * p.incy, r);
+        Ty<T>::y_put(p.c + row * p.incc, r);
     }
 }
 
-/* The row walk of one warp (see the file comment). STAGE: x is in shared memory (sx, fp32), GUARD as in
- * chunk_fma_staged. WPB: warps per block. */
-template <typename T, typename RP, typename IDX, bool UNIT, bool STAGE, bool GUARD, int WPB>
-__device__ __forceinline__ void walk_rows(const Params<T, RP> &p, float alpha, float beta, const float *sx,
-                                          typename Ty<T>::Group buf0, Cursor<Params<T, RP>, IDX> &c)
+/* The row walk of one warp (see the file comment) with one fp32 partial sum per lane, summed over the warp and
+ * written at each row's end. CHUNK(cur, cb, b, e, carry, acc): chunk_fma or chunk_fma_staged. */
+template <typename T, typename RP, typename IDX, typename CHUNK>
+__device__ __forceinline__ void walk_vector(const Params<T, RP> &p, float alpha, float beta,
+                                            Cursor<Params<T, RP>, IDX> &c, typename Ty<T>::Group buf0, IDX nwarps,
+                                            int lane, CHUNK &&chunk)
 {
     using G = typename Ty<T>::Group;
-    const int lane = (int)(threadIdx.x % kWarp);
-    const IDX nwarps = (IDX)(gridDim.x * WPB);
-    const IDX lane_off = (IDX)(lane * kLaneEntries);
-    const uint32_t last_col = (uint32_t)(p.cols - 1);
     float yold = 0.0f;
     if (beta != 0.0f && lane == 0)
-        yold = Ty<T>::y_at(p.y + (int64_t)c.row * p.incy);
-    IDX carry = 0;
+        yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
     float acc = 0.0f;
-
-    /* One step: issue the loads of the chunk after c (in this row, or the next row's first) into nxt, then consume
-     * cur. Two register buffers, alternating, so that no copies are needed. Returns false when no rows are left. */
-    auto step = [&](G &cur, G &nxt) -> bool {
-        const bool same_row = !c.last_of_row();
-        const IDX ncb = same_row ? c.cb + kChunk : (c.nb & ~(IDX)7);
-        const IDX nend = same_row ? c.e : (c.row + nwarps < (IDX)p.rows ? c.ne : (IDX)0);
-        nxt = load_group(p, ncb + lane_off, nend);
-        if (STAGE)
-            chunk_fma_staged<T, IDX, GUARD>(sx, last_col, cur, c.cb, c.b, c.e, lane, carry, acc);
-        else
-            chunk_fma<T, RP, IDX, UNIT>(p, cur, c.cb, c.b, c.e, lane, carry, acc);
-        const IDX row = c.row;
-        if (c.advance(p, nwarps)) {
-            finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane);
-            if (c.row >= (IDX)p.rows)
-                return false;
+    walk_rows<T>(
+        p, c, buf0, nwarps, lane, [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) { chunk(cur, cb, b, e, carry, acc); },
+        [&](IDX row) { finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane); },
+        [&]() {
             if (beta != 0.0f && lane == 0)
-                yold = Ty<T>::y_at(p.y + (int64_t)c.row * p.incy);
-            carry = 0;
+                yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
             acc = 0.0f;
-        }
-        return true;
-    };
-    G buf1;
-    while (step(buf0, buf1) && step(buf1, buf0)) {
-    }
+        });
 }
 
 /* RP: row_ptr element type in memory. IDX: index arithmetic (rows, entries and columns; int32 only when all stay far
- * below 2^31, which the caller checks). UNIT: incx == 1. */
+ * below 2^31, which the plan checks). UNIT: incx == 1. */
 template <typename T, typename RP, typename IDX, bool UNIT>
 __global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())) spmv_kernel(const Params<T, RP> p)
 {
-    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
-    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f || p.cols == 0) {
-        scale_only(p, beta);
+    using G = typename Ty<T>::Group;
+    float alpha, beta;
+    if (scaled_only<true>(p, alpha, beta))
         return;
-    }
-    const int lane = (int)(threadIdx.x % kWarp);
-    const IDX first = (IDX)(blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarp);
-    const IDX nwarps = (IDX)(gridDim.x * kWarpsPerBlock);
+    int lane;
+    IDX first, nwarps;
+    warp_rows<kWarpsPerBlock>(lane, first, nwarps);
     if (first >= (IDX)p.rows)
         return;
     Cursor<Params<T, RP>, IDX> c;
     c.start(p, first, nwarps);
-    const typename Ty<T>::Group buf0 = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
-    walk_rows<T, RP, IDX, UNIT, false, false, kWarpsPerBlock>(p, alpha, beta, nullptr, buf0, c);
+    const G buf0 = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
+    walk_vector<T, RP, IDX>(p, alpha, beta, c, buf0, nwarps, lane,
+                            [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry, float &acc) {
+                                chunk_fma<T, RP, IDX, UNIT>(p, cur, cb, b, e, lane, carry, acc);
+                            });
 }
 
 /* ---- STAGED: x in shared memory as fp32 (fast path only: int32 indices, incx == 1, cols <= STAGE_MAX_COLS) */
@@ -270,50 +226,37 @@ template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const 
 template <typename T>
 __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spmv_staged(const Params<T, int32_t> p)
 {
+    using G = typename Ty<T>::Group;
     extern __shared__ __align__(16) float sx[];
-    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
-    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f || p.cols == 0) {
-        scale_only(p, beta);
+    float alpha, beta;
+    if (scaled_only<true>(p, alpha, beta))
         return;
-    }
-    const int lane = (int)(threadIdx.x % kWarp);
-    const int first = (int)(blockIdx.x * kStagedWarps + threadIdx.x / kWarp);
-    const int nwarps = (int)(gridDim.x * kStagedWarps);
+    int lane, first, nwarps;
+    warp_rows<kStagedWarps>(lane, first, nwarps);
     /* Start the A stream first, so that DRAM is busy while x is staged. */
     Cursor<Params<T, int32_t>, int32_t> c;
-    typename Ty<T>::Group buf0 = Ty<T>::zero();
+    G buf0 = Ty<T>::zero();
     const bool active = first < (int)p.rows;
     if (active) {
         c.start(p, first, nwarps);
         buf0 = load_group(p, c.cb + lane * kLaneEntries, c.e);
     }
-    const int nonfinite = __syncthreads_or(stage_x<T, kStagedThreads>(p.x, (int)p.cols, sx));
+    const int nonfinite = __syncthreads_or(stage_x<T, kStagedThreads>(p.b, (int)p.cols, sx));
     if (!active)
         return;
+    const uint32_t last_col = (uint32_t)(p.cols - 1);
     if (nonfinite)
-        walk_rows<T, int32_t, int32_t, true, true, true, kStagedWarps>(p, alpha, beta, sx, buf0, c);
+        walk_vector<T, int32_t, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
+                                         [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
+                                             chunk_fma_staged<T, int32_t, true>(sx, last_col, cur, cb, b, e, lane,
+                                                                                carry, acc);
+                                         });
     else
-        walk_rows<T, int32_t, int32_t, true, true, false, kStagedWarps>(p, alpha, beta, sx, buf0, c);
-}
-
-template <typename T, typename RP> Params<T, RP> make_params(const macko_kargs *a)
-{
-    Params<T, RP> p;
-    p.rows = a->rows;
-    p.cols = a->cols;
-    p.values = static_cast<const T *>(a->values);
-    p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
-    p.row_ptr = static_cast<const RP *>(a->row_ptr);
-    p.x = static_cast<const T *>(a->b);
-    p.incx = a->incb;
-    p.y = static_cast<T *>(a->c);
-    p.incy = a->incc;
-    p.alpha_dev = a->alpha_dev;
-    p.beta_dev = a->beta_dev;
-    p.alpha = a->alpha;
-    p.beta = a->beta;
-    return p;
+        walk_vector<T, int32_t, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
+                                         [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
+                                             chunk_fma_staged<T, int32_t, false>(sx, last_col, cur, cb, b, e, lane,
+                                                                                 carry, acc);
+                                         });
 }
 
 template <typename T, typename RP, typename IDX, bool UNIT> int launch_warp(const macko_kargs *a, const macko_launch *L)
