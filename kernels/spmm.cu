@@ -130,20 +130,49 @@ __device__ __forceinline__ uint32_t swz_stage(uint32_t k, uint32_t lo, uint32_t 
     return (h << s) | r;
 }
 
+/* Butterfly levels of reduce_scatter from the one that halves M values down, one template instance per level so
+ * that every index is a constant (see reduce_scatter). */
+template <int NT, int M> __device__ __forceinline__ void halve(float (&acc)[NT], int lane)
+{
+    if constexpr (M > 1) {
+        constexpr int o = kWarp / 2 / (NT / M);
+        const bool upper = (lane & o) != 0;
+#pragma unroll
+        for (int k = 0; k < M / 2; k++) {
+            const float send = upper ? acc[k] : acc[k + M / 2];
+            const float keep = upper ? acc[k + M / 2] : acc[k];
+            acc[k] = keep + __shfl_xor_sync(kFull, send, o);
+        }
+        halve<NT, M / 2>(acc, lane);
+    }
+}
+
 /* Sum of acc over the warp for every column, scattered: afterwards lane L holds column L / (32/NT). The first
  * log2(NT) butterfly levels halve the vector (each lane keeps the half its lane bit selects and adds the partner's
  * copy of it), the remaining levels add whole values. */
 template <int NT> __device__ __forceinline__ float reduce_scatter(float (&acc)[NT], int lane)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    /* Before sm_90 ptxas leaves the level loop below partly rolled for NT = 16 and puts acc in local memory (64
+     * bytes of stack in the staged kernel): there the levels are unrolled by templates. Same operations in the same
+     * order. (On sm_90 the loop is kept: its code is the measured one.) */
+    constexpr bool kByTemplate = NT == 16;
+#else
+    constexpr bool kByTemplate = false;
+#endif
+    if constexpr (kByTemplate) {
+        halve<NT, NT>(acc, lane);
+    } else {
 #pragma unroll
-    for (int lvl = 0; (1 << lvl) < NT; lvl++) {
-        const int m = NT >> lvl, o = kWarp / 2 >> lvl;
-        const bool upper = (lane & o) != 0;
+        for (int lvl = 0; (1 << lvl) < NT; lvl++) {
+            const int m = NT >> lvl, o = kWarp / 2 >> lvl;
+            const bool upper = (lane & o) != 0;
 #pragma unroll
-        for (int k = 0; k < m / 2; k++) {
-            const float send = upper ? acc[k] : acc[k + m / 2];
-            const float keep = upper ? acc[k + m / 2] : acc[k];
-            acc[k] = keep + __shfl_xor_sync(kFull, send, o);
+            for (int k = 0; k < m / 2; k++) {
+                const float send = upper ? acc[k] : acc[k + m / 2];
+                const float keep = upper ? acc[k + m / 2] : acc[k];
+                acc[k] = keep + __shfl_xor_sync(kFull, send, o);
+            }
         }
     }
     float v = acc[0];
@@ -206,8 +235,13 @@ __device__ __forceinline__ void stage_tile(const MmParams<T, RP> &p, char *smem,
     using R = Rows<T, NT>;
     /* U rows per thread per round, all their loads issued before the first store: ~U times fewer dependent L2 round
      * trips before the first FMA (every block of the launch stages at the same moment). U * NT <= 16 registers (32
-     * spilled under the 64-register cap). */
-    constexpr int U = NT >= 16 ? 1 : 16 / NT;
+     * spilled under the 64-register cap; before sm_90 fp32 with NT = 4 spilled at 16: 8 there). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    constexpr int kRegs = sizeof(T) == 4 && NT == 4 ? 8 : 16;
+#else
+    constexpr int kRegs = 16;
+#endif
+    constexpr int U = NT >= 16 ? 1 : kRegs / NT;
     for (uint32_t k0 = threadIdx.x; k0 <= p.slots; k0 += (uint32_t)(U * nthreads)) {
         uint32_t bits[U][NT], qs[U];
 #pragma unroll
