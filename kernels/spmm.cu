@@ -340,13 +340,11 @@ __global__ void __launch_bounds__(kStagedThreads, 1) mm_staged_kernel(const MmPa
  * they fit). */
 
 /* One chunk: per entry NT predicated loads of B, then NT fused multiply-adds. U: IDX unsigned (entries outside the
- * row give unused, wrapping offsets). */
-template <typename T, int NT, typename RP, typename IDX>
-__device__ __forceinline__ void global_chunk_fma(const Params<T, RP> &p, typename Ty<T>::Group &cur, IDX cb, IDX b,
-                                                 IDX e, int lane, IDX &carry, float (&acc)[NT])
+ * row give unused, wrapping offsets); incb, ldb: B's strides as U. */
+template <typename T, int NT, typename RP, typename IDX, typename U = typename std::make_unsigned<IDX>::type>
+__device__ __forceinline__ void global_chunk_fma(const Params<T, RP> &p, U incb, U ldb, typename Ty<T>::Group &cur,
+                                                 IDX cb, IDX b, IDX e, int lane, IDX &carry, float (&acc)[NT])
 {
-    using U = typename std::make_unsigned<IDX>::type;
-    const U incb = (U)p.incb, ldb = (U)p.ldb;
     const ChunkCols<IDX> cc = decode_chunk<T, IDX>(cur, cb, b, e, lane, carry);
 #pragma unroll
     for (int i = 0; i < kLaneEntries; i++) {
@@ -380,6 +378,8 @@ __global__ void __launch_bounds__(kGlobalThreads, (global_blocks_per_sm<IDX>()))
     Cursor<MmParams<T, RP>, IDX> c;
     c.start(p, first, nwarps);
     G buf0 = load_group<T, IDX>(p.values, p.dwords, c.cb + (IDX)(lane * kLaneEntries), c.e);
+    using U = typename std::make_unsigned<IDX>::type;
+    const U incb = (U)p.incb, ldb = (U)p.ldb;
     LaneAcc<T, RP, NT> la;
     la.init(p, lane, (int64_t)c.row, beta);
     float acc[NT];
@@ -387,7 +387,7 @@ __global__ void __launch_bounds__(kGlobalThreads, (global_blocks_per_sm<IDX>()))
     walk_rows<T>(
         p, c, buf0, nwarps, lane,
         [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) {
-            global_chunk_fma<T, NT, RP, IDX>(p, cur, cb, b, e, lane, carry, acc);
+            global_chunk_fma<T, NT, RP, IDX>(p, incb, ldb, cur, cb, b, e, lane, carry, acc);
         },
         [&](IDX row) {
             la.finish(p, (int64_t)row, alpha, beta, lane, acc);
