@@ -205,6 +205,7 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
                               int swizzle, macko_mm_rule *r, char *msg, size_t msg_size)
 {
     const int elem = (int)macko_type_size(m->type), max_staged = MACKO_MM_STAGED_ROW_BYTES / elem;
+    int wide_tile;
     r->path = MACKO_MM_PATH_GLOBAL;
     r->want = want;
     memset(&r->launch, 0, sizeof r->launch);
@@ -237,14 +238,14 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
         snprintf(msg, msg_size, "the staged SpMM path needs 32-bit indices");
         return MACKO_STATUS_NOT_SUPPORTED;
     }
+    wide_tile = want < MACKO_MM_GLOBAL_TILE_I64 ? want : MACKO_MM_GLOBAL_TILE_I64;
     if (index == MACKO_IDX_I32) {
         const int cap = MACKO_MM_GLOBAL_TILE_BYTES_I32 / elem;
         r->launch = mm_global(MACKO_K_MM_GLOBAL_I32, want < cap ? want : cap, m->rows, dp);
-        r->wide = mm_global(MACKO_K_MM_GLOBAL_I64_RP32, want < MACKO_MM_GLOBAL_TILE_I64 ? want : MACKO_MM_GLOBAL_TILE_I64,
-                            m->rows, dp);
+        r->wide = mm_global(MACKO_K_MM_GLOBAL_I64_RP32, wide_tile, m->rows, dp);
     } else {
         const int k = index == MACKO_IDX_I64_RP64 ? MACKO_K_MM_GLOBAL_I64_RP64 : MACKO_K_MM_GLOBAL_I64_RP32;
-        r->launch = mm_global(k, want < MACKO_MM_GLOBAL_TILE_I64 ? want : MACKO_MM_GLOBAL_TILE_I64, m->rows, dp);
+        r->launch = mm_global(k, wide_tile, m->rows, dp);
     }
     return MACKO_STATUS_SUCCESS;
 }

@@ -410,6 +410,63 @@ TYPED_TEST(GpuSpmm, WideMatrixGlobalPath)
         }
 }
 
+/* ---- the global path with B's offsets past int32 for a tile of 16 columns but not for 8: the plan narrows the
+ * tile to 8 and takes 64-bit offsets. (Before the plan, fp32 launched its 4-column 32-bit kernel while stepping 8
+ * columns: columns 4..7 of every 8 were never written.) x of the strided batch holds 9 vectors 2^31 / 12 elements
+ * apart (5.7 GiB for fp32), so only what the kernels read is filled. */
+TYPED_TEST(GpuSpmm, GlobalPathWithOffsetsPastInt32)
+{
+    MACKO_REQUIRE_GPU();
+    using P = TypeParam;
+    using E = typename P::E;
+    const int64_t rows = 64, cols = 8000, batch = 9, stridex = INT64_C(2147483647) / 12;
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t xbytes = (size_t)((batch - 1) * stridex + cols) * sizeof(E);
+    if (free_b < xbytes + ((size_t)1 << 30))
+        GTEST_SKIP() << "needs " << (xbytes >> 20) << " MiB of free device memory, " << (free_b >> 20) << " MiB free";
+    Handle h;
+    mt::Dense m = mt::random_dense(rows, cols, 0.1, 41, P::half);
+    Mat A;
+    make_matrix<P>(h.h, m, false, A);
+    if (::testing::Test::HasFatalFailure())
+        return;
+    /* the global path for every n (fp32 would take it anyway: no staged tile of 8 holds 8000 columns) */
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_GLOBAL;
+    ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
+    const macko_launch *L = macko_plan_mm(&A.A->plan, batch, cols, 1, stridex);
+    ASSERT_NE(L, nullptr);
+    EXPECT_EQ(L->tile, 8);
+    EXPECT_EQ(L->kernel, P::half ? MACKO_K_MM_GLOBAL_I32 : MACKO_K_MM_GLOBAL_I64_RP32);
+    DevMem dx(xbytes), dy((size_t)(rows * batch) * sizeof(E));
+    std::vector<std::vector<float>> xs;
+    for (int64_t j = 0; j < batch; j++) {
+        xs.push_back(mt::random_vector(cols, 43 + (uint64_t)j, P::half));
+        std::vector<E> xh(xs.back().size());
+        for (size_t i = 0; i < xh.size(); i++)
+            xh[i] = P::from(xs.back()[i]);
+        CUDA_CHECK(cudaMemcpy(dx.as<E>() + j * stridex, xh.data(), xh.size() * sizeof(E), cudaMemcpyHostToDevice));
+    }
+    CUDA_CHECK(cudaMemset(dy.p, 0xFF, dy.bytes));
+    const float alpha = 1.0f, beta = 0.0f;
+    ASSERT_EQ(P::sb(h.h, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A.A, dx.as<E>(), 1, stridex, &beta, dy.as<E>(), 1, rows,
+                    batch),
+              MACKO_STATUS_SUCCESS)
+        << macko_get_last_error_message();
+    std::vector<E> y((size_t)(rows * batch));
+    CUDA_CHECK(cudaMemcpy(y.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
+    for (int64_t j = 0; j < batch; j++) {
+        std::vector<double> xd(xs[(size_t)j].begin(), xs[(size_t)j].end()), yr((size_t)rows), got((size_t)rows);
+        for (double &v : xd)
+            v = P::to(P::from((float)v));
+        mt::ref_spmv(A.A, MACKO_OPERATION_NON_TRANSPOSE, 1.0, xd, 0.0, yr);
+        for (int64_t i = 0; i < rows; i++)
+            got[(size_t)i] = P::to(y[(size_t)(j * rows + i)]);
+        EXPECT_LT(mt::rel_l2(got, yr), P::rel_l2_max) << "vector " << j;
+    }
+}
+
 /* ---- alpha == 0 reads neither A nor B (B is NaN everywhere) */
 TYPED_TEST(GpuSpmm, AlphaZeroReadsNoB)
 {

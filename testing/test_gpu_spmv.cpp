@@ -563,8 +563,8 @@ TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
             }
             const float alpha = 1.5f, beta = 0.0f;
             CUDA_CHECK(cudaMemset(dy.p, 0xFF, dy.bytes));
-            ASSERT_EQ(P::spmv(h.h, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A.A, (r.incx == 1 ? dx : dx2).template as<E>(),
-                              r.incx, &beta, dy.as<E>(), 1),
+            const E *x = (r.incx == 1 ? dx : dx2).template as<E>();
+            ASSERT_EQ(P::spmv(h.h, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A.A, x, r.incx, &beta, dy.as<E>(), 1),
                       MACKO_STATUS_SUCCESS)
                 << macko_get_last_error_message();
             std::vector<E> out((size_t)m.rows);
