@@ -33,12 +33,26 @@ using namespace macko_walk;
 
 constexpr int kBlockThreads = MACKO_SPMV_BLOCK_THREADS;
 constexpr int kWarpsPerBlock = kBlockThreads / kWarp;
+/* Resident threads per SM of the architecture being compiled: the blocks per SM asked of __launch_bounds__ must fit
+ * (sm_75 holds 1024, sm_86/89 1536); the plan caps its grids with the device's own figure the same way. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kMaxThreadsPerSm = 1024;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int kMaxThreadsPerSm = 1536;
+#else
+constexpr int kMaxThreadsPerSm = 2048;
+#endif
+constexpr int resident(int blocks, int threads)
+{
+    return blocks * threads <= kMaxThreadsPerSm ? blocks : kMaxThreadsPerSm / threads;
+}
 /* Blocks per SM the grid is sized for, per variant; __launch_bounds__ makes ptxas fit the registers to it. */
 template <typename T, typename IDX, bool UNIT> constexpr int blocks_per_sm()
 {
-    return !(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
-           : sizeof(T) == 2            ? MACKO_SPMV_BLOCKS_PER_SM_H
-                                       : MACKO_SPMV_BLOCKS_PER_SM_S;
+    return resident(!(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
+                    : sizeof(T) == 2            ? MACKO_SPMV_BLOCKS_PER_SM_H
+                                                : MACKO_SPMV_BLOCKS_PER_SM_S,
+                    kBlockThreads);
 }
 static_assert(kBlockThreads % kWarp == 0, "whole warps per block");
 
@@ -170,7 +184,8 @@ constexpr int kStagedThreads = MACKO_SPMV_STAGED_THREADS;
 constexpr int kStagedWarps = kStagedThreads / kWarp;
 template <typename T> constexpr int staged_blocks_per_sm()
 {
-    return sizeof(T) == 2 ? MACKO_SPMV_STAGED_BLOCKS_PER_SM_H : MACKO_SPMV_STAGED_BLOCKS_PER_SM_S;
+    return resident(sizeof(T) == 2 ? MACKO_SPMV_STAGED_BLOCKS_PER_SM_H : MACKO_SPMV_STAGED_BLOCKS_PER_SM_S,
+                    kStagedThreads);
 }
 
 /* Copies x[0, cols) into sx as fp32 (cols <= MACKO_SPMV_STAGE_MAX_COLS); returns nonzero when this thread saw a

@@ -61,6 +61,13 @@ static unsigned grid_blocks(int64_t rows, int sm_count, int bps, int wpb, int eq
     return (unsigned)(blocks < 1 ? 1 : blocks);
 }
 
+/* At most bps blocks of `block` threads per SM, and no more than the device holds (sm_75: 1024 threads; the kernels'
+ * __launch_bounds__ are capped the same way). */
+static int resident(int bps, int block, const macko_devprops *dp)
+{
+    return dp->max_threads_per_sm > 0 && bps * block > dp->max_threads_per_sm ? dp->max_threads_per_sm / block : bps;
+}
+
 static macko_launch launch_of(int kernel, int tile, int block, int bps, unsigned grid)
 {
     macko_launch L;
@@ -102,7 +109,8 @@ static int64_t spmv_staged_bytes(int64_t cols) { return (cols * 4 + 15) & ~(int6
 static int spmv_staged_fit(int64_t cols, int elem, const macko_devprops *dp)
 {
     const int64_t bytes = spmv_staged_bytes(cols);
-    const int most = elem == 2 ? MACKO_SPMV_STAGED_BLOCKS_PER_SM_H : MACKO_SPMV_STAGED_BLOCKS_PER_SM_S;
+    const int most = resident(elem == 2 ? MACKO_SPMV_STAGED_BLOCKS_PER_SM_H : MACKO_SPMV_STAGED_BLOCKS_PER_SM_S,
+                              MACKO_SPMV_STAGED_THREADS, dp);
     int64_t fit;
     if (cols > MACKO_SPMV_STAGE_MAX_COLS)
         return 0;
@@ -117,6 +125,7 @@ static int spmv_staged_fit(int64_t cols, int elem, const macko_devprops *dp)
 static macko_launch spmv_warp(int kernel, int64_t rows, const macko_devprops *dp, int bps)
 {
     const int wpb = MACKO_SPMV_BLOCK_THREADS / WARP;
+    bps = resident(bps, MACKO_SPMV_BLOCK_THREADS, dp);
     return launch_of(kernel, 1, MACKO_SPMV_BLOCK_THREADS, bps, grid_blocks(rows, dp->sm_count, bps, wpb, 1));
 }
 

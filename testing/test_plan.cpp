@@ -40,6 +40,21 @@ macko_devprops rtx3090()
     return d;
 }
 
+/* Tesla T4 (sm_75): 1024 resident threads and 64 KiB of shared memory per SM. */
+macko_devprops t4()
+{
+    macko_devprops d = h100();
+    d.sm_count = 40;
+    d.cc_major = 7;
+    d.cc_minor = 5;
+    d.smem_per_block_optin = 65536;
+    d.smem_per_sm = 65536;
+    d.smem_reserved_per_block = 0;
+    d.max_threads_per_sm = 1024;
+    d.l2_bytes = 4194304;
+    return d;
+}
+
 /* An encoding's shape: what the plan reads of it. */
 macko_mat_s shape(int64_t rows, int64_t cols, int64_t entries, macko_datatype_t type = MACKO_R_16F)
 {
@@ -155,6 +170,23 @@ TEST(Plan, SpmvGridsAndIndexVariants)
     EXPECT_EQ(rp64.index, MACKO_IDX_I64_RP64);
     EXPECT_EQ(rp64.spmv_unit.kernel, MACKO_K_SPMV_WARP_I64_RP64);
     EXPECT_EQ(rp64.spmv_unit.blocks_per_sm, 4);
+}
+
+TEST(Plan, BlocksPerSmWithinTheDevicesResidentThreads)
+{
+    /* sm_75 holds 1024 threads per SM: 4 WARP blocks of 256 (not 6), 2 STAGED blocks of 512 (not 3); x of more than
+     * 48 KiB cannot be held twice in its 64 KiB */
+    const macko_plan w = plan_of(shape(R, 4096, R * 4096), t4());
+    EXPECT_EQ(w.spmv_unit.kernel, W);
+    EXPECT_EQ(w.spmv_unit.blocks_per_sm, 4);
+    EXPECT_EQ(w.spmv_unit.grid, 128u); /* at most 40 x 4 x 8 = 1280 warps: 4 rows each, 1024 warps */
+    const macko_plan s = plan_of(shape(R, 4096, half_full(4096)), t4());
+    EXPECT_EQ(s.spmv_unit.kernel, S);
+    EXPECT_EQ(s.spmv_unit.blocks_per_sm, 2);
+    EXPECT_EQ(plan_of(shape(R, 12289, half_full(12289)), t4()).spmv_unit.kernel, W);
+    /* the other devices are not capped */
+    EXPECT_EQ(plan_of(shape(R, 4096, R * 4096), rtx3090()).spmv_unit.blocks_per_sm, 6);
+    EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096)), rtx3090()).spmv_unit.blocks_per_sm, 3);
 }
 
 TEST(Plan, SpmmRuleOverN)
