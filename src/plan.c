@@ -239,8 +239,9 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
             return MACKO_STATUS_SUCCESS;
         }
         if (path == MACKO_MM_PATH_STAGED) {
-            snprintf(msg, msg_size, "the staged SpMM path cannot hold a tile of %lld columns in the %d bytes of "
-                     "shared memory a block gets on this device", (long long)m->cols, dp->smem_per_block_optin);
+            snprintf(msg, msg_size, "the staged SpMM path cannot hold even 2 columns of B (%lld rows) in the %d "
+                     "bytes of shared memory a block gets on this device", (long long)m->cols,
+                     dp->smem_per_block_optin);
             return MACKO_STATUS_NOT_SUPPORTED;
         }
     } else if (path == MACKO_MM_PATH_STAGED) {
