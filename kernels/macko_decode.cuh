@@ -1,5 +1,5 @@
-/* The MACKO chunk decode shared by the SpMV (kernels/spmv.cu) and SpMM (kernels/spmm.cu) kernels. Device code only,
- * header-only; every function is inlined into the kernels that use it.
+/* The MACKO chunk decode shared by the SpMV (kernels/spmv.cu) and SpMM (kernels/spmm.cu) kernels (the row walk around
+ * it: macko_walk.cuh). Device code only, header-only; every function is inlined into the kernels that use it.
  *
  * A warp walks one row at a time in steps of kChunk = 256 consecutive entries: lane L owns the 8-entry group at
  * chunk_base + 8L (values as one or two 16-byte loads, 8 delta nibbles as one 32-bit word). The first chunk of a row
@@ -222,47 +222,6 @@ __device__ __forceinline__ ChunkCols<IDX> decode_chunk(typename Ty<T>::Group &cu
     cc.e_even = pre - hi + 0x06040200u;  /* entry 2j:   prefix + index */
     return cc;
 }
-
-/* A warp's walk over its chunks: rows row, row + nwarps, ...; every row has at least one chunk (an empty row one
- * with nothing in it), so that every output element is written. The bounds of the next row are loaded one row
- * ahead. P: the kernel's parameters, with members rows (int64_t) and row_ptr (const RP *). */
-template <typename P, typename IDX> struct Cursor {
-    IDX row, b, e, cb, nb, ne;
-    __device__ __forceinline__ void start(const P &p, IDX first, IDX nwarps)
-    {
-        row = first;
-        b = (IDX)__ldg(p.row_ptr + row);
-        e = (IDX)__ldg(p.row_ptr + row + 1);
-        cb = b & ~(IDX)7;
-        fetch_next(p, nwarps);
-    }
-    __device__ __forceinline__ void fetch_next(const P &p, IDX nwarps)
-    {
-        const IDX nrow = row + nwarps;
-        nb = ne = 0;
-        if (nrow < (IDX)p.rows) {
-            nb = (IDX)__ldg(p.row_ptr + nrow);
-            ne = (IDX)__ldg(p.row_ptr + nrow + 1);
-        }
-    }
-    __device__ __forceinline__ bool last_of_row() const { return cb + kChunk >= e; }
-    /* Moves to the next chunk; returns true when that starts a new row (row >= rows: done). */
-    __device__ __forceinline__ bool advance(const P &p, IDX nwarps)
-    {
-        if (!last_of_row()) {
-            cb += kChunk;
-            return false;
-        }
-        row += nwarps;
-        if (row < (IDX)p.rows) {
-            b = nb;
-            e = ne;
-            cb = b & ~(IDX)7;
-            fetch_next(p, nwarps);
-        }
-        return true;
-    }
-};
 
 } // namespace macko_decode
 

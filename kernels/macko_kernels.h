@@ -1,155 +1,126 @@
 /* Internal interface between the host sources (src/, plain C) and the SpMV/SpMM kernels (kernels/spmv.cu, spmm.cu).
- * Not installed. The conversion launchers live in kernels/convert.h. */
+ * Not installed. What runs is decided once per matrix encoding by its launch plan (src/plan.h); a launcher here
+ * launches exactly what its macko_launch says and decides nothing. The conversion launchers live in
+ * kernels/convert.h. */
 #ifndef MACKO_KERNELS_H
 #define MACKO_KERNELS_H
 
 #include "macko.h"
 
 #include <stdint.h>
-#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* One SpMV launch: y = alpha*M*x + beta*y for one MACKO encoding M (A for op N, A->trans for op T). Everything has
- * been validated by the caller; the launcher only launches. */
-typedef struct macko_spmv_args {
-    int64_t rows, cols;           /* of M: y has rows elements, x has cols */
-    const void *values;           /* device arrays of M, FORMAT.md layout, 16-byte aligned */
+/* ---- kernel shapes: the kernels' templates and __launch_bounds__ use them, the plan sizes grids and shared memory
+ * with them (defaults measured in bench/NOTES.md; the first three are overridable for experiments) */
+#ifndef MACKO_SPMV_BLOCK_THREADS
+#define MACKO_SPMV_BLOCK_THREADS 256
+#endif
+#ifndef MACKO_SPMV_BLOCKS_PER_SM_H /* fp16 WARP fast path (incx == 1, 32-bit indices) */
+#define MACKO_SPMV_BLOCKS_PER_SM_H 6
+#endif
+#ifndef MACKO_SPMV_BLOCKS_PER_SM_S /* fp32 WARP fast path */
+#define MACKO_SPMV_BLOCKS_PER_SM_S 4
+#endif
+#define MACKO_SPMV_BLOCKS_PER_SM_OTHER 4  /* the strided and 64-bit-index SpMV variants */
+#define MACKO_SPMV_STAGED_THREADS 512     /* STAGED geometry: x staged in shared memory by each block */
+#define MACKO_SPMV_STAGED_BLOCKS_PER_SM_H 3
+#define MACKO_SPMV_STAGED_BLOCKS_PER_SM_S 2
+#define MACKO_SPMV_STAGE_MAX_COLS 28928   /* 113 KiB of fp32 x per block: 2 blocks per SM on sm_90 (228 KiB) */
+#define MACKO_MM_STAGED_THREADS 1024      /* one block per SM: the staged tile fills the shared memory */
+#define MACKO_MM_GLOBAL_THREADS 256
+#define MACKO_MM_GLOBAL_BLOCKS_PER_SM_I32 4 /* 64 registers with 32-bit indices ... */
+#define MACKO_MM_GLOBAL_BLOCKS_PER_SM_I64 2 /* ... 128 with 64-bit ones */
+#define MACKO_MM_STAGED_ROW_BYTES 32      /* widest staged row: tile <= 32 / element bytes (64 registers) */
+#define MACKO_MM_GLOBAL_TILE_BYTES_I32 16 /* widest global tile, 32-bit indices: 16 / element bytes columns */
+#define MACKO_MM_GLOBAL_TILE_I64 8        /* widest global tile, 64-bit indices */
+/* The 32-bit-index kernels need rows, cols and entries_padded <= MACKO_SPMV_I32_LIMIT (room for a step past the
+ * end). */
+#define MACKO_SPMV_I32_LIMIT (INT64_C(2147483647) - 4096)
+
+/* The kernels, per value type (the letter of the launcher's name: h = fp16, s = fp32):
+ *   SPMV_WARP_*   one warp per row, persistent grid, next chunk and next row bounds prefetched:
+ *                 I32_UNIT (int32 row_ptr, 32-bit index arithmetic, incx == 1), I32_STRIDED (any incx),
+ *                 I64_RP32 (int32 row_ptr, 64-bit arithmetic), I64_RP64 (int64 row_ptr)
+ *   SPMV_STAGED   WARP (I32_UNIT) with x staged as fp32 in dynamic shared memory by each block; x is read
+ *                 unpredicated at clamped columns unless the block saw a non-finite x value. Same summation order
+ *                 as WARP: bitwise identical results.
+ *   MM_STAGED     SpMM, B's tile of `tile` columns staged transposed in shared memory (int32 indices)
+ *   MM_GLOBAL_*   SpMM, B gathered through the read-only cache; index variants as for SpMV
+ *   MM_TC         reserved for the tensor-core SpMM path (kernels/spmm_tc.cu); no launcher yet
+ * (bench/NOTES.md: a SPLIT SpMV geometry with several warps per row lost everywhere and was removed, and so was a
+ * tensor-core variant of MM_STAGED.) */
+typedef enum {
+    MACKO_K_NONE = 0,
+    MACKO_K_SPMV_WARP_I32_UNIT,
+    MACKO_K_SPMV_WARP_I32_STRIDED,
+    MACKO_K_SPMV_WARP_I64_RP32,
+    MACKO_K_SPMV_WARP_I64_RP64,
+    MACKO_K_SPMV_STAGED,
+    MACKO_K_MM_STAGED,
+    MACKO_K_MM_GLOBAL_I32,
+    MACKO_K_MM_GLOBAL_I64_RP32,
+    MACKO_K_MM_GLOBAL_I64_RP64,
+    MACKO_K_MM_TC,
+    MACKO_KERNELS
+} macko_kernel_id;
+
+/* One launch as the plan computed it. */
+typedef struct macko_launch {
+    int kernel;            /* macko_kernel_id */
+    int tile;              /* columns of B/C per launch (the kernel's NT); 1 for SpMV */
+    int swizzle;           /* MM_STAGED: spacing shift s of the swizzled layout; 0: plain */
+    int blocks_per_sm;     /* resident blocks per SM the grid is sized for */
+    unsigned grid, block;  /* blocks, threads per block */
+    uint32_t smem;         /* dynamic shared memory bytes */
+    uint32_t slots;        /* MM_STAGED: rows per plane before the zero row (cols rounded up to 8 << swizzle) */
+    uint32_t plane_stride; /* MM_STAGED: bytes from one 16-byte plane of the staged rows to the next */
+} macko_launch;
+
+/* The problem of one launch: C = alpha*M*B + beta*C for one MACKO encoding M (A for op N, A->trans for op T), with
+ * B(k, j) at b[k*incb + j*ldb] and C(i, j) at c[i*incc + j*ldc] (elements), j < n. SpMV is n = 1 (x = b, incx =
+ * incb, y = c, incy = incc). Everything has been validated by the caller (C's elements are distinct and do not
+ * overlap B). */
+typedef struct macko_kargs {
+    int64_t rows, cols;     /* of M: C has rows rows, B has cols rows */
+    const void *values;     /* device arrays of M, FORMAT.md layout, 16-byte aligned */
     const uint8_t *deltas;
-    const void *row_ptr;          /* int32 or int64, as the launcher's variant says */
-    const void *x;                /* element type of M */
-    int64_t incx;                 /* >= 1 */
-    void *y;
-    int64_t incy;                 /* >= 1 */
-    const float *alpha_dev;       /* device pointers in POINTER_MODE_DEVICE (read by the kernel) ... */
+    const void *row_ptr;    /* int32 or int64, as the kernel's index variant says */
+    const void *b;          /* element type of M */
+    int64_t incb, ldb;      /* >= 1, >= 0 */
+    void *c;
+    int64_t incc, ldc;      /* >= 1, >= 1 (when n > 1) */
+    int64_t n;              /* 1 .. the launch's tile */
+    const float *alpha_dev; /* device pointers in POINTER_MODE_DEVICE (read by the kernel) ... */
     const float *beta_dev;
-    float alpha, beta;            /* ... else the host values (the pointers are then NULL) */
-    int sm_count;
+    float alpha, beta;      /* ... else the host values (the pointers are then NULL) */
     macko_stream_t stream;
-    int kernel;                   /* MACKO_SPMV_KERNEL_*: the geometry (the I32_UNIT variant only; others: WARP) */
-} macko_spmv_args;
-
-/* Kernel geometries of the I32_UNIT variant (src/spmv.c and the SpMM launchers for n == 1 choose one per matrix with
- * macko_spmv_choose_kernel, so that a matrix always takes the same path):
- *   WARP    one warp per row, persistent grid of 256-thread blocks, next chunk and next row bounds prefetched
- *   STAGED  WARP with x staged in dynamic shared memory as fp32 by each 512-thread block (cols <=
- *           MACKO_SPMV_STAGE_MAX_COLS and at least 2 blocks' x per SM on the device, else WARP runs); x is read
- *           unpredicated at clamped columns unless the block saw a non-finite x value.
- *           Same summation order as WARP: bitwise identical results.
- * (bench/NOTES.md: a SPLIT geometry with several warps per row lost everywhere and was removed.) */
-enum { MACKO_SPMV_KERNEL_WARP = 0, MACKO_SPMV_KERNEL_STAGED = 1, MACKO_SPMV_KERNELS = 2 };
-#define MACKO_SPMV_STAGE_MAX_COLS 28928 /* 113 KiB of fp32 x per block: 2 blocks per SM on sm_90 (228 KiB) */
-
-/* The geometry for a matrix of rows x cols with `entries` stored entries (FORMAT.md, padding included) and elem-byte
- * values (2: fp16, 4: fp32): a function of the matrix alone, so that the same matrix always takes the same path (on
- * one device: the launcher runs WARP where the device cannot hold two STAGED blocks' x per SM). Both geometries sum in
- * the same order, so the choice never changes a result. Measured on an H100 (bench/NOTES.md): for fp16 STAGED is
- * 0-9 % faster at every quick shape (cols <= 12288) and 3-20 % faster on the wide shapes with 13824..28672 columns;
- * for fp32 it pays only for cols <= 4096 (wider: up to +6 %). Nearly dense matrices (at least
- * MACKO_SPMV_DENSE_FRACTION of the positions stored) take WARP: there a lane's 8 entries are 8 consecutive columns
- * and the staged gather of a warp lands on 4 of the 32 shared-memory banks (d = 1.0: WARP 9-43 % faster on 10
- * shapes; d = 0.95: STAGED 5-17 % faster; nothing measured in between).
- * The environment variable MACKO_SPMV_VARIANT=0|1 forces WARP|STAGED (tests and timing only; read once per process
- * by macko_spmv_forced_kernel(), so the compute calls do no environment lookups). */
-#define MACKO_SPMV_DENSE_FRACTION 0.97
-int macko_spmv_forced_kernel(void); /* -1: none forced (src/spmv.c) */
-static inline int macko_spmv_choose_kernel(int64_t rows, int64_t cols, int64_t entries, size_t elem)
-{
-    const int forced = macko_spmv_forced_kernel();
-    if (forced >= 0)
-        return forced;
-    if ((double)entries >= MACKO_SPMV_DENSE_FRACTION * (double)rows * (double)cols)
-        return MACKO_SPMV_KERNEL_WARP;
-    return cols <= (elem == 2 ? MACKO_SPMV_STAGE_MAX_COLS : 4096) ? MACKO_SPMV_KERNEL_STAGED : MACKO_SPMV_KERNEL_WARP;
-}
-
-/* Blocks of the STAGED geometry per SM for a matrix of cols columns and elem-byte values on the current device, or 0
- * when STAGED cannot hold x there (the launch then runs WARP). For tests. */
-int macko_spmv_staged_blocks_per_sm(int64_t cols, int elem);
+} macko_kargs;
 
 /* Returns the cudaError_t of the launch (0 = cudaSuccess). */
-typedef int (*macko_spmv_launcher)(const macko_spmv_args *args);
+typedef int (*macko_launcher)(const macko_kargs *a, const macko_launch *L);
 
-/* Kernel variants, per value type:
- *   I32_UNIT    int32 row_ptr, 32-bit index arithmetic, incx == 1 (the fast path)
- *   I32_STRIDED int32 row_ptr, 32-bit index arithmetic, any incx
- *   I64_RP32    int32 row_ptr, 64-bit index arithmetic (cols near or above 2^31), any incx
- *   I64_RP64    int64 row_ptr (entries >= 2^31), 64-bit index arithmetic, any incx
- * The 32-bit variants need rows, cols and entries_padded <= MACKO_SPMV_I32_LIMIT (room for a step past the end). */
-#define MACKO_SPMV_I32_LIMIT (INT64_C(2147483647) - 4096)
-enum {
-    MACKO_SPMV_I32_UNIT = 0,
-    MACKO_SPMV_I32_STRIDED = 1,
-    MACKO_SPMV_I64_RP32 = 2,
-    MACKO_SPMV_I64_RP64 = 3,
-    MACKO_SPMV_VARIANTS = 4
-};
+#define MACKO_LAUNCHERS_OF(L)                                                                                        \
+    int macko_##L##_spmv_warp_i32_unit(const macko_kargs *a, const macko_launch *k);                                \
+    int macko_##L##_spmv_warp_i32_strided(const macko_kargs *a, const macko_launch *k);                             \
+    int macko_##L##_spmv_warp_i64_rp32(const macko_kargs *a, const macko_launch *k);                                \
+    int macko_##L##_spmv_warp_i64_rp64(const macko_kargs *a, const macko_launch *k);                                \
+    int macko_##L##_spmv_staged(const macko_kargs *a, const macko_launch *k);                                       \
+    int macko_##L##_mm_staged(const macko_kargs *a, const macko_launch *k);                                         \
+    int macko_##L##_mm_global_i32(const macko_kargs *a, const macko_launch *k);                                     \
+    int macko_##L##_mm_global_i64_rp32(const macko_kargs *a, const macko_launch *k);                                \
+    int macko_##L##_mm_global_i64_rp64(const macko_kargs *a, const macko_launch *k);
+MACKO_LAUNCHERS_OF(h)
+MACKO_LAUNCHERS_OF(s)
+#undef MACKO_LAUNCHERS_OF
 
-int macko_spmv_h_i32_unit(const macko_spmv_args *args);
-int macko_spmv_h_i32_strided(const macko_spmv_args *args);
-int macko_spmv_h_i64_rp32(const macko_spmv_args *args);
-int macko_spmv_h_i64_rp64(const macko_spmv_args *args);
-int macko_spmv_s_i32_unit(const macko_spmv_args *args);
-int macko_spmv_s_i32_strided(const macko_spmv_args *args);
-int macko_spmv_s_i64_rp32(const macko_spmv_args *args);
-int macko_spmv_s_i64_rp64(const macko_spmv_args *args);
-
-/* One SpMM launch (several kernels for more than one column tile): C = alpha*M*B + beta*C for one MACKO encoding M,
- * with B(k, j) at b[k*incb + j*ldb] and C(i, j) at c[i*incc + j*ldc] (elements), j < n. macko_Hspmm/macko_Sspmm
- * pass incb = incc = 1; the strided-batched SpMV passes (incx, stridex) and (incy, stridey). Everything has been
- * validated by the caller (C's elements are distinct and do not overlap B); n == 1 runs the SpMV kernel. */
-typedef struct macko_spmm_args {
-    int64_t rows, cols;           /* of M: C has rows rows, B has cols rows */
-    int64_t entries;              /* entries of M incl. padding (sizes the staging swizzle) */
-    const void *values;           /* device arrays of M, FORMAT.md layout, 16-byte aligned */
-    const uint8_t *deltas;
-    const void *row_ptr;          /* int32 or int64, as the launcher's variant says */
-    int64_t n;                    /* >= 1 */
-    const void *b;
-    int64_t incb, ldb;            /* >= 1, >= 0 */
-    void *c;
-    int64_t incc, ldc;            /* >= 1, >= 1 (when n > 1) */
-    const float *alpha_dev;       /* device pointers in POINTER_MODE_DEVICE (read by the kernel) ... */
-    const float *beta_dev;
-    float alpha, beta;            /* ... else the host values (the pointers are then NULL) */
-    int sm_count;
-    macko_stream_t stream;
-    /* Kernel choice; the library passes MACKO_SPMM_PATH_AUTO, 0 and -1. Tests and timing force the others. */
-    int path;                     /* MACKO_SPMM_PATH_* */
-    int tile;                     /* columns per pass: 0 = automatic, else 2, 4, 8 or 16 */
-    int swizzle;                  /* staged layout: -1 = automatic, 0 = plain, s in 3..12 = spacing shift */
-} macko_spmm_args;
-
-/* Returns the cudaError_t of the launches (0 = cudaSuccess); cudaErrorInvalidValue (1) when a forced path cannot
- * run this problem. */
-typedef int (*macko_spmm_launcher)(const macko_spmm_args *args);
-
-/* Paths: STAGED copies the columns' tile of B into shared memory (transposed: one row of tile values per column of
- * M, read with one vector load per entry) and accumulates on the CUDA cores; MMA is the same staging with
- * tensor-core accumulation (fp16, tiles of 8 or 16); GLOBAL gathers B through the read-only cache; SPMV (n == 1)
- * the SpMV kernel. AUTO chooses. */
-enum {
-    MACKO_SPMM_PATH_AUTO = 0,
-    MACKO_SPMM_PATH_STAGED = 1,
-    MACKO_SPMM_PATH_GLOBAL = 2,
-    MACKO_SPMM_PATH_SPMV = 3,
-    MACKO_SPMM_PATH_MMA = 4
-};
-
-/* Variants, per value type (same index rules as SpMV):
- *   I32       int32 row_ptr, rows/cols/entries_padded <= MACKO_SPMV_I32_LIMIT: staged or global, 32-bit indices
- *   I64_RP32  int32 row_ptr, 64-bit indices (global only)
- *   I64_RP64  int64 row_ptr, 64-bit indices (global only) */
-enum { MACKO_SPMM_I32 = 0, MACKO_SPMM_I64_RP32 = 1, MACKO_SPMM_I64_RP64 = 2, MACKO_SPMM_VARIANTS = 3 };
-
-int macko_spmm_h_i32(const macko_spmm_args *args);
-int macko_spmm_h_i64_rp32(const macko_spmm_args *args);
-int macko_spmm_h_i64_rp64(const macko_spmm_args *args);
-int macko_spmm_s_i32(const macko_spmm_args *args);
-int macko_spmm_s_i64_rp32(const macko_spmm_args *args);
-int macko_spmm_s_i64_rp64(const macko_spmm_args *args);
+/* Let the kernels with dynamic shared memory (elem-byte values; for MM_STAGED the tile and whether the layout is
+ * swizzled) use up to `bytes` of it on the current device: cudaFuncSetAttribute, called when a plan is built, never
+ * at a launch. Return the cudaError_t. */
+int macko_spmv_staged_optin(int elem, int bytes);
+int macko_mm_staged_optin(int elem, int tile, int swizzled, int bytes);
 
 #ifdef __cplusplus
 }

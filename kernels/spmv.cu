@@ -1,8 +1,9 @@
-/* SpMV on the MACKO format: y = alpha*M*x + beta*y (FORMAT.md; macko_spmv_args in macko_kernels.h).
+/* SpMV on the MACKO format: y = alpha*M*x + beta*y (FORMAT.md; macko_kargs in macko_kernels.h, n = 1).
  *
  * One warp per row, persistent grid-stride over rows; the chunk decode (8 entries per lane per 256-entry warp step,
  * predicate masking of entries outside the row and of padding, packed in-word prefix + warp scan for the columns)
- * lives in macko_decode.cuh, shared with the SpMM kernels.
+ * lives in macko_decode.cuh and the row walk in macko_walk.cuh, both shared with the SpMM kernels; this file adds the
+ * per-chunk gather of x and the per-row warp sum.
  *
  * Software pipelining: the loads of the next chunk (or of the next row's first chunk) are issued into a second
  * register buffer before the current chunk is decoded, and each row's bounds are loaded one row ahead. Registers are
@@ -10,75 +11,55 @@
  * what was measured, including a cp.async shared-memory ring that lost). Accumulation is fp32 in a fixed order (per
  * lane in entry order, then a fixed shuffle tree), so results are bitwise reproducible. No atomics, no allocation.
  *
- * Two geometries of the fast path (macko_kernels.h, chosen per matrix shape): WARP (no shared memory) and STAGED
+ * Two geometries of the fast path (macko_kernels.h; the plan, src/plan.c, chooses per matrix): WARP and STAGED
  * (512-thread blocks that first copy x into dynamic shared memory as fp32, after issuing their first A loads; 3 blocks
  * per SM, 2 when x takes more than a third of the SM's shared memory; the gather is then
  * one unpredicated LDS per entry at a clamped column, no fp16 conversion, unless the block found a non-finite x value,
  * in which case only stored nonzero entries read x, as in WARP). Both sum in the same order: bitwise equal results.
  */
 #include "macko_kernels.h"
-#include "macko_decode.cuh"
+#include "macko_walk.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
 
-#include <algorithm>
-#include <atomic>
 #include <type_traits>
 
 namespace {
 
-using namespace macko_decode;
-
-/* Tuning knobs (defaults measured in bench/NOTES.md); overridable only for experiments. */
-#ifndef MACKO_SPMV_BLOCK_THREADS
-#define MACKO_SPMV_BLOCK_THREADS 256
-#endif
-#ifndef MACKO_SPMV_BLOCKS_PER_SM_H /* fp16 fast path (incx == 1, 32-bit indices); other variants use 4 */
-#define MACKO_SPMV_BLOCKS_PER_SM_H 6
-#endif
-#ifndef MACKO_SPMV_BLOCKS_PER_SM_S /* fp32 fast path */
-#define MACKO_SPMV_BLOCKS_PER_SM_S 4
-#endif
+using namespace macko_walk;
 
 constexpr int kBlockThreads = MACKO_SPMV_BLOCK_THREADS;
 constexpr int kWarpsPerBlock = kBlockThreads / kWarp;
+/* Resident threads per SM of the architecture being compiled: the blocks per SM asked of __launch_bounds__ must fit
+ * (sm_75 holds 1024, sm_86/89 1536); the plan caps its grids with the device's own figure the same way. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kMaxThreadsPerSm = 1024;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int kMaxThreadsPerSm = 1536;
+#else
+constexpr int kMaxThreadsPerSm = 2048;
+#endif
+constexpr int resident(int blocks, int threads)
+{
+    return blocks * threads <= kMaxThreadsPerSm ? blocks : kMaxThreadsPerSm / threads;
+}
 /* Blocks per SM the grid is sized for, per variant; __launch_bounds__ makes ptxas fit the registers to it. */
 template <typename T, typename IDX, bool UNIT> constexpr int blocks_per_sm()
 {
-    return !(sizeof(IDX) == 4 && UNIT) ? 4 : sizeof(T) == 2 ? MACKO_SPMV_BLOCKS_PER_SM_H : MACKO_SPMV_BLOCKS_PER_SM_S;
+    return resident(!(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
+                    : sizeof(T) == 2            ? MACKO_SPMV_BLOCKS_PER_SM_H
+                                                : MACKO_SPMV_BLOCKS_PER_SM_S,
+                    kBlockThreads);
 }
 static_assert(kBlockThreads % kWarp == 0, "whole warps per block");
-
-template <typename T, typename RP> struct Params {
-    int64_t rows, cols;
-    const T *values;
-    const uint32_t *dwords; /* the delta nibbles, 8 per word */
-    const RP *row_ptr;
-    const T *x;
-    int64_t incx;
-    T *y;
-    int64_t incy;
-    const float *alpha_dev, *beta_dev;
-    float alpha, beta;
-};
 
 template <typename T, typename RP, typename IDX>
 __device__ __forceinline__ typename Ty<T>::Group load_group(const Params<T, RP> &p, IDX k0, IDX e)
 {
     return macko_decode::load_group<T, IDX>(p.values, p.dwords, k0, e);
-}
-
-/* y = beta*y (or 0) when A and x are not to be read: alpha == 0 or no columns. */
-template <typename T, typename RP> __device__ void scale_only(const Params<T, RP> &p, float beta)
-{
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < p.rows; r += stride) {
-        T *yp = p.y + r * p.incy;
-        Ty<T>::y_put(yp, beta != 0.0f ? beta * Ty<T>::y_at(yp) : 0.0f);
-    }
 }
 
 /* One warp step on the chunk at cb of the row [b, e): mask the entries outside the row, decode the columns, gather
@@ -98,7 +79,7 @@ __device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>
         off[i] = cc.off(i);
     uint32_t xs[kLaneEntries];
     if (UNIT) {
-        const uint64_t xl = reinterpret_cast<uint64_t>(p.x + base);
+        const uint64_t xl = reinterpret_cast<uint64_t>(p.b + base);
 #pragma unroll
         for (int i = 0; i < kLaneEntries; i++)
             xs[i] = Ty<T>::nonzero(cur, i)
@@ -107,7 +88,7 @@ __device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>
     } else {
 #pragma unroll
         for (int i = 0; i < kLaneEntries; i++)
-            xs[i] = Ty<T>::nonzero(cur, i) ? Ty<T>::x_bits(p.x + (int64_t)(base + (IDX)off[i]) * p.incx) : 0u;
+            xs[i] = Ty<T>::nonzero(cur, i) ? Ty<T>::x_bits(p.b + (int64_t)(base + (IDX)off[i]) * p.incb) : 0u;
     }
 #pragma unroll
     for (int i = 0; i < kLaneEntries; i++)
@@ -149,81 +130,63 @@ __device__ __forceinline__ void finish_row(const Params<T, RP> &p, int64_t row, 
         float r = alpha * acc;
         if (beta != 0.0f)
             r = fmaf(beta, yold, r);
-        Ty<T>::y_put(p.y + row * p.incy, r);
+        Ty<T>::y_put(p.c + row * p.incc, r);
     }
 }
 
-/* The row walk of one warp (see the file comment). STAGE: x is in shared memory (sx, fp32), GUARD as in
- * chunk_fma_staged. WPB: warps per block. */
-template <typename T, typename RP, typename IDX, bool UNIT, bool STAGE, bool GUARD, int WPB>
-__device__ __forceinline__ void walk_rows(const Params<T, RP> &p, float alpha, float beta, const float *sx,
-                                          typename Ty<T>::Group buf0, Cursor<Params<T, RP>, IDX> &c)
+/* The row walk of one warp (see the file comment) with one fp32 partial sum per lane, summed over the warp and
+ * written at each row's end. CHUNK(cur, cb, b, e, carry, acc): chunk_fma or chunk_fma_staged. */
+template <typename T, typename RP, typename IDX, typename CHUNK>
+__device__ __forceinline__ void walk_vector(const Params<T, RP> &p, float alpha, float beta,
+                                            Cursor<Params<T, RP>, IDX> &c, typename Ty<T>::Group buf0, IDX nwarps,
+                                            int lane, CHUNK &&chunk)
 {
     using G = typename Ty<T>::Group;
-    const int lane = (int)(threadIdx.x % kWarp);
-    const IDX nwarps = (IDX)(gridDim.x * WPB);
-    const IDX lane_off = (IDX)(lane * kLaneEntries);
-    const uint32_t last_col = (uint32_t)(p.cols - 1);
     float yold = 0.0f;
     if (beta != 0.0f && lane == 0)
-        yold = Ty<T>::y_at(p.y + (int64_t)c.row * p.incy);
-    IDX carry = 0;
+        yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
     float acc = 0.0f;
-
-    /* One step: issue the loads of the chunk after c (in this row, or the next row's first) into nxt, then consume
-     * cur. Two register buffers, alternating, so that no copies are needed. Returns false when no rows are left. */
-    auto step = [&](G &cur, G &nxt) -> bool {
-        const bool same_row = !c.last_of_row();
-        const IDX ncb = same_row ? c.cb + kChunk : (c.nb & ~(IDX)7);
-        const IDX nend = same_row ? c.e : (c.row + nwarps < (IDX)p.rows ? c.ne : (IDX)0);
-        nxt = load_group(p, ncb + lane_off, nend);
-        if (STAGE)
-            chunk_fma_staged<T, IDX, GUARD>(sx, last_col, cur, c.cb, c.b, c.e, lane, carry, acc);
-        else
-            chunk_fma<T, RP, IDX, UNIT>(p, cur, c.cb, c.b, c.e, lane, carry, acc);
-        const IDX row = c.row;
-        if (c.advance(p, nwarps)) {
-            finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane);
-            if (c.row >= (IDX)p.rows)
-                return false;
+    walk_rows<T>(
+        p, c, buf0, nwarps, lane, [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) { chunk(cur, cb, b, e, carry, acc); },
+        [&](IDX row) { finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane); },
+        [&]() {
             if (beta != 0.0f && lane == 0)
-                yold = Ty<T>::y_at(p.y + (int64_t)c.row * p.incy);
-            carry = 0;
+                yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
             acc = 0.0f;
-        }
-        return true;
-    };
-    G buf1;
-    while (step(buf0, buf1) && step(buf1, buf0)) {
-    }
+        });
 }
 
 /* RP: row_ptr element type in memory. IDX: index arithmetic (rows, entries and columns; int32 only when all stay far
- * below 2^31, which the caller checks). UNIT: incx == 1. */
+ * below 2^31, which the plan checks). UNIT: incx == 1. */
 template <typename T, typename RP, typename IDX, bool UNIT>
 __global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())) spmv_kernel(const Params<T, RP> p)
 {
-    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
-    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f || p.cols == 0) {
-        scale_only(p, beta);
+    using G = typename Ty<T>::Group;
+    float alpha, beta;
+    if (scaled_only<true>(p, alpha, beta))
         return;
-    }
-    const int lane = (int)(threadIdx.x % kWarp);
-    const IDX first = (IDX)(blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarp);
-    const IDX nwarps = (IDX)(gridDim.x * kWarpsPerBlock);
+    int lane;
+    IDX first, nwarps;
+    warp_rows<kWarpsPerBlock>(lane, first, nwarps);
     if (first >= (IDX)p.rows)
         return;
     Cursor<Params<T, RP>, IDX> c;
     c.start(p, first, nwarps);
-    const typename Ty<T>::Group buf0 = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
-    walk_rows<T, RP, IDX, UNIT, false, false, kWarpsPerBlock>(p, alpha, beta, nullptr, buf0, c);
+    const G buf0 = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
+    walk_vector<T, RP, IDX>(p, alpha, beta, c, buf0, nwarps, lane,
+                            [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry, float &acc) {
+                                chunk_fma<T, RP, IDX, UNIT>(p, cur, cb, b, e, lane, carry, acc);
+                            });
 }
 
 /* ---- STAGED: x in shared memory as fp32 (fast path only: int32 indices, incx == 1, cols <= STAGE_MAX_COLS) */
-constexpr int kStagedThreads = 512;
+constexpr int kStagedThreads = MACKO_SPMV_STAGED_THREADS;
 constexpr int kStagedWarps = kStagedThreads / kWarp;
-template <typename T> constexpr int staged_blocks_per_sm() { return sizeof(T) == 2 ? 3 : 2; }
+template <typename T> constexpr int staged_blocks_per_sm()
+{
+    return resident(sizeof(T) == 2 ? MACKO_SPMV_STAGED_BLOCKS_PER_SM_H : MACKO_SPMV_STAGED_BLOCKS_PER_SM_S,
+                    kStagedThreads);
+}
 
 /* Copies x[0, cols) into sx as fp32 (cols <= MACKO_SPMV_STAGE_MAX_COLS); returns nonzero when this thread saw a
  * non-finite value. With x 16-byte aligned, every thread issues kIt 16-byte loads at once before their first use, in
@@ -274,167 +237,82 @@ template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const 
     return nonfinite;
 }
 
-/* x lives in dynamic shared memory: staged_smem_bytes(cols) bytes (see launch). */
+/* x lives in dynamic shared memory: cols fp32 values rounded up to 16 bytes (the plan's smem). */
 template <typename T>
 __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spmv_staged(const Params<T, int32_t> p)
 {
+    using G = typename Ty<T>::Group;
     extern __shared__ __align__(16) float sx[];
-    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
-    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f || p.cols == 0) {
-        scale_only(p, beta);
+    float alpha, beta;
+    if (scaled_only<true>(p, alpha, beta))
         return;
-    }
-    const int lane = (int)(threadIdx.x % kWarp);
-    const int first = (int)(blockIdx.x * kStagedWarps + threadIdx.x / kWarp);
-    const int nwarps = (int)(gridDim.x * kStagedWarps);
+    int lane, first, nwarps;
+    warp_rows<kStagedWarps>(lane, first, nwarps);
     /* Start the A stream first, so that DRAM is busy while x is staged. */
     Cursor<Params<T, int32_t>, int32_t> c;
-    typename Ty<T>::Group buf0 = Ty<T>::zero();
+    G buf0 = Ty<T>::zero();
     const bool active = first < (int)p.rows;
     if (active) {
         c.start(p, first, nwarps);
         buf0 = load_group(p, c.cb + lane * kLaneEntries, c.e);
     }
-    const int nonfinite = __syncthreads_or(stage_x<T, kStagedThreads>(p.x, (int)p.cols, sx));
+    const int nonfinite = __syncthreads_or(stage_x<T, kStagedThreads>(p.b, (int)p.cols, sx));
     if (!active)
         return;
+    const uint32_t last_col = (uint32_t)(p.cols - 1);
     if (nonfinite)
-        walk_rows<T, int32_t, int32_t, true, true, true, kStagedWarps>(p, alpha, beta, sx, buf0, c);
+        walk_vector<T, int32_t, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
+                                         [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
+                                             chunk_fma_staged<T, int32_t, true>(sx, last_col, cur, cb, b, e, lane,
+                                                                                carry, acc);
+                                         });
     else
-        walk_rows<T, int32_t, int32_t, true, true, false, kStagedWarps>(p, alpha, beta, sx, buf0, c);
+        walk_vector<T, int32_t, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
+                                         [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
+                                             chunk_fma_staged<T, int32_t, false>(sx, last_col, cur, cb, b, e, lane,
+                                                                                 carry, acc);
+                                         });
 }
 
-/* Dynamic shared memory of one STAGED block: x as fp32, rounded up to 16 bytes. */
-inline int64_t staged_smem_bytes(int64_t cols) { return (cols * 4 + 15) & ~(int64_t)15; }
-
-/* The current device's shared-memory limits (per block with opt-in, per SM), cached per device; {48 KiB, 0} when
- * they cannot be read. */
-constexpr int kMaxDevices = 64;
-inline void smem_limits(int &per_block, int &per_sm, int &dev)
+template <typename T, typename RP, typename IDX, bool UNIT> int launch_warp(const macko_kargs *a, const macko_launch *L)
 {
-    static std::atomic<int> block_cache[kMaxDevices], sm_cache[kMaxDevices];
-    per_block = 48 * 1024;
-    per_sm = 0;
-    dev = -1;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
-        (void)cudaGetLastError();
-        dev = -1;
-        return;
-    }
-    int b = block_cache[dev].load(std::memory_order_relaxed), m = sm_cache[dev].load(std::memory_order_relaxed);
-    if (b == 0) {
-        if (cudaDeviceGetAttribute(&b, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&m, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return;
-        }
-        block_cache[dev].store(b, std::memory_order_relaxed);
-        sm_cache[dev].store(m, std::memory_order_relaxed);
-    }
-    per_block = b;
-    per_sm = m;
+    spmv_kernel<T, RP, IDX, UNIT><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, RP>(a));
+    return (int)cudaGetLastError();
 }
 
-/* spmv_staged<T> may use up to per_block bytes of dynamic shared memory on device dev (set once per device). */
-template <typename T> inline bool staged_allow_smem(int dev, int per_block)
+template <typename T> int launch_staged(const macko_kargs *a, const macko_launch *L)
 {
-    static std::atomic<bool> done[kMaxDevices];
-    if (done[dev].load(std::memory_order_acquire))
-        return true;
-    if (cudaFuncSetAttribute(spmv_staged<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, per_block) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    done[dev].store(true, std::memory_order_release);
-    return true;
-}
-
-/* Blocks of STAGED per SM for cols columns (3 as the registers allow, fewer when x does not fit 3 times), or 0 when
- * fewer than 2 fit or the device cannot give a block the bytes: then WARP runs. Up to 48 KiB no query is needed. */
-template <typename T> inline int staged_fit(int64_t cols)
-{
-    const int64_t bytes = staged_smem_bytes(cols);
-    if (cols > MACKO_SPMV_STAGE_MAX_COLS)
-        return 0;
-    if (bytes <= 48 * 1024)
-        return staged_blocks_per_sm<T>();
-    int per_block = 0, per_sm = 0, dev = -1;
-    smem_limits(per_block, per_sm, dev);
-    const int64_t fit = per_sm / (bytes + 1024); /* 1 KiB per block is reserved by the system */
-    if (dev < 0 || bytes > per_block || fit < 2 || !staged_allow_smem<T>(dev, per_block))
-        return 0;
-    return (int)std::min<int64_t>(fit, staged_blocks_per_sm<T>());
-}
-
-/* Enough warps to cover the rows in as few equal rounds as the resident warps allow. */
-inline unsigned grid_blocks(int64_t rows, int sm_count, int blocks_per_sm, int warps_per_block = kWarpsPerBlock)
-{
-    int64_t max_warps = (int64_t)(sm_count > 0 ? sm_count : 1) * blocks_per_sm * warps_per_block;
-    int64_t per_warp = (rows + max_warps - 1) / max_warps;
-    if (per_warp < 1)
-        per_warp = 1;
-    int64_t warps = (rows + per_warp - 1) / per_warp;
-    int64_t blocks = (warps + warps_per_block - 1) / warps_per_block;
-    return (unsigned)(blocks < 1 ? 1 : blocks);
-}
-
-template <typename T, typename RP> Params<T, RP> make_params(const macko_spmv_args *a)
-{
-    Params<T, RP> p;
-    p.rows = a->rows;
-    p.cols = a->cols;
-    p.values = static_cast<const T *>(a->values);
-    p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
-    p.row_ptr = static_cast<const RP *>(a->row_ptr);
-    p.x = static_cast<const T *>(a->x);
-    p.incx = a->incx;
-    p.y = static_cast<T *>(a->y);
-    p.incy = a->incy;
-    p.alpha_dev = a->alpha_dev;
-    p.beta_dev = a->beta_dev;
-    p.alpha = a->alpha;
-    p.beta = a->beta;
-    return p;
-}
-
-template <typename T, typename RP, typename IDX, bool UNIT> int launch(const macko_spmv_args *a)
-{
-    cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
-    if (std::is_same<IDX, int32_t>::value && std::is_same<RP, int32_t>::value && UNIT) {
-        switch (a->kernel) {
-        case MACKO_SPMV_KERNEL_STAGED:
-            if (const int per_sm = staged_fit<T>(a->cols)) {
-                const Params<T, int32_t> p = make_params<T, int32_t>(a);
-                const unsigned blocks = grid_blocks(a->rows, a->sm_count, per_sm, kStagedWarps);
-                spmv_staged<T><<<blocks, kStagedThreads, (size_t)staged_smem_bytes(a->cols), st>>>(p);
-                return (int)cudaGetLastError();
-            }
-            break;
-        default: break;
-        }
-    }
-    const Params<T, RP> p = make_params<T, RP>(a);
-    const unsigned blocks = grid_blocks(a->rows, a->sm_count, blocks_per_sm<T, IDX, UNIT>());
-    spmv_kernel<T, RP, IDX, UNIT><<<blocks, kBlockThreads, 0, st>>>(p);
+    spmv_staged<T><<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, int32_t>(a));
     return (int)cudaGetLastError();
 }
 
 } // namespace
 
-extern "C" int macko_spmv_staged_blocks_per_sm(int64_t cols, int elem)
+extern "C" int macko_spmv_staged_optin(int elem, int bytes)
 {
-    return elem == 2 ? staged_fit<__half>(cols) : staged_fit<float>(cols);
+    const cudaError_t e =
+        elem == 2 ? cudaFuncSetAttribute(spmv_staged<__half>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+                  : cudaFuncSetAttribute(spmv_staged<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    return (int)e;
 }
 
 /* The thin C launchers: one list, stamped per value type. */
 #define MACKO_SPMV_LAUNCHER(L, T, NAME, RP, IDX, UNIT)                                                               \
-    extern "C" int macko_spmv_##L##_##NAME(const macko_spmv_args *a) { return launch<T, RP, IDX, UNIT>(a); }
+    extern "C" int macko_##L##_spmv_warp_##NAME(const macko_kargs *a, const macko_launch *k)                         \
+    {                                                                                                                \
+        return launch_warp<T, RP, IDX, UNIT>(a, k);                                                                  \
+    }
 #define MACKO_SPMV_LAUNCHERS(L, T)                                                                                   \
     MACKO_SPMV_LAUNCHER(L, T, i32_unit, int32_t, int32_t, true)                                                      \
     MACKO_SPMV_LAUNCHER(L, T, i32_strided, int32_t, int32_t, false)                                                  \
     MACKO_SPMV_LAUNCHER(L, T, i64_rp32, int32_t, int64_t, false)                                                     \
-    MACKO_SPMV_LAUNCHER(L, T, i64_rp64, int64_t, int64_t, false)
+    MACKO_SPMV_LAUNCHER(L, T, i64_rp64, int64_t, int64_t, false)                                                     \
+    extern "C" int macko_##L##_spmv_staged(const macko_kargs *a, const macko_launch *k)                              \
+    {                                                                                                                \
+        return launch_staged<T>(a, k);                                                                               \
+    }
 
 MACKO_SPMV_LAUNCHERS(h, __half)
 MACKO_SPMV_LAUNCHERS(s, float)

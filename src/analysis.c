@@ -67,6 +67,7 @@ macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko
     static const char fn[] = "macko_analysis";
     struct macko_mat_s *t = NULL, tmp;
     macko_arrays dev;
+    macko_plan plan;
     macko_dev_guard g;
     macko_status_t st;
     cudaError_t e;
@@ -111,13 +112,24 @@ macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko
             st = macko_cuda_status(e);
         }
     }
-    macko_dev_leave(&g);
     if (st != MACKO_STATUS_SUCCESS) {
+        macko_dev_leave(&g);
         macko_mat_destroy(t);
         return macko_fail(st, fn, 0, "cannot upload the transposed encoding");
     }
+    st = macko_plan_build(fn, t, dev.row_ptr, &handle->props, NULL, &plan);
+    if (st != MACKO_STATUS_SUCCESS) {
+        /* not macko_mat_destroy: its macko_ok() would clear the error details just recorded */
+        macko_dev_arrays_release(&dev);
+        macko_dev_leave(&g);
+        macko_host_arrays_free(t);
+        free(t);
+        return st;
+    }
+    macko_dev_leave(&g);
     macko_host_arrays_free(t);
     t->dev = dev;
+    t->plan = plan;
     t->device = handle->device;
     t->has_device = 1;
     A->trans = t;

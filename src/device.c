@@ -152,7 +152,8 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
     static const char fn[] = "macko_mat_upload";
     macko_dev_guard g;
     macko_arrays d;
-    macko_status_t st;
+    macko_plan plan;
+    macko_status_t st, pst = MACKO_STATUS_SUCCESS;
     cudaError_t e;
     MACKO_CHECK(macko_check_handle(fn, handle));
     MACKO_CHECK(macko_check_host_mat(fn, 2, A));
@@ -162,17 +163,27 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
                           cudaGetErrorString(e));
     cudaGetLastError();
     st = macko_dev_upload_arrays(A, handle->stream, &d);
+    if (st == MACKO_STATUS_SUCCESS) {
+        pst = macko_plan_build(fn, A, d.row_ptr, &handle->props, NULL, &plan);
+        if (pst != MACKO_STATUS_SUCCESS)
+            macko_dev_arrays_release(&d);
+    }
     macko_dev_leave(&g);
     if (st != MACKO_STATUS_SUCCESS)
         return macko_fail(st, fn, 0, "cannot %s the device arrays (%" PRId64 " entries)",
                           st == MACKO_STATUS_ALLOC_FAILED ? "allocate" : "copy", A->entries_padded);
+    if (pst != MACKO_STATUS_SUCCESS)
+        return pst;
     if (A->has_device) {
-        /* The old copy goes; A^T stays valid where it already lives on the same device. */
+        /* The old copy goes (with its extras and plan); A^T stays valid where it already lives on the same
+         * device. */
         struct macko_mat_s old;
         memset(&old, 0, sizeof old);
         old.has_device = 1;
         old.device = A->device;
         old.dev = A->dev;
+        memcpy(old.extra, A->extra, sizeof old.extra);
+        memset(A->extra, 0, sizeof A->extra);
         if (A->trans != NULL && A->device != handle->device) {
             macko_mat_destroy(A->trans);
             A->trans = NULL;
@@ -180,6 +191,7 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
         macko_device_arrays_free(&old);
     }
     A->dev = d;
+    A->plan = plan;
     A->device = handle->device;
     A->has_device = 1;
     return macko_ok();

@@ -125,9 +125,9 @@ static macko_status_t convert(macko_handle_t h, const char *fn, struct macko_mat
         goto cuda_fail;
     }
     e = (cudaError_t)(c->csr ? macko_conv_csr_count(c->es, c->idx64, c->base, rows, m->cols, c->nnz, c->rp, c->ci,
-                                                    c->vals, t.counts, t.stats, h->sm_count, h->stream)
+                                                    c->vals, t.counts, t.stats, h->props.sm_count, h->stream)
                              : macko_conv_dense_count(c->es, c->a, rows, m->cols, c->ld, c->colmajor, t.counts,
-                                                      t.stats, h->sm_count, h->stream));
+                                                      t.stats, h->props.sm_count, h->stream));
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(&st, t.stats, sizeof st, cudaMemcpyDeviceToHost, s);
     if (e == cudaSuccess)
@@ -165,12 +165,12 @@ static macko_status_t convert(macko_handle_t h, const char *fn, struct macko_mat
     e = (cudaError_t)macko_conv_scan(t.scan_tmp, &scan_bytes, t.counts, rows + 1, h->stream);
     if (e == cudaSuccess && entries > 0)
         e = (cudaError_t)(c->csr ? macko_conv_csr_fill(c->es, c->idx64, c->base, rows, c->rp, c->ci, c->vals,
-                                                       t.counts, t.out.values, t.dtmp, h->sm_count, h->stream)
+                                                       t.counts, t.out.values, t.dtmp, h->props.sm_count, h->stream)
                                  : macko_conv_dense_fill(c->es, c->a, rows, m->cols, c->ld, c->colmajor, t.counts,
-                                                         t.out.values, t.dtmp, h->sm_count, h->stream));
+                                                         t.out.values, t.dtmp, h->props.sm_count, h->stream));
     if (e == cudaSuccess)
         e = (cudaError_t)macko_conv_finish(t.counts, m->rp64 ? NULL : (int32_t *)t.out.row_ptr, rows, t.dtmp,
-                                           t.out.deltas, entries, ep, h->sm_count, h->stream);
+                                           t.out.deltas, entries, ep, h->props.sm_count, h->stream);
     if (e == cudaSuccess && ep > entries)
         e = cudaMemsetAsync((char *)t.out.values + (vb / ep) * entries, 0, (size_t)((vb / ep) * (ep - entries)), s);
     if (e == cudaSuccess)
@@ -214,6 +214,8 @@ static macko_status_t run(macko_handle_t h, const char *fn, macko_mat_t *A, int6
     m->cols = cols;
     m->type = type;
     st = convert(h, fn, m, c);
+    if (st == MACKO_STATUS_SUCCESS)
+        st = macko_plan_build(fn, m, m->dev.row_ptr, &h->props, NULL, &m->plan);
     macko_dev_leave(&g);
     if (st != MACKO_STATUS_SUCCESS) {
         /* not macko_mat_destroy: its macko_ok() would clear the error details just recorded */

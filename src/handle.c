@@ -1,8 +1,38 @@
-/* Handle: binds a device, carries the stream and the pointer mode. */
+/* Handle: binds a device, carries the stream, the pointer mode and the device's properties (read once here). */
 #include "check.h"
 
 #include <cuda_runtime_api.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* The properties of device dev (devprops.h); cudaSuccess or the first failing query's error. */
+static cudaError_t read_props(int dev, macko_devprops *p)
+{
+    static const struct {
+        enum cudaDeviceAttr attr;
+        size_t offset;
+    } q[] = {
+        {cudaDevAttrMultiProcessorCount, offsetof(macko_devprops, sm_count)},
+        {cudaDevAttrComputeCapabilityMajor, offsetof(macko_devprops, cc_major)},
+        {cudaDevAttrComputeCapabilityMinor, offsetof(macko_devprops, cc_minor)},
+        {cudaDevAttrMaxSharedMemoryPerBlockOptin, offsetof(macko_devprops, smem_per_block_optin)},
+        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, offsetof(macko_devprops, smem_per_sm)},
+        {cudaDevAttrReservedSharedMemoryPerBlock, offsetof(macko_devprops, smem_reserved_per_block)},
+        {cudaDevAttrMaxRegistersPerMultiprocessor, offsetof(macko_devprops, regs_per_sm)},
+        {cudaDevAttrMaxThreadsPerMultiProcessor, offsetof(macko_devprops, max_threads_per_sm)},
+        {cudaDevAttrL2CacheSize, offsetof(macko_devprops, l2_bytes)},
+    };
+    size_t i;
+    memset(p, 0, sizeof *p);
+    p->device = dev;
+    for (i = 0; i < sizeof q / sizeof q[0]; i++) {
+        const cudaError_t e = cudaDeviceGetAttribute((int *)((char *)p + q[i].offset), q[i].attr, dev);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
 
 int macko_arch_supported(int major, int minor)
 {
@@ -29,41 +59,37 @@ macko_status_t macko_launch_fail(const struct macko_handle_s *h, const char *fn,
         return macko_fail(st, fn, 0,
                           "no kernel image for device %d (compute capability %d.%d): this libmacko was built for "
                           "other GPU architectures (CMAKE_CUDA_ARCHITECTURES; CUDA error %d)",
-                          h->device, h->cc_major, h->cc_minor, err);
+                          h->device, h->props.cc_major, h->props.cc_minor, err);
     return macko_fail(st, fn, 0, "kernel launch failed (CUDA error %d)", err);
 }
 
 macko_status_t macko_create(macko_handle_t *handle)
 {
     static const char fn[] = "macko_create";
-    int dev = 0, n = 0, sms = 0, major = 0, minor = 0;
+    int dev = 0, n = 0;
+    macko_devprops props;
     struct macko_handle_s *h;
     MACKO_CHECK(macko_check_ptr(fn, 1, "handle", handle));
     if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
         cudaGetLastError();
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 0, "no usable CUDA device");
     }
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    if (cudaGetDevice(&dev) != cudaSuccess || read_props(dev, &props) != cudaSuccess) {
         cudaGetLastError();
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 0, "the current CUDA device cannot be queried");
     }
-    if (!macko_arch_supported(major, minor))
+    if (!macko_arch_supported(props.cc_major, props.cc_minor))
         return macko_fail(MACKO_STATUS_ARCH_MISMATCH, fn, 0,
                           "device %d has compute capability %d.%d; macko needs 8.0 or newer (Ampere, Ada, Hopper or "
                           "later)",
-                          dev, major, minor);
+                          dev, props.cc_major, props.cc_minor);
     h = (struct macko_handle_s *)calloc(1, sizeof *h);
     if (h == NULL)
         return macko_fail(MACKO_STATUS_ALLOC_FAILED, fn, 0, "out of host memory");
     h->device = dev;
     h->stream = NULL;
     h->pointer_mode = MACKO_POINTER_MODE_HOST;
-    h->sm_count = sms;
-    h->cc_major = major;
-    h->cc_minor = minor;
+    h->props = props;
     *handle = h;
     return macko_ok();
 }

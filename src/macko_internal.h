@@ -4,6 +4,8 @@
 
 #include "macko.h"
 #include "format.h"
+#include "devprops.h"
+#include "plan.h"
 
 #include <stdint.h>
 #include <stddef.h>
@@ -18,11 +20,17 @@ extern "C" {
 #define MACKO_RP32_LIMIT (INT64_C(1) << 31)
 
 struct macko_handle_s {
-    int device;                   /* CUDA device bound at creation */
+    int device;                   /* CUDA device bound at creation (== props.device) */
     macko_stream_t stream;        /* NULL = legacy default stream */
     macko_pointer_mode_t pointer_mode;
-    int sm_count;                 /* multiprocessors of the device, for grid sizing */
-    int cc_major, cc_minor;       /* compute capability of the device (for error messages) */
+    macko_devprops props;         /* read once at creation: grids and launch plans are sized from it */
+};
+
+/* Device arrays of an encoding besides FORMAT.md's three: NULL or cudaMalloc'ed on the encoding's device, freed
+ * with its arrays (macko_device_arrays_free). One more is one more name here. */
+enum {
+    MACKO_EXTRA_ROW_PTR64 = 0, /* int64 copy of an int32 row_ptr, for a plan forced to I64_RP64 (tests) */
+    MACKO_EXTRAS
 };
 
 /* The kernels use sm_80 instructions (mma.sync m16n8k16, ldmatrix, cp.async) and are built for compute capability
@@ -57,6 +65,8 @@ struct macko_mat_s {
     int has_device;         /* device arrays valid */
     int device;             /* CUDA device holding dev */
     macko_arrays dev;       /* cudaMalloc'ed */
+    macko_plan plan;        /* how to launch on dev (plan.h): built with dev, then read-only */
+    void *extra[MACKO_EXTRAS];
 
     struct macko_mat_s *trans; /* device-resident encoding of A^T (op T), built by macko_analysis; NULL until then */
 };
@@ -97,7 +107,7 @@ macko_status_t macko_host_arrays_alloc(struct macko_mat_s *m);
 void macko_host_arrays_free(struct macko_mat_s *m);
 void *macko_aligned_calloc(size_t bytes); /* 64-byte aligned, zeroed; NULL on failure (also for bytes == 0: 64) */
 void macko_aligned_free(void *p);
-/* Frees device arrays (and trans); safe on a matrix without them. */
+/* Frees device arrays, extras (and trans); safe on a matrix without them. */
 void macko_device_arrays_free(struct macko_mat_s *m);
 
 /* ---- encoding (encode_dense.c, encode_csr.c, import.c, export.c) */

@@ -58,17 +58,24 @@ void macko_device_arrays_free(struct macko_mat_s *m)
         macko_mat_destroy(m->trans);
         m->trans = NULL;
     }
-    if (m->has_device || m->dev.values || m->dev.deltas || m->dev.row_ptr) {
+    int i, any = m->has_device || m->dev.values || m->dev.deltas || m->dev.row_ptr;
+    for (i = 0; i < MACKO_EXTRAS; i++)
+        any |= m->extra[i] != NULL;
+    if (any) {
         int cur = -1;
         int switched = cudaGetDevice(&cur) == cudaSuccess && cur != m->device &&
                        cudaSetDevice(m->device) == cudaSuccess;
         cudaFree(m->dev.values);
         cudaFree(m->dev.deltas);
         cudaFree(m->dev.row_ptr);
+        for (i = 0; i < MACKO_EXTRAS; i++)
+            cudaFree(m->extra[i]);
         if (switched)
             cudaSetDevice(cur);
     }
     memset(&m->dev, 0, sizeof m->dev);
+    memset(m->extra, 0, sizeof m->extra);
+    memset(&m->plan, 0, sizeof m->plan);
     m->has_device = 0;
 }
 

@@ -1,24 +1,15 @@
 /* macko_Hspmm / macko_Sspmm and macko_Hspmv_strided_batched / macko_Sspmv_strided_batched: argument checks in
- * signature order, then one launcher looked up in a table (it runs the SpMM kernels of kernels/spmm.cu, or the SpMV
- * kernel for one column). Both routines are the same product: column j of B / vector j of the batch is at
- * b + k*incb + j*ldb, with (incb, ldb) = (1, ldb) for spmm and (incx, stridex) for the strided batch.
- * No allocation, no synchronisation, no host<->device copy: graph-capturable. */
+ * signature order, then the launches the encoding's plan (plan.h) has for n columns (the SpMM kernels of
+ * kernels/spmm.cu, one launch per tile of columns, or the SpMV kernel for one column). Both routines are the same
+ * product: column j of B / vector j of the batch is at b + k*incb + j*ldb, with (incb, ldb) = (1, ldb) for spmm and
+ * (incx, stridex) for the strided batch.
+ * No allocation, no synchronisation, no host<->device copy, no device query: graph-capturable. */
 #include "check.h"
-#include "macko_kernels.h"
 
 #include <stdint.h>
 
-/* Precisions in the order of the table rows. */
+/* Precisions in the order of mm_prec's rows. */
 enum { MM_H = 0, MM_S = 1, MM_PRECISIONS = 2 };
-
-static const macko_spmm_launcher spmm_table[MM_PRECISIONS][MACKO_SPMM_VARIANTS] = {
-    [MM_H] = {[MACKO_SPMM_I32] = macko_spmm_h_i32,
-              [MACKO_SPMM_I64_RP32] = macko_spmm_h_i64_rp32,
-              [MACKO_SPMM_I64_RP64] = macko_spmm_h_i64_rp64},
-    [MM_S] = {[MACKO_SPMM_I32] = macko_spmm_s_i32,
-              [MACKO_SPMM_I64_RP32] = macko_spmm_s_i64_rp32,
-              [MACKO_SPMM_I64_RP64] = macko_spmm_s_i64_rp64},
-};
 
 typedef struct mm_precision {
     const char *mm_name;   /* routine names for error messages */
@@ -32,46 +23,39 @@ static const mm_precision mm_prec[MM_PRECISIONS] = {
     [MM_S] = {"macko_Sspmm", "macko_Sspmv_strided_batched", MACKO_R_32F, 4},
 };
 
-static int mm_variant(const struct macko_mat_s *M)
-{
-    if (M->rp64)
-        return MACKO_SPMM_I64_RP64;
-    if (M->entries_padded > MACKO_SPMV_I32_LIMIT || M->cols > MACKO_SPMV_I32_LIMIT || M->rows > MACKO_SPMV_I32_LIMIT)
-        return MACKO_SPMM_I64_RP32;
-    return MACKO_SPMM_I32;
-}
-
-/* Everything is valid, m > 0 and n > 0: launch. */
+/* Everything is valid, m > 0 and n > 0: the plan's launch for n, once per tile of its columns. */
 static macko_status_t mm_run(int prec, const char *fn, macko_handle_t handle, const struct macko_mat_s *M,
                              int64_t n, const float *alpha, const float *beta, const void *b, int64_t incb,
                              int64_t ldb, void *c, int64_t incc, int64_t ldc)
 {
-    macko_spmm_args a;
-    int err;
+    const int64_t elem = (int64_t)mm_prec[prec].elem;
+    const macko_launch *L = macko_plan_mm(&M->plan, n, M->cols, incb, ldb);
+    macko_kargs a;
+    int64_t j0;
 
+    if (L == NULL)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 0,
+                          "the launch plan forced on A (macko_plan_override) has no path for n = %lld", (long long)n);
     a.rows = M->rows;
     a.cols = M->cols;
-    a.entries = M->entries;
     a.values = M->dev.values;
     a.deltas = M->dev.deltas;
-    a.row_ptr = M->dev.row_ptr;
-    a.n = n;
-    a.b = b;
+    a.row_ptr = M->plan.row_ptr;
     a.incb = incb;
     a.ldb = ldb;
-    a.c = c;
     a.incc = incc;
     a.ldc = ldc;
     macko_resolve_scalars(handle, alpha, beta, &a.alpha, &a.beta, &a.alpha_dev, &a.beta_dev);
-    a.sm_count = handle->sm_count;
     a.stream = handle->stream;
-    a.path = MACKO_SPMM_PATH_AUTO;
-    a.tile = 0;
-    a.swizzle = -1;
-
-    err = spmm_table[prec][mm_variant(M)](&a);
-    if (err != 0)
-        return macko_launch_fail(handle, fn, err);
+    for (j0 = 0; j0 < n; j0 += L->tile) {
+        int err;
+        a.b = (const char *)b + j0 * ldb * elem;
+        a.c = (char *)c + j0 * ldc * elem;
+        a.n = n - j0 < L->tile ? n - j0 : L->tile;
+        err = macko_plan_launch(M->type, &a, L);
+        if (err != 0)
+            return macko_launch_fail(handle, fn, err);
+    }
     return macko_ok();
 }
 

@@ -38,8 +38,8 @@ TEST(Arch, LaunchFailureMessages)
 {
     struct macko_handle_s h = {};
     h.device = 1;
-    h.cc_major = 8;
-    h.cc_minor = 6;
+    h.props.cc_major = 8;
+    h.props.cc_minor = 6;
     EXPECT_EQ(macko_launch_fail(&h, "macko_Hspmv", cudaErrorNoKernelImageForDevice), MACKO_STATUS_ARCH_MISMATCH);
     EXPECT_EQ(macko_get_last_error_position(), 0);
     EXPECT_NE(std::string(macko_get_last_error_message()).find("compute capability 8.6"), std::string::npos)

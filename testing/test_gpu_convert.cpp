@@ -724,10 +724,10 @@ TEST(GpuConvertTiming, Dense12288Half)
         ASSERT_EQ(cudaMalloc((void **)&counts, (size_t)(n + 1) * 8), cudaSuccess);
         ASSERT_EQ(cudaMalloc((void **)&st, sizeof *st), cudaSuccess);
         for (int order = 0; order < 2; order++) {
-            macko_conv_dense_count(2, d.p, n, n, n, order, counts, st, H.h->sm_count, nullptr);
+            macko_conv_dense_count(2, d.p, n, n, n, order, counts, st, H.h->props.sm_count, nullptr);
             cudaEventRecord(e0, nullptr);
             for (int rep = 0; rep < 5; rep++)
-                macko_conv_dense_count(2, d.p, n, n, n, order, counts, st, H.h->sm_count, nullptr);
+                macko_conv_dense_count(2, d.p, n, n, n, order, counts, st, H.h->props.sm_count, nullptr);
             cudaEventRecord(e1, nullptr);
             cudaEventSynchronize(e1);
             cudaEventElapsedTime(&count_ms[order], e0, e1);

@@ -20,7 +20,6 @@
 #include "gpu_fixtures.h"
 
 #include "macko_internal.h"
-#include "../kernels/macko_kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -78,8 +77,6 @@ struct HP {
     {
         return std::ldexp(std::fabs(ref), -10) + 2.0 * (double)(k + 4) * kU * s + kU;
     }
-    static constexpr macko_spmm_launcher launchers[MACKO_SPMM_VARIANTS] = {macko_spmm_h_i32, macko_spmm_h_i64_rp32,
-                                                                         macko_spmm_h_i64_rp64};
 };
 
 struct SP {
@@ -116,8 +113,6 @@ struct SP {
                                          incy, sy, batch);
     }
     static double tol(double, double s, int64_t k) { return 2.0 * (double)(k + 4) * kU * s + 1e-37; }
-    static constexpr macko_spmm_launcher launchers[MACKO_SPMM_VARIANTS] = {macko_spmm_s_i32, macko_spmm_s_i64_rp32,
-                                                                         macko_spmm_s_i64_rp64};
 };
 
 using gt::Blas;
@@ -415,6 +410,63 @@ TYPED_TEST(GpuSpmm, WideMatrixGlobalPath)
         }
 }
 
+/* ---- the global path with B's offsets past int32 for a tile of 16 columns but not for 8: the plan narrows the
+ * tile to 8 and takes 64-bit offsets. (Before the plan, fp32 launched its 4-column 32-bit kernel while stepping 8
+ * columns: columns 4..7 of every 8 were never written.) x of the strided batch holds 9 vectors 2^31 / 12 elements
+ * apart (5.7 GiB for fp32), so only what the kernels read is filled. */
+TYPED_TEST(GpuSpmm, GlobalPathWithOffsetsPastInt32)
+{
+    MACKO_REQUIRE_GPU();
+    using P = TypeParam;
+    using E = typename P::E;
+    const int64_t rows = 64, cols = 8000, batch = 9, stridex = INT64_C(2147483647) / 12;
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t xbytes = (size_t)((batch - 1) * stridex + cols) * sizeof(E);
+    if (free_b < xbytes + ((size_t)1 << 30))
+        GTEST_SKIP() << "needs " << (xbytes >> 20) << " MiB of free device memory, " << (free_b >> 20) << " MiB free";
+    Handle h;
+    mt::Dense m = mt::random_dense(rows, cols, 0.1, 41, P::half);
+    Mat A;
+    make_matrix<P>(h.h, m, false, A);
+    if (::testing::Test::HasFatalFailure())
+        return;
+    /* the global path for every n (fp32 would take it anyway: no staged tile of 8 holds 8000 columns) */
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_GLOBAL;
+    ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
+    const macko_launch *L = macko_plan_mm(&A.A->plan, batch, cols, 1, stridex);
+    ASSERT_NE(L, nullptr);
+    EXPECT_EQ(L->tile, 8);
+    EXPECT_EQ(L->kernel, P::half ? MACKO_K_MM_GLOBAL_I32 : MACKO_K_MM_GLOBAL_I64_RP32);
+    DevMem dx(xbytes), dy((size_t)(rows * batch) * sizeof(E));
+    std::vector<std::vector<float>> xs;
+    for (int64_t j = 0; j < batch; j++) {
+        xs.push_back(mt::random_vector(cols, 43 + (uint64_t)j, P::half));
+        std::vector<E> xh(xs.back().size());
+        for (size_t i = 0; i < xh.size(); i++)
+            xh[i] = P::from(xs.back()[i]);
+        CUDA_CHECK(cudaMemcpy(dx.as<E>() + j * stridex, xh.data(), xh.size() * sizeof(E), cudaMemcpyHostToDevice));
+    }
+    CUDA_CHECK(cudaMemset(dy.p, 0xFF, dy.bytes));
+    const float alpha = 1.0f, beta = 0.0f;
+    ASSERT_EQ(P::sb(h.h, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A.A, dx.as<E>(), 1, stridex, &beta, dy.as<E>(), 1, rows,
+                    batch),
+              MACKO_STATUS_SUCCESS)
+        << macko_get_last_error_message();
+    std::vector<E> y((size_t)(rows * batch));
+    CUDA_CHECK(cudaMemcpy(y.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
+    for (int64_t j = 0; j < batch; j++) {
+        std::vector<double> xd(xs[(size_t)j].begin(), xs[(size_t)j].end()), yr((size_t)rows), got((size_t)rows);
+        for (double &v : xd)
+            v = P::to(P::from((float)v));
+        mt::ref_spmv(A.A, MACKO_OPERATION_NON_TRANSPOSE, 1.0, xd, 0.0, yr);
+        for (int64_t i = 0; i < rows; i++)
+            got[(size_t)i] = P::to(y[(size_t)(j * rows + i)]);
+        EXPECT_LT(mt::rel_l2(got, yr), P::rel_l2_max) << "vector " << j;
+    }
+}
+
 /* ---- alpha == 0 reads neither A nor B (B is NaN everywhere) */
 TYPED_TEST(GpuSpmm, AlphaZeroReadsNoB)
 {
@@ -590,8 +642,8 @@ TYPED_TEST(GpuSpmm, StridedBatchedLayouts)
     }
 }
 
-/* ---- every path of the launcher (staged plain, staged swizzled, global with 32- and 64-bit indices, int64 row
- * pointers) computes the bitwise same result for a given tile, and the reference's */
+/* ---- every path (staged plain, staged swizzled, global with 32- and 64-bit indices, int64 row pointers; forced
+ * through the plan override, src/plan.h) computes the bitwise same result for a given tile, and the reference's */
 TYPED_TEST(GpuSpmm, PathsAgreeBitwise)
 {
     MACKO_REQUIRE_GPU();
@@ -604,11 +656,6 @@ TYPED_TEST(GpuSpmm, PathsAgreeBitwise)
     make_matrix<P>(h.h, m, false, A);
     if (::testing::Test::HasFatalFailure())
         return;
-    std::vector<int64_t> rp64((size_t)m.rows + 1);
-    for (int64_t r = 0; r <= m.rows; r++)
-        rp64[(size_t)r] = macko_rp_get(A.A->host.row_ptr, A.A->rp64, r);
-    DevMem drp(rp64.size() * 8);
-    CUDA_CHECK(cudaMemcpy(drp.p, rp64.data(), rp64.size() * 8, cudaMemcpyHostToDevice));
     const int64_t n = 16, ldb = m.cols + 1, ldc = m.rows + 3;
     std::vector<float> bv = mt::random_vector(ldb * n, 3, P::half);
     std::vector<E> bh(bv.size());
@@ -616,65 +663,51 @@ TYPED_TEST(GpuSpmm, PathsAgreeBitwise)
         bh[i] = P::from(bv[i]);
     DevMem db(bh.size() * sizeof(E)), dc((size_t)(ldc * n) * sizeof(E));
     CUDA_CHECK(cudaMemcpy(db.p, bh.data(), db.bytes, cudaMemcpyHostToDevice));
+    const float alpha = 1.5f, beta = 0.0f;
 
     struct Run {
         const char *name;
-        int variant, path, swizzle;
+        int index, path, swizzle, kernel;
     };
-    /* CUDA-core paths first (bitwise equal to each other), then the tensor-core ones (bitwise equal to each other:
-     * the layout changes addresses only); each family's first result is checked against the reference. */
-    const Run runs[] = {{"staged plain", MACKO_SPMM_I32, MACKO_SPMM_PATH_STAGED, 0},
-                        {"staged swizzle 3", MACKO_SPMM_I32, MACKO_SPMM_PATH_STAGED, 3},
-                        {"staged swizzle 5", MACKO_SPMM_I32, MACKO_SPMM_PATH_STAGED, 5},
-                        {"staged swizzle auto", MACKO_SPMM_I32, MACKO_SPMM_PATH_STAGED, -1},
-                        {"global i32", MACKO_SPMM_I32, MACKO_SPMM_PATH_GLOBAL, 0},
-                        {"global i64 rp32", MACKO_SPMM_I64_RP32, MACKO_SPMM_PATH_GLOBAL, 0},
-                        {"global i64 rp64", MACKO_SPMM_I64_RP64, MACKO_SPMM_PATH_GLOBAL, 0},
-                        {"mma plain", MACKO_SPMM_I32, MACKO_SPMM_PATH_MMA, 0},
-                        {"mma swizzle 3", MACKO_SPMM_I32, MACKO_SPMM_PATH_MMA, 3},
-                        {"mma swizzle auto", MACKO_SPMM_I32, MACKO_SPMM_PATH_MMA, -1}};
+    /* Bitwise equal to each other (the layout changes addresses only); the first result is checked against the
+     * reference. */
+    const Run runs[] = {{"staged plain", MACKO_IDX_I32, MACKO_MM_PATH_STAGED, 0, MACKO_K_MM_STAGED},
+                        {"staged swizzle 3", MACKO_IDX_I32, MACKO_MM_PATH_STAGED, 3, MACKO_K_MM_STAGED},
+                        {"staged swizzle 5", MACKO_IDX_I32, MACKO_MM_PATH_STAGED, 5, MACKO_K_MM_STAGED},
+                        {"staged swizzle auto", MACKO_IDX_I32, MACKO_MM_PATH_STAGED, -1, MACKO_K_MM_STAGED},
+                        {"global i32", MACKO_IDX_I32, MACKO_MM_PATH_GLOBAL, 0, MACKO_K_MM_GLOBAL_I32},
+                        {"global i64 rp32", MACKO_IDX_I64_RP32, MACKO_MM_PATH_GLOBAL, 0, MACKO_K_MM_GLOBAL_I64_RP32},
+                        {"global i64 rp64", MACKO_IDX_I64_RP64, MACKO_MM_PATH_GLOBAL, 0, MACKO_K_MM_GLOBAL_I64_RP64}};
     for (int tile : {2, 4, 8, 16}) {
         std::vector<E> first;
         std::string first_name;
-        bool first_mma = true;
         for (const Run &r : runs) {
-            /* tiles a path does not have (the launcher caps the global tile) are compared with the same cap */
-            const int cap = r.path == MACKO_SPMM_PATH_GLOBAL ? (r.variant == MACKO_SPMM_I32 ? 16 / (int)sizeof(E) : 8)
-                                                             : 32 / (int)sizeof(E);
+            /* tiles a path does not have (the plan caps the global tile) are compared with the same cap */
+            const int cap = r.path == MACKO_MM_PATH_GLOBAL ? (r.index == MACKO_IDX_I32 ? 16 / (int)sizeof(E) : 8)
+                                                           : 32 / (int)sizeof(E);
             if (tile > cap)
                 continue;
-            const bool mma = r.path == MACKO_SPMM_PATH_MMA;
-            if (mma && (!P::half || tile != 8))
-                continue;
-            if (mma && first_mma) {
-                first.clear();
-                first_mma = false;
-            }
             SCOPED_TRACE(testing::Message() << "tile " << tile << ", " << r.name);
-            macko_spmm_args a;
-            std::memset(&a, 0, sizeof a);
-            a.rows = m.rows;
-            a.cols = m.cols;
-            a.entries = A.A->entries;
-            a.values = A.A->dev.values;
-            a.deltas = A.A->dev.deltas;
-            a.row_ptr = r.variant == MACKO_SPMM_I64_RP64 ? drp.p : A.A->dev.row_ptr;
-            a.n = n;
-            a.b = db.p;
-            a.incb = 1;
-            a.ldb = ldb;
-            a.c = dc.p;
-            a.incc = 1;
-            a.ldc = ldc;
-            a.alpha = 1.5f;
-            a.beta = 0.0f;
-            a.sm_count = h.h->sm_count;
-            a.path = r.path;
-            a.tile = tile;
-            a.swizzle = r.swizzle;
+            macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+            f.index = r.index;
+            f.mm_path = r.path;
+            f.mm_tile = tile;
+            f.mm_swizzle = r.swizzle;
+            ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
+                << macko_get_last_error_message();
+            const macko_launch *L = macko_plan_mm(&A.A->plan, n, m.cols, 1, ldb);
+            ASSERT_NE(L, nullptr);
+            EXPECT_EQ(L->kernel, r.kernel);
+            /* the staged tile narrows where the device's shared memory cannot hold it */
+            EXPECT_TRUE(r.path == MACKO_MM_PATH_STAGED ? L->tile <= tile : L->tile == tile) << L->tile;
+            if (r.path == MACKO_MM_PATH_STAGED && r.swizzle >= 0) {
+                EXPECT_EQ(L->swizzle, r.swizzle);
+            }
             CUDA_CHECK(cudaMemset(dc.p, 0xFF, dc.bytes));
-            ASSERT_EQ(P::launchers[r.variant](&a), 0);
-            CUDA_CHECK(cudaDeviceSynchronize());
+            ASSERT_EQ(P::mm(h.h, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, A.A, db.as<E>(), ldb, &beta, dc.as<E>(),
+                            ldc),
+                      MACKO_STATUS_SUCCESS)
+                << macko_get_last_error_message();
             std::vector<E> out((size_t)(ldc * n));
             CUDA_CHECK(cudaMemcpy(out.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost));
             if (first.empty()) {
@@ -696,18 +729,23 @@ TYPED_TEST(GpuSpmm, PathsAgreeBitwise)
             }
         }
     }
-    /* A forced path that cannot run this problem says so. */
-    macko_spmm_args a;
-    std::memset(&a, 0, sizeof a);
-    a.rows = m.rows;
-    a.cols = m.cols;
-    a.n = 4;
-    a.path = MACKO_SPMM_PATH_STAGED;
-    EXPECT_NE(P::launchers[MACKO_SPMM_I64_RP32](&a), 0);
-    if (!P::half) { /* the tensor-core path is fp16 only */
-        a.path = MACKO_SPMM_PATH_MMA;
-        EXPECT_NE(P::launchers[MACKO_SPMM_I32](&a), 0);
-    }
+    /* A forced path that cannot run this problem says so: the override refuses the staged path on 64-bit indices;
+     * a forced SPMV path leaves n > 1 without a launch, which the call reports and C stays as it was. */
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.index = MACKO_IDX_I64_RP32;
+    f.mm_path = MACKO_MM_PATH_STAGED;
+    EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(macko_get_last_error_position(), 4);
+    f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_SPMV;
+    ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
+    std::vector<E> before((size_t)(ldc * n)), after((size_t)(ldc * n));
+    CUDA_CHECK(cudaMemcpy(before.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(P::mm(h.h, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, A.A, db.as<E>(), ldb, &beta, dc.as<E>(), ldc),
+              MACKO_STATUS_NOT_SUPPORTED);
+    CUDA_CHECK(cudaMemcpy(after.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(std::memcmp(before.data(), after.data(), dc.bytes), 0);
+    ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, nullptr), MACKO_STATUS_SUCCESS);
 }
 
 /* ---- bitwise reproducible over 100 runs, every element rewritten each time */
@@ -1060,40 +1098,30 @@ TEST(SpmmTiming, DISABLED_Paths)
                 const char *name;
                 int path, tile, swizzle;
             };
-            const Run runs[] = {{"auto", MACKO_SPMM_PATH_AUTO, 0, -1},
-                                {"staged plain", MACKO_SPMM_PATH_STAGED, 0, 0},
-                                {"staged swizzle", MACKO_SPMM_PATH_STAGED, 0, -1},
-                                {"mma plain", MACKO_SPMM_PATH_MMA, 0, 0},
-                                {"mma swizzle", MACKO_SPMM_PATH_MMA, 0, -1},
-                                {"global", MACKO_SPMM_PATH_GLOBAL, 0, 0}};
+            const Run runs[] = {{"auto", MACKO_MM_PATH_AUTO, 0, -1},
+                                {"staged plain", MACKO_MM_PATH_STAGED, 0, 0},
+                                {"staged swizzle", MACKO_MM_PATH_STAGED, 0, -1},
+                                {"global", MACKO_MM_PATH_GLOBAL, 0, 0}};
             for (const Run &r : runs) {
-                if (n == 1 && r.path != MACKO_SPMM_PATH_AUTO)
+                if (n == 1 && r.path != MACKO_MM_PATH_AUTO)
                     continue;
-                if (r.path == MACKO_SPMM_PATH_GLOBAL && n != 8)
+                if (r.path == MACKO_MM_PATH_GLOBAL && n != 8)
                     continue;
-                macko_spmm_args a;
-                std::memset(&a, 0, sizeof a);
-                a.rows = sh.r;
-                a.cols = sh.c;
-                a.entries = A.A->entries;
-                a.values = A.A->dev.values;
-                a.deltas = A.A->dev.deltas;
-                a.row_ptr = A.A->dev.row_ptr;
-                a.n = n;
-                a.b = db.p;
-                a.incb = 1;
-                a.ldb = sh.c;
-                a.c = dc.p;
-                a.incc = 1;
-                a.ldc = sh.r;
-                a.alpha = 1.0f;
-                a.beta = 0.0f;
-                a.sm_count = h.h->sm_count;
-                a.path = r.path;
-                a.tile = r.tile;
-                a.swizzle = r.swizzle;
+                macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+                f.mm_path = r.path;
+                f.mm_tile = r.tile;
+                f.mm_swizzle = r.swizzle;
+                ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
+                    << macko_get_last_error_message();
+                const float one = 1.0f, zero = 0.0f;
                 int err = 0;
-                const double us = time_us([&] { err |= macko_spmm_h_i32(&a); }, flush.p, flush_bytes);
+                const double us = time_us(
+                    [&] {
+                        err |= macko_Hspmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, n, &one, A.A,
+                                           static_cast<const macko_half *>(db.p), sh.c, &zero,
+                                           static_cast<macko_half *>(dc.p), sh.r) != MACKO_STATUS_SUCCESS;
+                    },
+                    flush.p, flush_bytes);
                 printf("[timing] %s %lldx%lld d=0.5 n=%lld %-22s %8.1f us%s\n", prop.name, (long long)sh.r,
                        (long long)sh.c, (long long)n, r.name, us, err ? " (launch error)" : "");
             }

@@ -19,7 +19,6 @@
 #include "gpu_fixtures.h"
 
 #include "macko_internal.h"
-#include "../kernels/macko_kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -497,7 +496,7 @@ TYPED_TEST(GpuSpmv, XAtAnyAlignmentGivesTheSameResult)
     }
 }
 
-/* ---- every kernel variant computes the bitwise same result (forced through the internal launchers) */
+/* ---- every kernel variant computes the bitwise same result (forced through the plan override, src/plan.h) */
 TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
 {
     MACKO_REQUIRE_GPU();
@@ -505,16 +504,9 @@ TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
     using E = typename P::E;
     Handle h;
     /* 3001 x 2500: STAGED holds x in 10 KiB of shared memory; 301 x 20011: in 78 KiB, above the 48 KiB a block gets
-     * without opting in (the launcher opts in; on a device where 2 such blocks fit an SM, STAGED must really run) */
+     * without opting in (the plan opts in; on a device where 2 such blocks fit an SM, STAGED must really run) */
     const int64_t shapes[2][2] = {{3001, 2500}, {301, 20011}};
-    int dev = 0, smem_sm = 0, smem_block = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&smem_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    if (smem_sm >= 2 * (20011 * 4 + 16 + 1024) && smem_block >= 20011 * 4 + 16) {
-        EXPECT_GE(macko_spmv_staged_blocks_per_sm(20011, (int)sizeof(E)), 2);
-    }
-    EXPECT_EQ(macko_spmv_staged_blocks_per_sm(MACKO_SPMV_STAGE_MAX_COLS + 1, (int)sizeof(E)), 0);
+    const macko_devprops &dp = h.h->props;
     for (const auto &sh : shapes) {
         SCOPED_TRACE(testing::Message() << sh[0] << "x" << sh[1]);
         mt::Dense m = mt::random_dense(sh[0], sh[1], 0.3, 21, P::half);
@@ -523,98 +515,91 @@ TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
         make_matrix<P>(h.h, m, false, A);
         if (::testing::Test::HasFatalFailure())
             return;
-        const bool hp = P::half;
-        const macko_spmv_launcher L[MACKO_SPMV_VARIANTS] = {
-            hp ? macko_spmv_h_i32_unit : macko_spmv_s_i32_unit, hp ? macko_spmv_h_i32_strided : macko_spmv_s_i32_strided,
-            hp ? macko_spmv_h_i64_rp32 : macko_spmv_s_i64_rp32, hp ? macko_spmv_h_i64_rp64 : macko_spmv_s_i64_rp64};
-        /* int64 row pointers for the rp64 variant */
-        std::vector<int64_t> rp64((size_t)m.rows + 1);
-        for (int64_t r = 0; r <= m.rows; r++)
-            rp64[(size_t)r] = macko_rp_get(A.A->host.row_ptr, A.A->rp64, r);
-        DevMem drp(rp64.size() * 8);
-        CUDA_CHECK(cudaMemcpy(drp.p, rp64.data(), rp64.size() * 8, cudaMemcpyHostToDevice));
+        const macko_plan automatic = A.A->plan;
         std::vector<float> xv = mt::random_vector(m.cols, 3, P::half);
-        std::vector<E> xh = strided<P>(xv, 1, P::nan());
-        DevMem dx(xh.size() * sizeof(E)), dy((size_t)m.rows * sizeof(E));
-        CUDA_CHECK(cudaMemcpy(dx.p, xh.data(), xh.size() * sizeof(E), cudaMemcpyHostToDevice));
+        std::vector<E> xh = strided<P>(xv, 1, P::nan()), xh2 = strided<P>(xv, 2, P::nan());
+        DevMem dx(xh.size() * sizeof(E)), dx2(xh2.size() * sizeof(E)), dy((size_t)m.rows * sizeof(E));
+        CUDA_CHECK(cudaMemcpy(dx.p, xh.data(), dx.bytes, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(dx2.p, xh2.data(), dx2.bytes, cudaMemcpyHostToDevice));
+        std::vector<double> xd(xv.begin(), xv.end()), yr((size_t)m.rows);
+        for (size_t i = 0; i < xd.size(); i++)
+            xd[i] = P::to(P::from(xv[i]));
+        mt::ref_spmv(A.A, MACKO_OPERATION_NON_TRANSPOSE, 1.5, xd, 0.0, yr);
+
+        /* Every variant with the WARP geometry (the strided one through incx = 2), then STAGED twice: it sums in
+         * WARP's order, so it must be bitwise equal to it and to itself run to run. */
+        struct Run {
+            const char *name;
+            int index, geometry, kernel;
+            int64_t incx;
+        };
+        const Run runs[] = {{"warp i32 unit", MACKO_IDX_I32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I32_UNIT, 1},
+                            {"warp i32 strided", MACKO_IDX_I32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I32_STRIDED, 2},
+                            {"warp i64 rp32", MACKO_IDX_I64_RP32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I64_RP32, 1},
+                            {"warp i64 rp64", MACKO_IDX_I64_RP64, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I64_RP64, 1},
+                            {"staged", MACKO_IDX_I32, MACKO_SPMV_STAGED, MACKO_K_SPMV_STAGED, 1},
+                            {"staged again", MACKO_IDX_I32, MACKO_SPMV_STAGED, MACKO_K_SPMV_STAGED, 1}};
+        /* STAGED can run where two blocks' x fit an SM (1 KiB reserved per block) */
+        const int64_t xbytes = (m.cols * 4 + 15) / 16 * 16;
+        const bool staged_fits = xbytes <= 48 * 1024 || (xbytes <= dp.smem_per_block_optin &&
+                                                         dp.smem_per_sm >= 2 * (xbytes + dp.smem_reserved_per_block));
         std::vector<E> first;
-        for (int v = 0; v < MACKO_SPMV_VARIANTS; v++) {
-            macko_spmv_args a;
-            std::memset(&a, 0, sizeof a);
-            a.rows = m.rows;
-            a.cols = m.cols;
-            a.values = A.A->dev.values;
-            a.deltas = A.A->dev.deltas;
-            a.row_ptr = v == MACKO_SPMV_I64_RP64 ? drp.p : A.A->dev.row_ptr;
-            a.x = dx.p;
-            a.incx = 1;
-            a.y = dy.p;
-            a.incy = 1;
-            a.alpha = 1.5f;
-            a.beta = 0.0f;
-            a.sm_count = h.h->sm_count;
+        for (const Run &r : runs) {
+            SCOPED_TRACE(r.name);
+            macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+            f.index = r.index;
+            f.spmv_geometry = r.geometry;
+            const macko_status_t st = macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f);
+            if (r.geometry == MACKO_SPMV_STAGED && !staged_fits) {
+                EXPECT_EQ(st, MACKO_STATUS_NOT_SUPPORTED) << "STAGED cannot hold x here";
+                EXPECT_EQ(macko_get_last_error_position(), 4);
+                continue;
+            }
+            ASSERT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+            const macko_launch *L = macko_plan_spmv(&A.A->plan, r.incx);
+            EXPECT_EQ(L->kernel, r.kernel);
+            if (r.kernel == MACKO_K_SPMV_STAGED) {
+                EXPECT_GE(L->blocks_per_sm, 2);
+            }
+            const float alpha = 1.5f, beta = 0.0f;
             CUDA_CHECK(cudaMemset(dy.p, 0xFF, dy.bytes));
-            ASSERT_EQ(L[v](&a), 0);
-            CUDA_CHECK(cudaDeviceSynchronize());
+            const E *x = (r.incx == 1 ? dx : dx2).template as<E>();
+            ASSERT_EQ(P::spmv(h.h, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A.A, x, r.incx, &beta, dy.as<E>(), 1),
+                      MACKO_STATUS_SUCCESS)
+                << macko_get_last_error_message();
             std::vector<E> out((size_t)m.rows);
             CUDA_CHECK(cudaMemcpy(out.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
-            if (v == 0) {
+            if (first.empty()) {
                 first = out;
-                std::vector<double> xd(xv.begin(), xv.end()), yr((size_t)m.rows);
-                for (size_t i = 0; i < xd.size(); i++)
-                    xd[i] = P::to(P::from(xv[i]));
-                mt::ref_spmv(A.A, MACKO_OPERATION_NON_TRANSPOSE, 1.5, xd, 0.0, yr);
                 std::vector<double> got(out.size());
                 for (size_t i = 0; i < out.size(); i++)
                     got[i] = P::to(out[i]);
                 EXPECT_LT(mt::rel_l2(got, yr), P::rel_l2_max);
             } else {
-                EXPECT_EQ(std::memcmp(out.data(), first.data(), dy.bytes), 0) << "variant " << v;
+                EXPECT_EQ(std::memcmp(out.data(), first.data(), dy.bytes), 0) << r.name << " differs from WARP";
             }
         }
-
-        /* The geometries of the fast path (macko_kernels.h): STAGED sums in WARP's order, so it must be bitwise equal to
-         * it (and to itself run to run); a geometry with another summation order would be held to the reference's
-         * tolerance instead. */
-        std::vector<double> xd(xv.begin(), xv.end()), yr((size_t)m.rows);
-        for (size_t i = 0; i < xd.size(); i++)
-            xd[i] = P::to(P::from(xv[i]));
-        mt::ref_spmv(A.A, MACKO_OPERATION_NON_TRANSPOSE, 1.5, xd, 0.0, yr);
-        for (int k = 1; k < MACKO_SPMV_KERNELS; k++) {
-            std::vector<E> runs[2];
-            for (int rep = 0; rep < 2; rep++) {
-                macko_spmv_args a;
-                std::memset(&a, 0, sizeof a);
-                a.rows = m.rows;
-                a.cols = m.cols;
-                a.values = A.A->dev.values;
-                a.deltas = A.A->dev.deltas;
-                a.row_ptr = A.A->dev.row_ptr;
-                a.x = dx.p;
-                a.incx = 1;
-                a.y = dy.p;
-                a.incy = 1;
-                a.alpha = 1.5f;
-                a.beta = 0.0f;
-                a.sm_count = h.h->sm_count;
-                a.kernel = k;
-                CUDA_CHECK(cudaMemset(dy.p, 0xFF, dy.bytes));
-                ASSERT_EQ(L[MACKO_SPMV_I32_UNIT](&a), 0);
-                CUDA_CHECK(cudaDeviceSynchronize());
-                runs[rep].resize((size_t)m.rows);
-                CUDA_CHECK(cudaMemcpy(runs[rep].data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
-            }
-            EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), dy.bytes), 0) << "kernel " << k << " run to run";
-            if (k == MACKO_SPMV_KERNEL_STAGED) {
-                EXPECT_EQ(std::memcmp(runs[0].data(), first.data(), dy.bytes), 0) << "kernel " << k;
-            } else {
-                std::vector<double> got(runs[0].size());
-                for (size_t i = 0; i < got.size(); i++)
-                    got[i] = P::to(runs[0][i]);
-                EXPECT_LT(mt::rel_l2(got, yr), P::rel_l2_max) << "kernel " << k;
-            }
-        }
+        /* f == NULL restores the automatic plan (the int64 row-pointer copy goes with the forced one) */
+        ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, nullptr), MACKO_STATUS_SUCCESS);
+        const macko_plan &now = A.A->plan;
+        EXPECT_EQ(now.forced, 0);
+        EXPECT_EQ(now.index, automatic.index);
+        EXPECT_EQ(now.row_ptr, A.A->dev.row_ptr);
+        EXPECT_EQ(std::memcmp(&now.spmv_unit, &automatic.spmv_unit, sizeof now.spmv_unit), 0);
+        EXPECT_EQ(std::memcmp(&now.spmv_strided, &automatic.spmv_strided, sizeof now.spmv_strided), 0);
+        EXPECT_EQ(A.A->extra[MACKO_EXTRA_ROW_PTR64], nullptr);
     }
+    /* wider than MACKO_SPMV_STAGE_MAX_COLS: STAGED cannot run on any device, and forcing it says so */
+    mt::Dense wide = mt::random_dense(2, MACKO_SPMV_STAGE_MAX_COLS + 1, 0.3, 23, P::half);
+    Mat W;
+    make_matrix<P>(h.h, wide, false, W);
+    if (::testing::Test::HasFatalFailure())
+        return;
+    EXPECT_EQ(W.A->plan.spmv_unit.kernel, MACKO_K_SPMV_WARP_I32_UNIT);
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.spmv_geometry = MACKO_SPMV_STAGED;
+    EXPECT_EQ(macko_plan_override(h.h, W.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(W.A->plan.spmv_unit.kernel, MACKO_K_SPMV_WARP_I32_UNIT) << "a refused override changes nothing";
 }
 
 /* ---- bitwise reproducible over 100 runs, every element rewritten each time */

@@ -1,5 +1,5 @@
 /* SpmvTiming.DISABLED_Kernels: the variant timer of bench/NOTES.md for the SpMV kernel geometries
- * (MACKO_SPMV_KERNEL_*), not a test. Run it by name:
+ * (MACKO_SPMV_WARP / MACKO_SPMV_STAGED, forced in turn with macko_plan_override), not a test. Run it by name:
  *   macko_tests --gtest_also_run_disabled_tests --gtest_filter='SpmvTiming.DISABLED_Kernels'
  * MACKO_TIMING_SHAPES=RxC,... and MACKO_TIMING_DENSITIES=d,... choose the problems (default: the quick shapes of
  * BENCH.md at 0.7, 0.5, 0.3, 0.1), MACKO_TIMING_TYPES=H,S the value types (default both).
@@ -8,11 +8,11 @@
  * fixed seed) and encoded with macko_mat_create_dense_device, so that large shapes cost seconds, not minutes.
  * Method as BENCH.md: L2 flushed (4 x L2 memset) before every launch, CUDA events around the launch only; the
  * kernels (and cuBLAS on the same dense matrix: cublasGemmEx N = 1 for fp16, cublasSgemv for fp32) are timed
- * interleaved in rounds, median of all launches. Every geometry's result is checked against the WARP kernel. */
+ * interleaved in rounds, median of all launches. Every geometry's result is checked against the WARP kernel; a
+ * geometry the plan cannot run on this shape and device is reported as n/a. */
 #include "common.h"
 
 #include "macko_internal.h"
-#include "../kernels/macko_kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -106,30 +106,36 @@ template <typename T> void time_one(int64_t R, int64_t C, double d, const cudaDe
     double effd = 0;
     macko_mat_get_storage(A, &bytes, &entries, &entries_padded, &effd);
 
-    macko_spmv_args a;
-    std::memset(&a, 0, sizeof a);
-    a.rows = R;
-    a.cols = C;
-    a.values = A->dev.values;
-    a.deltas = A->dev.deltas;
-    a.row_ptr = A->dev.row_ptr;
-    a.x = dx.p;
-    a.incx = 1;
-    a.y = dy.p;
-    a.incy = 1;
-    a.alpha = 1.0f;
-    a.beta = 0.0f;
-    a.sm_count = h->sm_count;
-    const macko_spmv_launcher L = half ? macko_spmv_h_i32_unit : macko_spmv_s_i32_unit;
-    const int chosen = macko_spmv_choose_kernel(R, C, entries, sizeof(T));
+    constexpr int kGeometries = 2; /* MACKO_SPMV_WARP, MACKO_SPMV_STAGED */
+    const int chosen = A->plan.spmv_unit.kernel == MACKO_K_SPMV_STAGED ? MACKO_SPMV_STAGED : MACKO_SPMV_WARP;
+    const float one = 1.0f, zero = 0.0f;
+    bool runs[kGeometries];
+    /* geometry k forced into A's plan (cuBLAS: nothing); false where the plan cannot run it */
+    auto force = [&](int k) {
+        macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+        f.spmv_geometry = k;
+        return k >= kGeometries || macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f) == MACKO_STATUS_SUCCESS;
+    };
+    /* one macko launch of geometry k */
+    auto spmv = [&](int k) {
+        if (!force(k))
+            return false;
+        if (half)
+            return macko_Hspmv(h, MACKO_OPERATION_NON_TRANSPOSE, &one, A, static_cast<const macko_half *>(dx.p), 1,
+                               &zero, static_cast<macko_half *>(dy.p), 1) == MACKO_STATUS_SUCCESS;
+        return macko_Sspmv(h, MACKO_OPERATION_NON_TRANSPOSE, &one, A, static_cast<const float *>(dx.p), 1, &zero,
+                           static_cast<float *>(dy.p), 1) == MACKO_STATUS_SUCCESS;
+    };
 
     /* correctness of every geometry against WARP */
     std::vector<T> ref((size_t)R), got((size_t)R);
-    std::vector<double> relerr(MACKO_SPMV_KERNELS, 0.0);
-    for (int k = 0; k < MACKO_SPMV_KERNELS; k++) {
-        a.kernel = k;
+    std::vector<double> relerr(kGeometries, 0.0);
+    for (int k = 0; k < kGeometries; k++) {
         cudaMemset(dy.p, 0xFF, (size_t)R * sizeof(T));
-        ASSERT_EQ(L(&a), 0);
+        runs[k] = spmv(k);
+        ASSERT_TRUE(runs[k] || k != MACKO_SPMV_WARP) << macko_get_last_error_message();
+        if (!runs[k])
+            continue;
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         cudaMemcpy(k == 0 ? ref.data() : got.data(), dy.p, (size_t)R * sizeof(T), cudaMemcpyDeviceToHost);
         if (k > 0) {
@@ -145,16 +151,20 @@ template <typename T> void time_one(int64_t R, int64_t C, double d, const cudaDe
         }
     }
 
-    const int M = MACKO_SPMV_KERNELS + 1; /* + cuBLAS */
+    const int M = kGeometries + 1; /* + cuBLAS */
     std::vector<std::vector<float>> t((size_t)M);
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
-    const float one = 1.0f, zero = 0.0f;
+    /* the plan override (a host-side rebuild) stays outside the timed region: once per group of launches */
     auto launch = [&](int k) {
-        if (k < MACKO_SPMV_KERNELS) {
-            a.kernel = k;
-            L(&a);
+        if (k < kGeometries) {
+            if (half)
+                macko_Hspmv(h, MACKO_OPERATION_NON_TRANSPOSE, &one, A, static_cast<const macko_half *>(dx.p), 1,
+                            &zero, static_cast<macko_half *>(dy.p), 1);
+            else
+                macko_Sspmv(h, MACKO_OPERATION_NON_TRANSPOSE, &one, A, static_cast<const float *>(dx.p), 1, &zero,
+                            static_cast<float *>(dy.p), 1);
         } else if (half) {
             cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)R, 1, (int)C, &one, dense.p, CUDA_R_16F, (int)C, dx.p,
                          CUDA_R_16F, (int)C, &zero, dy.p, CUDA_R_16F, (int)R, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
@@ -163,11 +173,16 @@ template <typename T> void time_one(int64_t R, int64_t C, double d, const cudaDe
                         static_cast<const float *>(dx.p), 1, &zero, static_cast<float *>(dy.p), 1);
         }
     };
-    for (int k = 0; k < M; k++)
+    for (int k = 0; k < M; k++) {
+        if (k < kGeometries && !(runs[k] && force(k)))
+            continue;
         for (int i = 0; i < 10; i++)
             launch(k);
+    }
     for (int round = 0; round < 6; round++) {
         for (int k = 0; k < M; k++) {
+            if (k < kGeometries && !(runs[k] && force(k)))
+                continue;
             for (int i = 0; i < 15; i++) {
                 cudaMemsetAsync(flush, i & 0xFF, flush_bytes);
                 cudaEventRecord(e0);
@@ -184,8 +199,12 @@ template <typename T> void time_one(int64_t R, int64_t C, double d, const cudaDe
     const double blas_us = median_us(t[(size_t)M - 1]);
     printf("[timing] %s %c %lldx%lld d=%.2f cuBLAS %7.1f us |", prop.name, half ? 'H' : 'S', (long long)R,
            (long long)C, d, blas_us);
-    const char *names[MACKO_SPMV_KERNELS] = {"warp", "staged"};
-    for (int k = 0; k < MACKO_SPMV_KERNELS; k++) {
+    const char *names[kGeometries] = {"warp", "staged"};
+    for (int k = 0; k < kGeometries; k++) {
+        if (!runs[k]) {
+            printf(" %s n/a", names[k]);
+            continue;
+        }
         const double us = median_us(t[(size_t)k]);
         printf(" %s%s %.1f (%.2fx, %.0f GB/s)", k == chosen ? "*" : "", names[k], us, blas_us / us,
                (double)(bytes + (R + C) * (int64_t)sizeof(T)) / (us * 1e3));

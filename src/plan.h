@@ -1,0 +1,128 @@
+/* Launch plans: everything a SpMV/SpMM launch needs, computed once per device encoding (a matrix's op-N encoding,
+ * kept in it; the op-T one, kept in A->trans) when that encoding comes into existence on a device: macko_mat_upload,
+ * macko_mat_create_dense_device / create_csr_device, macko_analysis(op T). Plans are immutable afterwards (only
+ * macko_plan_override, a test hook, replaces one), so compute calls on many threads and handles read them freely.
+ * A compute routine checks its arguments, looks its launch up in the plan (macko_plan_spmv / macko_plan_mm: the
+ * choices that depend on the call's arguments, incx and the B/C spans, are table lookups) and launches it.
+ * Plain C. Not installed; the tests and the bench may include it. */
+#ifndef MACKO_PLAN_H
+#define MACKO_PLAN_H
+
+#include "macko.h"
+#include "devprops.h"
+#include "../kernels/macko_kernels.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct macko_mat_s;
+
+/* Index variants (kernels/macko_kernels.h): 32-bit arithmetic with int32 row_ptr where rows, cols and
+ * entries_padded stay below MACKO_SPMV_I32_LIMIT; else 64-bit arithmetic with the int32 (entries < 2^31) or int64
+ * row_ptr of the encoding. */
+enum { MACKO_IDX_I32 = 0, MACKO_IDX_I64_RP32 = 1, MACKO_IDX_I64_RP64 = 2 };
+
+/* SpMV geometries of the incx == 1 launch on 32-bit indices (macko_kernels.h): WARP, or STAGED (x in shared
+ * memory). Both sum in the same order: the choice moves time, never results. */
+enum { MACKO_SPMV_WARP = 0, MACKO_SPMV_STAGED = 1 };
+/* STAGED is chosen for cols <= MACKO_SPMV_STAGE_MAX_COLS (fp16) or <= 4096 (fp32) unless at least this fraction of
+ * the positions is stored (then a lane's 8 entries are 8 consecutive columns and the staged gather of a warp lands
+ * on 4 of the 32 banks: WARP 9-43 % faster at d = 1.0, STAGED 5-17 % faster at d = 0.95 on the H100), and runs
+ * where the device holds at least 2 blocks' x per SM (else WARP). bench/NOTES.md has the measurements. */
+#define MACKO_SPMV_DENSE_FRACTION 0.97
+#define MACKO_SPMV_STAGE_MAX_COLS_S 4096
+
+/* SpMM paths: SPMV (n == 1: the SpMV launch, so that a one-column product is bitwise the SpMV result), STAGED (B's
+ * tile in shared memory), GLOBAL (B gathered through the read-only cache), TC (reserved: the tensor-core path of
+ * kernels/spmm_tc.cu, filled in by its author), NONE (a forced path that cannot run this n). AUTO only in
+ * macko_plan_forced. */
+enum {
+    MACKO_MM_PATH_NONE = -1,
+    MACKO_MM_PATH_AUTO = 0,
+    MACKO_MM_PATH_STAGED = 1,
+    MACKO_MM_PATH_GLOBAL = 2,
+    MACKO_MM_PATH_SPMV = 3,
+    MACKO_MM_PATH_TC = 4
+};
+
+/* One row of the SpMM rule over n: the plan's rows are ordered by n_max, the last one INT64_MAX, and n takes the
+ * first row with n <= n_max. A product of n columns runs ceil(n / tile) launches of one tile each. */
+typedef struct macko_mm_rule {
+    int64_t n_max;
+    int path;            /* MACKO_MM_PATH_* */
+    int want;            /* the tile asked for: n rounded up to 2, 4, 8 or 16, or the forced tile */
+    macko_launch launch; /* STAGED, GLOBAL (with the plan's index variant) and TC; SPMV: the plan's spmv launches */
+    /* GLOBAL on 32-bit indices: the launch with 64-bit offsets (I64_RP32, tile up to 8) for a call whose B or C span
+     * does not fit 32-bit offsets. Kernel MACKO_K_NONE otherwise. */
+    macko_launch wide;
+} macko_mm_rule;
+#define MACKO_MM_RULES 8 /* room for the rows a tensor-core path adds */
+
+/* The tensor-core path's part of a plan (kernels/spmm_tc.cu): its author fills it in. */
+struct macko_tc_plan {
+    int reserved;
+};
+
+typedef struct macko_plan {
+    int index;           /* MACKO_IDX_* the kernels use */
+    int forced;          /* built by macko_plan_override with forced choices */
+    const void *row_ptr; /* the row pointers the kernels read: the encoding's, or its int64 copy (forced I64_RP64) */
+    macko_launch spmv_unit;    /* SpMV (and SpMM n == 1) with incx == 1 */
+    macko_launch spmv_strided; /* ... with incx > 1 */
+    int mm_rules;              /* rows of mm in use */
+    macko_mm_rule mm[MACKO_MM_RULES];
+    struct macko_tc_plan tc;
+} macko_plan;
+
+/* Test-only choices for macko_plan_override (each field: automatic or one value for every call). */
+typedef struct macko_plan_forced {
+    int index;         /* -1, or MACKO_IDX_*: I32 only where the automatic variant is I32, I64_RP32 only with an
+                          int32 row_ptr; I64_RP64 on an int32 row_ptr gives the encoding an int64 copy of it */
+    int spmv_geometry; /* -1, or MACKO_SPMV_WARP / MACKO_SPMV_STAGED (the incx == 1 launch; STAGED on I32 only) */
+    int mm_path;       /* MACKO_MM_PATH_AUTO, or STAGED (I32 only), GLOBAL or SPMV (n == 1 only) for every n */
+    int mm_tile;       /* 0 (n rounded up to 2, 4, 8, 16), or 2, 4, 8, 16 for every n */
+    int mm_swizzle;    /* -1 (automatic), 0 (plain) or the spacing shift 3..12 of the staged layout */
+} macko_plan_forced;
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1}
+
+/* The plan of the encoding m (its rows, cols, entries, entries_padded, type and rp64; row_ptr: its device row
+ * pointers) on a device with properties dp, with the forced choices f (NULL: automatic). No CUDA call: the host
+ * test of the rule calls it with properties filled by hand. Returns SUCCESS, or NOT_SUPPORTED / INVALID_VALUE for
+ * forced choices this encoding or device cannot take, with the reason in msg. */
+macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_ptr, const macko_devprops *dp,
+                                  const macko_plan_forced *f, macko_plan *out, char *msg, size_t msg_size);
+
+/* macko_plan_compute and the shared-memory opt-ins of the plan's kernels (once per plan, never at a launch) on the
+ * current device, which must be dp->device. f: NULL (every routine that makes an encoding) or the override's. On
+ * failure records the error for routine fn (position 0, or 4 for a forced choice) and leaves *out untouched. */
+macko_status_t macko_plan_build(const char *fn, const struct macko_mat_s *m, const void *row_ptr,
+                                const macko_devprops *dp, const macko_plan_forced *f, macko_plan *out);
+
+/* TEST ONLY (tests and the bench; not in macko.h): rebuilds the plan of A's op encoding (op T: after
+ * macko_analysis) with the forced choices f, or the automatic plan when f is NULL. On error (a bad argument, a
+ * forced choice this matrix or device cannot take: NOT_SUPPORTED, a CUDA failure) the plan stays as it was. Not
+ * for use while another thread computes with A. A later macko_mat_upload of A builds the automatic plan again. */
+macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_operation_t op,
+                                   const macko_plan_forced *f);
+
+/* ---- call time */
+/* The SpMV launch for this incx (SpMM n == 1 with incb). */
+static inline const macko_launch *macko_plan_spmv(const macko_plan *p, int64_t incx)
+{
+    return incx == 1 ? &p->spmv_unit : &p->spmv_strided;
+}
+/* The launch for n columns of B with the given cols of the encoding and B's (incb, ldb); NULL when the plan was
+ * forced to a path that cannot run n. */
+const macko_launch *macko_plan_mm(const macko_plan *p, int64_t n, int64_t cols, int64_t incb, int64_t ldb);
+/* Runs one launch of a kernel of value type t: the cudaError_t of the launch. */
+int macko_plan_launch(macko_datatype_t t, const macko_kargs *a, const macko_launch *L);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

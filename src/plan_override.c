@@ -1,0 +1,96 @@
+/* macko_plan_override (plan.h): the one test hook that forces kernel choices, so that the tests reach every kernel
+ * (64-bit indices on small matrices included) through the public compute routines. Not in macko.h. */
+#include "device_common.h"
+
+#include <stdlib.h>
+
+/* An int64 copy of M's int32 device row pointers, on the current device (synchronous on stream). */
+static macko_status_t widen_row_ptr(const struct macko_mat_s *M, macko_stream_t stream, void **out)
+{
+    const size_t n = (size_t)M->rows + 1;
+    const cudaStream_t s = (cudaStream_t)stream;
+    int32_t *h32 = (int32_t *)malloc(n * sizeof *h32);
+    int64_t *h64 = (int64_t *)malloc(n * sizeof *h64);
+    void *d = NULL;
+    macko_status_t st = MACKO_STATUS_ALLOC_FAILED;
+    *out = NULL;
+    if (h32 != NULL && h64 != NULL) {
+        size_t i;
+        cudaError_t e = cudaMemcpyAsync(h32, M->dev.row_ptr, n * sizeof *h32, cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s);
+        if (e == cudaSuccess) {
+            for (i = 0; i < n; i++)
+                h64[i] = h32[i];
+            e = cudaMalloc(&d, n * sizeof *h64);
+        }
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(d, h64, n * sizeof *h64, cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess) {
+            cudaFree(d);
+            d = NULL;
+        }
+        st = e == cudaSuccess ? MACKO_STATUS_SUCCESS : macko_cuda_status(e);
+    }
+    free(h32);
+    free(h64);
+    *out = d;
+    return st;
+}
+
+macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_operation_t op,
+                                   const macko_plan_forced *f)
+{
+    static const char fn[] = "macko_plan_override";
+    struct macko_mat_s *M;
+    macko_dev_guard g;
+    macko_plan p;
+    macko_status_t st;
+    void *rp64 = NULL;
+    cudaError_t e;
+
+    if (handle == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 1, "handle is NULL");
+    if (A == NULL)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "A is NULL");
+    if (!A->has_device)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 2, "A is not on the device (see macko_mat_upload)");
+    if (A->device != handle->device)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "A is on device %d, the handle on device %d", A->device,
+                          handle->device);
+    if (op != MACKO_OPERATION_NON_TRANSPOSE && op != MACKO_OPERATION_TRANSPOSE)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
+                          "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
+                          (int)op);
+    if (op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 3,
+                          "op T needs the transposed encoding: call macko_analysis with op T first");
+    M = op == MACKO_OPERATION_NON_TRANSPOSE ? A : A->trans;
+
+    e = macko_dev_enter(&g, handle->device);
+    if (e != cudaSuccess)
+        return macko_fail(macko_cuda_status(e), fn, 0, "cannot make device %d current: %s", handle->device,
+                          cudaGetErrorString(e));
+    cudaGetLastError();
+    if (f != NULL && f->index == MACKO_IDX_I64_RP64 && !M->rp64) {
+        st = widen_row_ptr(M, handle->stream, &rp64);
+        if (st != MACKO_STATUS_SUCCESS) {
+            macko_dev_leave(&g);
+            return macko_fail(st, fn, 0, "cannot make the int64 copy of the row pointers");
+        }
+    }
+    st = macko_plan_build(fn, M, rp64 != NULL ? rp64 : M->dev.row_ptr, &handle->props, f, &p);
+    if (st != MACKO_STATUS_SUCCESS) {
+        cudaFree(rp64);
+        macko_dev_leave(&g);
+        return st;
+    }
+    /* cudaFree waits for the launches that may still read the old copy */
+    cudaFree(M->extra[MACKO_EXTRA_ROW_PTR64]);
+    M->extra[MACKO_EXTRA_ROW_PTR64] = rp64;
+    M->plan = p;
+    macko_dev_leave(&g);
+    return macko_ok();
+}

@@ -1,0 +1,325 @@
+/* The launch-plan rule (src/plan.c: macko_plan_compute) on the host, with device properties filled by hand: which
+ * kernel, geometry, tile, layout and grid a matrix gets, and what a forced choice may do. No GPU needed. The GPU
+ * tests (GpuSpmv.KernelVariantsAgreeBitwise, GpuSpmm.PathsAgreeBitwise) show that every choice computes the bitwise
+ * same result, so this rule moves time, never results. */
+#include "macko_internal.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace {
+
+/* H100 SXM (sm_90) and RTX 3090 (sm_86) as the CUDA runtime reports them. */
+macko_devprops h100()
+{
+    macko_devprops d{};
+    d.sm_count = 132;
+    d.cc_major = 9;
+    d.smem_per_block_optin = 232448;
+    d.smem_per_sm = 233472;
+    d.smem_reserved_per_block = 1024;
+    d.regs_per_sm = 65536;
+    d.max_threads_per_sm = 2048;
+    d.l2_bytes = 50331648;
+    return d;
+}
+
+macko_devprops rtx3090()
+{
+    macko_devprops d = h100();
+    d.sm_count = 82;
+    d.cc_major = 8;
+    d.cc_minor = 6;
+    d.smem_per_block_optin = 101376;
+    d.smem_per_sm = 102400;
+    d.max_threads_per_sm = 1536;
+    d.l2_bytes = 6291456;
+    return d;
+}
+
+/* Tesla T4 (sm_75): 1024 resident threads and 64 KiB of shared memory per SM. */
+macko_devprops t4()
+{
+    macko_devprops d = h100();
+    d.sm_count = 40;
+    d.cc_major = 7;
+    d.cc_minor = 5;
+    d.smem_per_block_optin = 65536;
+    d.smem_per_sm = 65536;
+    d.smem_reserved_per_block = 0;
+    d.max_threads_per_sm = 1024;
+    d.l2_bytes = 4194304;
+    return d;
+}
+
+/* An encoding's shape: what the plan reads of it. */
+macko_mat_s shape(int64_t rows, int64_t cols, int64_t entries, macko_datatype_t type = MACKO_R_16F)
+{
+    macko_mat_s m;
+    std::memset(&m, 0, sizeof m);
+    m.rows = rows;
+    m.cols = cols;
+    m.entries = entries;
+    m.entries_padded = macko_round8(entries);
+    m.type = type;
+    m.rp64 = entries >= MACKO_RP32_LIMIT;
+    return m;
+}
+
+const void *const kRowPtr = reinterpret_cast<const void *>(0x1000);
+
+macko_plan plan_of(const macko_mat_s &m, const macko_devprops &d, const macko_plan_forced *f = nullptr)
+{
+    macko_plan p;
+    char msg[256];
+    std::memset(&p, 0xAB, sizeof p);
+    EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &d, f, &p, msg, sizeof msg), MACKO_STATUS_SUCCESS) << msg;
+    return p;
+}
+
+/* The incx == 1 SpMV kernel of a 4096-row matrix of cols columns and `entries` entries. */
+int spmv_kernel(int64_t cols, int64_t entries, macko_datatype_t t = MACKO_R_16F, const macko_devprops &d = h100())
+{
+    return plan_of(shape(4096, cols, entries, t), d).spmv_unit.kernel;
+}
+
+constexpr int W = MACKO_K_SPMV_WARP_I32_UNIT, S = MACKO_K_SPMV_STAGED;
+constexpr int64_t R = 4096;
+int64_t half_full(int64_t cols) { return R * cols / 2; }
+
+TEST(Plan, SpmvGeometryByColumnsDensityAndType)
+{
+    /* fp16: STAGED up to MACKO_SPMV_STAGE_MAX_COLS columns */
+    EXPECT_EQ(spmv_kernel(4096, half_full(4096)), S);
+    EXPECT_EQ(spmv_kernel(MACKO_SPMV_STAGE_MAX_COLS, half_full(MACKO_SPMV_STAGE_MAX_COLS)), S);
+    EXPECT_EQ(spmv_kernel(MACKO_SPMV_STAGE_MAX_COLS + 1, half_full(MACKO_SPMV_STAGE_MAX_COLS + 1)), W);
+    /* nearly dense (at least MACKO_SPMV_DENSE_FRACTION of the positions stored): WARP at any width */
+    EXPECT_EQ(spmv_kernel(4096, R * 4096), W);
+    EXPECT_EQ(spmv_kernel(20000, R * 20000), W);
+    EXPECT_EQ(spmv_kernel(4096, (int64_t)(MACKO_SPMV_DENSE_FRACTION * (double)(R * 4096)) + 1), W);
+    EXPECT_EQ(spmv_kernel(4096, (int64_t)(0.95 * (double)(R * 4096))), S);
+    /* padding entries count as stored entries, and a sparse matrix with much padding stays far below the fraction */
+    EXPECT_EQ(spmv_kernel(4096, R * 4096 / 16), S);
+    /* fp32: STAGED only up to 4096 columns */
+    EXPECT_EQ(spmv_kernel(4096, half_full(4096), MACKO_R_32F), S);
+    EXPECT_EQ(spmv_kernel(4097, half_full(4097), MACKO_R_32F), W);
+    EXPECT_EQ(spmv_kernel(4096, R * 4096, MACKO_R_32F), W);
+    /* empty shapes take WARP (which writes beta*y or zeros) */
+    EXPECT_EQ(plan_of(shape(0, 0, 0), h100()).spmv_unit.kernel, W);
+    EXPECT_EQ(plan_of(shape(5, 0, 0), h100()).spmv_unit.kernel, W);
+    /* incx > 1 always runs the strided WARP kernel */
+    EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096)), h100()).spmv_strided.kernel, MACKO_K_SPMV_WARP_I32_STRIDED);
+}
+
+TEST(Plan, SpmvStagedRunsWhereTheDeviceHoldsTwoBlocksOfX)
+{
+    /* 20011 fp16 columns: 80048 bytes of x per block; an H100 SM holds 2 (with 1 KiB reserved each), a 3090 SM one */
+    const macko_plan p = plan_of(shape(301, 20011, 301 * 20011 / 3), h100());
+    EXPECT_EQ(p.spmv_unit.kernel, S);
+    EXPECT_EQ(p.spmv_unit.blocks_per_sm, 2);
+    EXPECT_EQ(p.spmv_unit.smem, 80048u);
+    EXPECT_EQ(spmv_kernel(20011, half_full(20011), MACKO_R_16F, rtx3090()), W);
+    /* up to 48 KiB every device holds 3 fp16 / 2 fp32 blocks; 12288 columns (48 KiB + 16 bytes... exactly 48 KiB) */
+    EXPECT_EQ(plan_of(shape(R, 12288, half_full(12288)), rtx3090()).spmv_unit.blocks_per_sm, 3);
+    EXPECT_EQ(plan_of(shape(R, 12289, half_full(12289)), rtx3090()).spmv_unit.blocks_per_sm, 2);
+    EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096), MACKO_R_32F), rtx3090()).spmv_unit.blocks_per_sm, 2);
+    /* forcing STAGED where it cannot run is refused, with the reason */
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.spmv_geometry = MACKO_SPMV_STAGED;
+    const macko_mat_s m = shape(R, 20011, half_full(20011));
+    macko_plan p2;
+    char msg[256];
+    const macko_devprops H = h100(), d = rtx3090();
+    EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &H, &f, &p2, msg, sizeof msg), MACKO_STATUS_SUCCESS) << msg;
+    EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &d, &f, &p2, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+    EXPECT_NE(std::string(msg).find("20011 columns"), std::string::npos) << msg;
+    /* and WARP may always be forced */
+    f.spmv_geometry = MACKO_SPMV_WARP;
+    EXPECT_EQ(plan_of(m, h100(), &f).spmv_unit.kernel, W);
+}
+
+TEST(Plan, SpmvGridsAndIndexVariants)
+{
+    /* WARP fp16: 6 blocks of 8 warps per SM; 4096 rows fit one round of 132 * 48 warps: one warp per row */
+    const macko_plan w = plan_of(shape(R, 4096, R * 4096), h100());
+    EXPECT_EQ(w.spmv_unit.block, 256u);
+    EXPECT_EQ(w.spmv_unit.grid, 512u);
+    EXPECT_EQ(w.spmv_unit.blocks_per_sm, 6);
+    EXPECT_EQ(w.spmv_unit.smem, 0u);
+    EXPECT_EQ(w.index, MACKO_IDX_I32);
+    EXPECT_EQ(w.row_ptr, kRowPtr);
+    /* STAGED: 512-thread blocks, 3 per SM */
+    const macko_plan s = plan_of(shape(R, 4096, half_full(4096)), h100());
+    EXPECT_EQ(s.spmv_unit.block, 512u);
+    EXPECT_EQ(s.spmv_unit.grid, 256u);
+    EXPECT_EQ(s.spmv_unit.smem, 16384u);
+    /* 100000 rows: ceil(100000 / 6336) = 16 rows per warp, 6250 warps, 782 blocks */
+    EXPECT_EQ(plan_of(shape(100000, 4096, 100000 * 4096), h100()).spmv_unit.grid, 782u);
+    /* strided: 4 blocks per SM */
+    EXPECT_EQ(w.spmv_strided.blocks_per_sm, 4);
+    EXPECT_EQ(w.spmv_strided.grid, 512u);
+    /* 64-bit arithmetic past MACKO_SPMV_I32_LIMIT columns, int64 row pointers from 2^31 entries: any incx */
+    const macko_plan big = plan_of(shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), h100());
+    EXPECT_EQ(big.index, MACKO_IDX_I64_RP32);
+    EXPECT_EQ(big.spmv_unit.kernel, MACKO_K_SPMV_WARP_I64_RP32);
+    EXPECT_EQ(big.spmv_strided.kernel, MACKO_K_SPMV_WARP_I64_RP32);
+    const macko_plan rp64 = plan_of(shape(70000, 70000, MACKO_RP32_LIMIT), h100());
+    EXPECT_EQ(rp64.index, MACKO_IDX_I64_RP64);
+    EXPECT_EQ(rp64.spmv_unit.kernel, MACKO_K_SPMV_WARP_I64_RP64);
+    EXPECT_EQ(rp64.spmv_unit.blocks_per_sm, 4);
+}
+
+TEST(Plan, BlocksPerSmWithinTheDevicesResidentThreads)
+{
+    /* sm_75 holds 1024 threads per SM: 4 WARP blocks of 256 (not 6), 2 STAGED blocks of 512 (not 3); x of more than
+     * 48 KiB cannot be held twice in its 64 KiB */
+    const macko_plan w = plan_of(shape(R, 4096, R * 4096), t4());
+    EXPECT_EQ(w.spmv_unit.kernel, W);
+    EXPECT_EQ(w.spmv_unit.blocks_per_sm, 4);
+    EXPECT_EQ(w.spmv_unit.grid, 128u); /* at most 40 x 4 x 8 = 1280 warps: 4 rows each, 1024 warps */
+    const macko_plan s = plan_of(shape(R, 4096, half_full(4096)), t4());
+    EXPECT_EQ(s.spmv_unit.kernel, S);
+    EXPECT_EQ(s.spmv_unit.blocks_per_sm, 2);
+    EXPECT_EQ(plan_of(shape(R, 12289, half_full(12289)), t4()).spmv_unit.kernel, W);
+    /* the other devices are not capped */
+    EXPECT_EQ(plan_of(shape(R, 4096, R * 4096), rtx3090()).spmv_unit.blocks_per_sm, 6);
+    EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096)), rtx3090()).spmv_unit.blocks_per_sm, 3);
+}
+
+TEST(Plan, SpmmRuleOverN)
+{
+    /* 4096^2 fp16 at d = 0.5: a lane's entries lie ~16 columns apart, swizzle shift 4 */
+    const macko_plan p = plan_of(shape(R, 4096, half_full(4096)), h100());
+    ASSERT_GE(p.mm_rules, 1);
+    EXPECT_EQ(p.mm[p.mm_rules - 1].n_max, INT64_MAX);
+    EXPECT_EQ(macko_plan_mm(&p, 1, 4096, 1, 4096), &p.spmv_unit);
+    EXPECT_EQ(macko_plan_mm(&p, 1, 4096, 3, 4096), &p.spmv_strided);
+    struct Want {
+        int64_t n;
+        int tile, swizzle;
+        uint32_t smem, plane_stride;
+    };
+    /* tiles of 2 and 4: 4- and 8-byte rows, plain; 8 and 16: 16-byte rows (two planes for 16), swizzled */
+    for (const Want &w : {Want{2, 2, 0, 16400, 16400}, Want{3, 4, 0, 32784, 32784}, Want{4, 4, 0, 32784, 32784},
+                          Want{5, 8, 4, 65552, 65552}, Want{8, 8, 4, 65552, 65552}, Want{9, 16, 4, 131104, 65552},
+                          Want{1000, 16, 4, 131104, 65552}}) {
+        SCOPED_TRACE(w.n);
+        const macko_launch *L = macko_plan_mm(&p, w.n, 4096, 1, 4096);
+        ASSERT_NE(L, nullptr);
+        EXPECT_EQ(L->kernel, MACKO_K_MM_STAGED);
+        EXPECT_EQ(L->tile, w.tile);
+        EXPECT_EQ(L->swizzle, w.swizzle);
+        EXPECT_EQ(L->smem, w.smem);
+        EXPECT_EQ(L->plane_stride, w.plane_stride);
+        EXPECT_EQ(L->slots, 4096u);
+        EXPECT_EQ(L->block, 1024u);
+        EXPECT_EQ(L->grid, 128u); /* one warp per row, at most one block per SM */
+    }
+    /* fp32: rows of at most 32 bytes, so n = 16 runs two tiles of 8 */
+    const macko_plan s = plan_of(shape(R, 4096, half_full(4096), MACKO_R_32F), h100());
+    EXPECT_EQ(macko_plan_mm(&s, 16, 4096, 1, 4096)->tile, 8);
+    /* 28672 fp16 columns: 16 columns would need 917 KB and only a tile of 4 fits, which would split a tile of 8:
+     * the global path, tile 8 */
+    const macko_plan g = plan_of(shape(R, 28672, half_full(28672)), h100());
+    const macko_launch *L = macko_plan_mm(&g, 16, 28672, 1, 28672);
+    EXPECT_EQ(L->kernel, MACKO_K_MM_GLOBAL_I32);
+    EXPECT_EQ(L->tile, 8);
+    EXPECT_EQ(L->blocks_per_sm, 4);
+    EXPECT_EQ(macko_plan_mm(&g, 4, 28672, 1, 28672)->kernel, MACKO_K_MM_STAGED); /* a tile of 4 still fits */
+}
+
+TEST(Plan, SpmmGlobalOffsetsPastInt32TakeTheWideKernel)
+{
+    const int64_t cols = 100000, ldb_fits = cols, ldb_16 = INT64_C(2147483647) / 12; /* 15 * ldb_16 > 2^31 > 7 * */
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_GLOBAL;
+    /* fp16: the 32-bit kernel's tile is 8, as the wide one's: it runs while a tile of 8 fits 32-bit offsets */
+    const macko_plan h = plan_of(shape(R, cols, R * 100), h100(), &f);
+    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_fits)->kernel, MACKO_K_MM_GLOBAL_I32);
+    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16)->kernel, MACKO_K_MM_GLOBAL_I32);
+    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16 * 2)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
+    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16 * 2)->tile, 8);
+    /* fp32: the 32-bit kernel holds 4 columns; where 16 do not fit 32-bit offsets the 64-bit kernel takes 8 */
+    const macko_plan s = plan_of(shape(R, cols, R * 100, MACKO_R_32F), h100(), &f);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_fits)->kernel, MACKO_K_MM_GLOBAL_I32);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_fits)->tile, 4);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16)->tile, 8);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16)->blocks_per_sm, 2);
+    /* a large incb (strided batch) counts too */
+    EXPECT_EQ(macko_plan_mm(&s, 2, cols, 30000, 1)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
+}
+
+TEST(Plan, ForcedChoices)
+{
+    const macko_mat_s m = shape(R, 4096, half_full(4096));
+    const macko_devprops H = h100();
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    /* one path, tile and layout for every n, n == 1 included */
+    f.mm_path = MACKO_MM_PATH_STAGED;
+    f.mm_tile = 4;
+    f.mm_swizzle = 5;
+    const macko_plan p = plan_of(m, h100(), &f);
+    EXPECT_EQ(p.forced, 1);
+    for (int64_t n : {1, 2, 7, 100}) {
+        const macko_launch *L = macko_plan_mm(&p, n, 4096, 1, 4096);
+        EXPECT_EQ(L->kernel, MACKO_K_MM_STAGED);
+        EXPECT_EQ(L->tile, 4);
+        EXPECT_EQ(L->swizzle, 5);
+    }
+    /* the SPMV path serves n == 1 only */
+    f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_SPMV;
+    const macko_plan v = plan_of(m, h100(), &f);
+    EXPECT_EQ(macko_plan_mm(&v, 1, 4096, 1, 4096), &v.spmv_unit);
+    EXPECT_EQ(macko_plan_mm(&v, 2, 4096, 1, 4096), nullptr);
+    /* 64-bit indices on a small matrix (the int64 row-pointer copy is the override's business) */
+    f = MACKO_PLAN_FORCED_NONE;
+    f.index = MACKO_IDX_I64_RP64;
+    const macko_plan r = plan_of(m, h100(), &f);
+    EXPECT_EQ(r.spmv_unit.kernel, MACKO_K_SPMV_WARP_I64_RP64);
+    EXPECT_EQ(macko_plan_mm(&r, 8, 4096, 1, 4096)->kernel, MACKO_K_MM_GLOBAL_I64_RP64);
+
+    /* refused: choices the matrix cannot take, and values out of range */
+    struct Bad {
+        macko_plan_forced f;
+        macko_status_t st;
+    };
+    const macko_mat_s big = shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), huge = shape(70000, 70000, MACKO_RP32_LIMIT);
+    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{3, -1, 0, 0, -1}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, 2, 0, 0, -1}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 7, 0, -1}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, MACKO_MM_PATH_TC, 0, -1}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 3, -1}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 32, -1}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 2}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 13}, MACKO_STATUS_INVALID_VALUE}};
+    for (const Bad &b : bad) {
+        macko_plan out;
+        char msg[256];
+        std::memset(&out, 0x5A, sizeof out);
+        const macko_plan before = out;
+        EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &H, &b.f, &out, msg, sizeof msg), b.st) << msg;
+        EXPECT_NE(msg[0], '\0');
+        EXPECT_EQ(std::memcmp(&out, &before, sizeof out), 0) << "a refused plan writes nothing";
+    }
+    macko_plan out;
+    char msg[256];
+    f = MACKO_PLAN_FORCED_NONE;
+    f.index = MACKO_IDX_I32;
+    EXPECT_EQ(macko_plan_compute(&big, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+    f.index = MACKO_IDX_I64_RP32;
+    EXPECT_EQ(macko_plan_compute(&huge, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+    /* the staged SpMM path with a tile that no shared memory holds */
+    f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_STAGED;
+    const macko_mat_s wide = shape(R, 100000, R * 1000);
+    EXPECT_EQ(macko_plan_compute(&wide, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+}
+
+} // namespace
