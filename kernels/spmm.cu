@@ -640,8 +640,10 @@ int launch_staged_tile(MmParams<T, int32_t> p, int64_t smem, const macko_spmm_ar
 {
     auto k = mm_staged_kernel<T, NT, SWZ, MMA, int32_t>;
     cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* reported here: else the next call's launch check would report it again */
         return (int)e;
+    }
     k<<<staged_grid(a->rows, a->sm_count), kStagedThreads, (size_t)smem,
         reinterpret_cast<cudaStream_t>(a->stream)>>>(p);
     return (int)cudaGetLastError();
