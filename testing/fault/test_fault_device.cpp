@@ -14,7 +14,7 @@ namespace {
 
 using namespace ft;
 
-constexpr int64_t kRows = 64, kCols = 300, kN = 4, kBatch = 3;
+constexpr int64_t kRows = 64, kCols = 300, kN = 4, kWide = 20, kBatch = 3;
 
 /* Device memory of the test (host memory on the fake device), filled from bytes. */
 struct Buf {
@@ -358,7 +358,7 @@ TEST_F(ComputeFixture, SpmvSpmmStridedBatched)
         const std::string P = half ? "H" : "S";
         macko_mat_t M = half ? AH : AS;
         Buf x(random_values(big * kBatch, type, 31)), y(random_values(big * kBatch, type, 32));
-        Buf B(random_values(big * kN, type, 33)), C(random_values(big * kN, type, 34));
+        Buf B(random_values(big * kWide, type, 33)), C(random_values(big * kWide, type, 34));
         for (macko_operation_t op : {MACKO_OPERATION_NON_TRANSPOSE, MACKO_OPERATION_TRANSPOSE}) {
             const std::string o = op == MACKO_OPERATION_TRANSPOSE ? "op T" : "op N";
             const int64_t k = op == MACKO_OPERATION_TRANSPOSE ? kRows : kCols;
@@ -372,6 +372,13 @@ TEST_F(ComputeFixture, SpmvSpmmStridedBatched)
                                           C.as<macko_half>(), m)
                             : macko_Sspmm(handle, op, kN, &alpha, M, B.as<float>(), k, &beta, C.as<float>(), m);
             });
+            if (op == MACKO_OPERATION_NON_TRANSPOSE) { /* 20 columns: 2 tiles (fp16) or 3 (fp32), a launch each */
+                compute("macko_" + P + "spmm (op N, n = 20)", "macko_" + P + "spmm", C, [&] {
+                    return half ? macko_Hspmm(handle, op, kWide, &alpha, M, B.as<macko_half>(), k, &beta,
+                                              C.as<macko_half>(), m)
+                                : macko_Sspmm(handle, op, kWide, &alpha, M, B.as<float>(), k, &beta, C.as<float>(), m);
+                });
+            }
             compute("macko_" + P + "spmv_strided_batched (" + o + ", batch 3)", "macko_" + P + "spmv_strided_batched",
                     y, [&] {
                         return half ? macko_Hspmv_strided_batched(handle, op, &alpha, M, x.as<macko_half>(), 1, k,
