@@ -207,15 +207,12 @@ void print_summary()
 
 namespace {
 
-/* Without a GPU (or with MACKO_FAULT_FAKE_DEVICE=1) the device routines run on the shim's fake device. */
+/* Without a GPU the device routines run on the shim's fake devices, two of them, so that a handle can live on
+ * another device than the caller's current one. Never with a GPU: the kernels' launches (not wrapped) would run
+ * there on host memory. */
 class Environment : public ::testing::Environment {
   public:
-    void SetUp() override
-    {
-        const char *f = std::getenv("MACKO_FAULT_FAKE_DEVICE");
-        /* two of them, so that a handle can live on another device than the caller's current one */
-        mf_set_fake_device((f != nullptr && std::strcmp(f, "1") == 0) || !mt::gpu_available() ? 2 : 0);
-    }
+    void SetUp() override { mf_set_fake_device(mt::gpu_available() ? 0 : 2); }
     void TearDown() override { print_summary(); }
 };
 
