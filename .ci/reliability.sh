@@ -73,7 +73,9 @@ fi
 step "ASan+UBSan: fault injection"
 if "${prefix}asan/testing/fault/macko_fault_tests" --gtest_color=no >"${prefix}asan/fault.log" 2>&1; then
   echo "   $(grep -E '^fault injection:' "${prefix}asan/fault.log" | tail -n 1)"
-  echo "   $(grep -E '^\[  PASSED  \]' "${prefix}asan/fault.log"), no ASan, UBSan or leak report"
+  echo "   $(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "${prefix}asan/fault.log") tests passed" \
+       "($(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "${prefix}asan/fault.log") skipped: GPU only)," \
+       "no ASan, UBSan or leak report"
 else
   tail -n 60 "${prefix}asan/fault.log"
   failed+=("fault injection")
