@@ -2,7 +2,7 @@
 # Reliability CI on a machine without a GPU (called by .ci/run after the main tests; about 8 minutes on 2 cores):
 #   0. sanitizer canaries: a leak, a heap overflow, signed overflow and a data race must each be reported;
 #   1. the whole CPU test suite (ctest; GPU tests skip themselves; MACKO_TEST_LARGE=1 adds the 2^31-entry host test)
-#      built with AddressSanitizer + UBSan, leaks checked;
+#      built with AddressSanitizer + UBSan, leaks checked, the fault-injection tests (testing/fault) included;
 #   2. the concurrency tests (Concurrency.*) built with ThreadSanitizer, repeated;
 #   3. each libFuzzer target (clang) from the committed seed corpus for MACKO_FUZZ_SECONDS (60) seconds.
 # Any sanitizer report, leak, fuzzer finding or test failure fails the script. Build folders: <prefix>asan,
@@ -66,6 +66,19 @@ if MACKO_TEST_LARGE=1 ctest --test-dir "${prefix}asan" --output-on-failure -j"$j
 else
   tail -n 80 "${prefix}asan/ctest.log"
   failed+=("ASan+UBSan suite")
+fi
+
+# The fault-injection tests (testing/fault: every allocation, CUDA and file call of each routine failed in turn, on
+# the shim's fake device here) ran in ctest above; run once more to print their counts.
+step "ASan+UBSan: fault injection"
+if "${prefix}asan/testing/fault/macko_fault_tests" --gtest_color=no >"${prefix}asan/fault.log" 2>&1; then
+  echo "   $(grep -E '^fault injection:' "${prefix}asan/fault.log" | tail -n 1)"
+  echo "   $(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "${prefix}asan/fault.log") tests passed" \
+       "($(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "${prefix}asan/fault.log") skipped: GPU only)," \
+       "no ASan, UBSan or leak report"
+else
+  tail -n 60 "${prefix}asan/fault.log"
+  failed+=("fault injection")
 fi
 
 # ---------------------------------------------------------------- 2. TSan: the concurrency tests

@@ -27,8 +27,9 @@ cudaError_t macko_dev_enter(macko_dev_guard *g, int device)
 
 void macko_dev_leave(const macko_dev_guard *g)
 {
-    if (g->switched)
-        cudaSetDevice(g->prev);
+    /* The routine's own outcome stands; a failed restore must not be left for the next call's error check. */
+    if (g->switched && cudaSetDevice(g->prev) != cudaSuccess)
+        cudaGetLastError();
 }
 
 macko_status_t macko_cuda_status(cudaError_t e)

@@ -62,16 +62,23 @@ void macko_device_arrays_free(struct macko_mat_s *m)
     for (i = 0; i < MACKO_EXTRAS; i++)
         any |= m->extra[i] != NULL;
     if (any) {
-        int cur = -1;
-        int switched = cudaGetDevice(&cur) == cudaSuccess && cur != m->device &&
-                       cudaSetDevice(m->device) == cudaSuccess;
-        cudaFree(m->dev.values);
-        cudaFree(m->dev.deltas);
-        cudaFree(m->dev.row_ptr);
+        int cur = -1, switched = 0;
+        int failed = cudaGetDevice(&cur) != cudaSuccess;
+        if (!failed && cur != m->device) {
+            switched = cudaSetDevice(m->device) == cudaSuccess;
+            failed = !switched;
+        }
+        failed |= cudaFree(m->dev.values) != cudaSuccess;
+        failed |= cudaFree(m->dev.deltas) != cudaSuccess;
+        failed |= cudaFree(m->dev.row_ptr) != cudaSuccess;
         for (i = 0; i < MACKO_EXTRAS; i++)
-            cudaFree(m->extra[i]);
+            failed |= cudaFree(m->extra[i]) != cudaSuccess;
         if (switched)
-            cudaSetDevice(cur);
+            failed |= cudaSetDevice(cur) != cudaSuccess;
+        /* Freeing cannot fail for the caller; an error recorded by the runtime here would be reported by the next
+         * call that checks for one (a compute call's launch check), so it is cleared. */
+        if (failed)
+            cudaGetLastError();
     }
     memset(&m->dev, 0, sizeof m->dev);
     memset(m->extra, 0, sizeof m->extra);

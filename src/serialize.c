@@ -582,11 +582,20 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
 
     dst = path;
     direct = path[0] == '\0'; /* fopen reports the error */
-    if (!direct && lstat(path, &sb) == 0) {
+    err = 0;
+    if (!direct && lstat(path, &sb) != 0) {
+        /* Nothing there (or no such directory, which fopen reports). After any other failure what is there is
+         * unknown, and writing blind could replace a link with a file or drop the file's permissions. */
+        if (errno != ENOENT && errno != ENOTDIR)
+            err = errno;
+    } else if (!direct) {
         if (S_ISLNK(sb.st_mode)) {
             resolved = realpath(path, NULL);
             if (resolved == NULL || stat(resolved, &sb) != 0) {
-                direct = 1; /* a dangling link: fopen creates its target, as it would without a link */
+                if (errno == ENOENT)
+                    direct = 1; /* a dangling link: fopen creates its target, as it would without a link */
+                else
+                    err = errno; /* the target may exist: writing it in place would not be atomic */
             } else {
                 dst = resolved;
                 direct = !S_ISREG(sb.st_mode);
@@ -596,6 +605,11 @@ macko_status_t macko_mat_save(macko_mat_t A, const char *path)
         }
         if (!direct)
             mode = (int)(sb.st_mode & 07777);
+    }
+    if (err != 0) {
+        free(resolved);
+        return macko_fail(err == ENOMEM ? MACKO_STATUS_ALLOC_FAILED : MACKO_STATUS_IO_ERROR, fn, err == ENOMEM ? 0 : 2,
+                          "path '%s': cannot inspect it: %s", path, strerror(err));
     }
     if (direct) {
         /* not a regular file (or an empty name, or a dangling link): open it as it is */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the GPU checks of macko on a machine with an NVIDIA GPU, from the repository root:
 #   1. the device and toolkit (nvidia-smi -L, nvcc --version);
-#   2. the whole GoogleTest binary (every CPU and GPU test);
+#   2. the whole GoogleTest binary (every CPU and GPU test), then the fault-injection binary (testing/fault) plain and
+#      under compute-sanitizer memcheck;
 #   3. the examples' GPU paths where their binaries are in BUILD (C demo, C spmv loop vs cuBLAS, Fortran example and
 #      host test), and the Python wrapper tests + examples/python_linear.py when python3 with numpy (and torch) runs;
 #   4. compute-sanitizer memcheck, racecheck, initcheck and synccheck, each over the whole GPU suite except GpuLarge
@@ -19,7 +20,8 @@
 #   SANITIZER_FILTER  gtest filter for the sanitizer runs (default: every GPU test but GpuLarge)
 #   RACECHECK_SHARDS  gtest shards for racecheck (default 6; the other tools use 2)
 #   SANITIZER_TIMEOUT seconds each sanitizer run may take (default: no limit); a run cut short counts as FAIL
-#   SKIP_EXAMPLES=1, SKIP_SANITIZER=1, SKIP_BENCH=1   leave those steps out
+#   SKIP_FAULT=1, SKIP_EXAMPLES=1, SKIP_SANITIZER=1, SKIP_BENCH=1   leave those steps out (SKIP_SANITIZER also
+#                     leaves out the fault test's memcheck run)
 #   BENCH_ARGS        extra arguments for the benchmark driver
 #   RUN_E2E=1         also step 6; E2E_ARGS replaces its arguments (default: the tiny smoke test)
 # Exit status: 0 when every step that ran passed, else 1. The last lines are a summary table.
@@ -77,6 +79,31 @@ rc=$?
 tail -n 40 "$LOGDIR/tests.log"
 counts=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOGDIR/tests.log" | grep -E 'test' | tr -s ' ' | tr '\n' ';')
 note "gtest (all)" $rc "$counts"
+
+if [ "${SKIP_FAULT:-0}" != 1 ]; then
+    # Fault injection on the real device (testing/fault): every allocation and CUDA call of each routine failed in
+    # turn, every success compared bit for bit; then the same under compute-sanitizer memcheck (failure paths that
+    # free memory a kernel still uses, or copy from freed memory, show up there).
+    FAULT=$(first_of "$BUILD/testing/fault/macko_fault_tests" "$BUILD/macko_fault_tests")
+    if [ -n "$FAULT" ]; then
+        echo "== fault injection: $FAULT"
+        "$FAULT" --gtest_color=no >"$LOGDIR/fault.log" 2>&1
+        rc=$?
+        tail -n 50 "$LOGDIR/fault.log"
+        note "fault injection" $rc "$(grep -E '^fault injection:' "$LOGDIR/fault.log" | tail -n 1 | cut -c1-160)"
+        if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
+            echo "== fault injection under compute-sanitizer memcheck"
+            ${SANITIZER_TIMEOUT:+timeout "$SANITIZER_TIMEOUT"} compute-sanitizer --tool memcheck --error-exitcode 99 \
+                "$FAULT" --gtest_color=no >"$LOGDIR/fault-memcheck.log" 2>&1
+            rc=$?
+            tail -n 5 "$LOGDIR/fault-memcheck.log"
+            note "fault injection memcheck" $rc "$(grep -E 'ERROR SUMMARY' "$LOGDIR/fault-memcheck.log" | tail -n 1)"
+        fi
+    else
+        echo "no macko_fault_tests under $BUILD (MACKO_BUILD_FAULT_TESTS=OFF?)"
+        note "fault injection" 1 "no macko_fault_tests under $BUILD"
+    fi
+fi
 
 if [ "${SKIP_EXAMPLES:-0}" != 1 ]; then
     # Each example exits non-zero when its GPU result disagrees with its reference (cuBLAS / torch.matmul).
