@@ -49,7 +49,10 @@ extern "C" {
  *                 as WARP: bitwise identical results.
  *   MM_STAGED     SpMM, B's tile of `tile` columns staged transposed in shared memory (int32 indices)
  *   MM_GLOBAL_*   SpMM, B gathered through the read-only cache; index variants as for SpMV
- *   MM_TC         reserved for the tensor-core SpMM path (kernels/spmm_tc.cu); no launcher yet
+ *   MM_TC         fp16 SpMM on the tensor cores, rows decoded a K-tile at a time in shared memory (spmm_tc.cu)
+ *   MM_PANEL      fp16 SpMM for large n: dense panels of rows in the handle's workspace and a tensor-core GEMM
+ *                 (spmm_panel.cu)
+ * (MM_TC and MM_PANEL have their own launchers, spmm_tc.h: they need the tile index and the workspace.)
  * (bench/NOTES.md: a SPLIT SpMV geometry with several warps per row lost everywhere and was removed, and so was a
  * tensor-core variant of MM_STAGED.) */
 typedef enum {
@@ -64,6 +67,7 @@ typedef enum {
     MACKO_K_MM_GLOBAL_I64_RP32,
     MACKO_K_MM_GLOBAL_I64_RP64,
     MACKO_K_MM_TC,
+    MACKO_K_MM_PANEL,
     MACKO_KERNELS
 } macko_kernel_id;
 

@@ -68,6 +68,7 @@ macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko
     struct macko_mat_s *t = NULL, tmp;
     macko_arrays dev;
     macko_plan plan;
+    void *tidx = NULL;
     macko_dev_guard g;
     macko_status_t st;
     cudaError_t e;
@@ -117,7 +118,7 @@ macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko
         macko_mat_destroy(t);
         return macko_fail(st, fn, 0, "cannot upload the transposed encoding");
     }
-    st = macko_plan_build(fn, t, dev.row_ptr, &handle->props, NULL, &plan);
+    st = macko_plan_build(fn, t, dev.row_ptr, dev.deltas, handle->stream, &handle->props, NULL, &plan, &tidx);
     if (st != MACKO_STATUS_SUCCESS) {
         /* not macko_mat_destroy: its macko_ok() would clear the error details just recorded */
         macko_dev_arrays_release(&dev);
@@ -129,6 +130,7 @@ macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko
     macko_dev_leave(&g);
     macko_host_arrays_free(t);
     t->dev = dev;
+    t->extra[MACKO_EXTRA_TILE_INDEX] = tidx;
     t->plan = plan;
     t->device = handle->device;
     t->has_device = 1;

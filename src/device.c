@@ -154,6 +154,7 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
     macko_dev_guard g;
     macko_arrays d;
     macko_plan plan;
+    void *tidx = NULL;
     macko_status_t st, pst = MACKO_STATUS_SUCCESS;
     cudaError_t e;
     MACKO_CHECK(macko_check_handle(fn, handle));
@@ -165,7 +166,7 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
     cudaGetLastError();
     st = macko_dev_upload_arrays(A, handle->stream, &d);
     if (st == MACKO_STATUS_SUCCESS) {
-        pst = macko_plan_build(fn, A, d.row_ptr, &handle->props, NULL, &plan);
+        pst = macko_plan_build(fn, A, d.row_ptr, d.deltas, handle->stream, &handle->props, NULL, &plan, &tidx);
         if (pst != MACKO_STATUS_SUCCESS)
             macko_dev_arrays_release(&d);
     }
@@ -192,6 +193,7 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
         macko_device_arrays_free(&old);
     }
     A->dev = d;
+    A->extra[MACKO_EXTRA_TILE_INDEX] = tidx;
     A->plan = plan;
     A->device = handle->device;
     A->has_device = 1;

@@ -215,7 +215,8 @@ static macko_status_t run(macko_handle_t h, const char *fn, macko_mat_t *A, int6
     m->type = type;
     st = convert(h, fn, m, c);
     if (st == MACKO_STATUS_SUCCESS)
-        st = macko_plan_build(fn, m, m->dev.row_ptr, &h->props, NULL, &m->plan);
+        st = macko_plan_build(fn, m, m->dev.row_ptr, m->dev.deltas, h->stream, &h->props, NULL, &m->plan,
+                              &m->extra[MACKO_EXTRA_TILE_INDEX]);
     macko_dev_leave(&g);
     if (st != MACKO_STATUS_SUCCESS) {
         /* not macko_mat_destroy: its macko_ok() would clear the error details just recorded */

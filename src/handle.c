@@ -90,12 +90,40 @@ macko_status_t macko_create(macko_handle_t *handle)
     h->stream = NULL;
     h->pointer_mode = MACKO_POINTER_MODE_HOST;
     h->props = props;
+    /* The tensor-core SpMM paths' workspace (plan.h): made here so that no compute call allocates. */
+    {
+        cudaError_t e = cudaMalloc(&h->ws.base, (size_t)MACKO_WS_BYTES);
+        if (e == cudaSuccess)
+            e = cudaMemset(h->ws.base, 0, (size_t)MACKO_WS_COUNTERS * sizeof(int));
+        if (e != cudaSuccess) {
+            /* as cublasCreate: out of memory is ALLOC_FAILED, any other failure NOT_INITIALIZED */
+            const macko_status_t st =
+                e == cudaErrorMemoryAllocation ? MACKO_STATUS_ALLOC_FAILED : MACKO_STATUS_NOT_INITIALIZED;
+            cudaFree(h->ws.base);
+            cudaGetLastError();
+            free(h);
+            return macko_fail(st, fn, 0, "cannot make the %lld-byte device workspace (CUDA error %d)",
+                              (long long)MACKO_WS_BYTES, (int)e);
+        }
+        h->ws.counters = (int *)h->ws.base;
+        h->ws.partial = (float *)((char *)h->ws.base + (size_t)MACKO_WS_COUNTERS * sizeof(int));
+        h->ws.partial_bytes = MACKO_WS_BYTES - (int64_t)MACKO_WS_COUNTERS * (int64_t)sizeof(int);
+    }
     *handle = h;
     return macko_ok();
 }
 
 macko_status_t macko_destroy(macko_handle_t handle)
 {
+    if (handle != NULL && handle->ws.base != NULL) {
+        int cur = -1, switched = 0;
+        if (cudaGetDevice(&cur) == cudaSuccess && cur != handle->device)
+            switched = cudaSetDevice(handle->device) == cudaSuccess;
+        cudaFree(handle->ws.base); /* waits for the work that may still use it */
+        if (switched)
+            cudaSetDevice(cur);
+        cudaGetLastError(); /* destroying cannot fail for the caller; no error is left for the next call */
+    }
     free(handle);
     return macko_ok();
 }

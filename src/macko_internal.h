@@ -24,12 +24,14 @@ struct macko_handle_s {
     macko_stream_t stream;        /* NULL = legacy default stream */
     macko_pointer_mode_t pointer_mode;
     macko_devprops props;         /* read once at creation: grids and launch plans are sized from it */
+    macko_workspace ws;           /* device workspace of the tensor-core SpMM paths (plan.h), made at creation */
 };
 
 /* Device arrays of an encoding besides FORMAT.md's three: NULL or cudaMalloc'ed on the encoding's device, freed
  * with its arrays (macko_device_arrays_free). One more is one more name here. */
 enum {
     MACKO_EXTRA_ROW_PTR64 = 0, /* int64 copy of an int32 row_ptr, for a plan forced to I64_RP64 (tests) */
+    MACKO_EXTRA_TILE_INDEX,    /* the tensor-core paths' tile index (plan.h, spmm_tc.h), built with the plan */
     MACKO_EXTRAS
 };
 

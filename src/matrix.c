@@ -112,6 +112,8 @@ macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *ent
     int64_t b;
     MACKO_CHECK(macko_check_ptr("macko_mat_get_storage", 1, "A", A));
     b = macko_values_bytes(A->type, A->entries_padded) + A->entries_padded / 2 + macko_rowptr_bytes(A->rows, A->rp64);
+    if (A->has_device && A->extra[MACKO_EXTRA_TILE_INDEX] != NULL)
+        b += A->plan.tc.tidx_bytes; /* the tensor-core paths' tile index, kept on the device with the encoding */
     if (bytes) *bytes = b;
     if (entries) *entries = A->entries;
     if (entries_padded) *entries_padded = A->entries_padded;

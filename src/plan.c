@@ -2,7 +2,9 @@
  * launcher table, and the call-time lookups. The rule is measured on the H100 (bench/NOTES.md); it is a function of
  * the encoding's shape and the device's properties only, so that a matrix always takes the same path. */
 #include "device_common.h"
+#include "../kernels/spmm_tc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -260,6 +262,111 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
     return MACKO_STATUS_SUCCESS;
 }
 
+/* ---- tensor-core paths (fp16, 32-bit indices) */
+
+/* Blocks per SM the TC kernel's registers are capped for (its __launch_bounds__, spmm_tc.cu), per column tile. */
+static int tc_reg_blocks(int ntile) { return ntile == 8 ? 8 : ntile == 16 ? 6 : ntile == 32 ? 4 : 3; }
+
+/* Resident TC blocks per SM for column tile ntile and K-tile kt: registers and shared memory (0: none fits). */
+static int tc_blocks(int ntile, int kt, const macko_devprops *dp)
+{
+    const int64_t bytes = (int64_t)macko_tc_smem_bytes(kt, ntile) + dp->smem_reserved_per_block;
+    int64_t fit = bytes > dp->smem_per_block_optin + dp->smem_reserved_per_block ? 0 : dp->smem_per_sm / bytes;
+    const int regs = tc_reg_blocks(ntile);
+    return (int)(fit < regs ? fit : regs);
+}
+
+/* kt and group (plan.h): for kt in 128..192 (a multiple of 32; the 32-column tiles keep 4 blocks per SM), the
+ * smallest group whose 16*group entries hold a segment, kt*de + 7 + 2*sqrt(kt*de); then the least passes per column,
+ * group / kt. Longer segments are correct, just slower (another pass). */
+static void tc_choose(const struct macko_mat_s *m, const macko_devprops *dp, int *kt_out, int *group_out)
+{
+    static const int groups[] = {4, 8, 16};
+    const double de = (double)m->entries / ((double)m->rows * (double)m->cols);
+    double best = 1e30;
+    int kt, i;
+    *kt_out = 128;
+    *group_out = 16;
+    for (kt = 128; kt <= 192; kt += 32) {
+        const double seg = kt * de;
+        if (tc_blocks(32, kt, dp) < 4)
+            continue;
+        for (i = 0; i < 3; i++)
+            if (seg + 7.0 + 2.0 * sqrt(seg) <= 16.0 * groups[i]) {
+                const double cost = (double)groups[i] / kt;
+                if (cost <= best + 1e-12) {
+                    best = cost;
+                    *kt_out = kt;
+                    *group_out = groups[i];
+                }
+                break;
+            }
+    }
+}
+
+/* The encoding can take the tensor-core paths: fp16, 32-bit indices, rows of fewer than 2^28 entries, a device of
+ * compute capability 8.0 or newer. */
+static int tc_eligible(const struct macko_mat_s *m, int index, const macko_devprops *dp)
+{
+    return m->type == MACKO_R_16F && index == MACKO_IDX_I32 && m->rows > 0 && m->cols > 0 &&
+           m->cols < (INT64_C(1) << 27) && dp->cc_major >= 8;
+}
+
+static macko_launch tc_launch(int ntile, int kt, const macko_devprops *dp)
+{
+    macko_launch L = launch_of(MACKO_K_MM_TC, ntile, MACKO_TC_ROWS * 2, tc_blocks(ntile, kt, dp), 0);
+    L.smem = (uint32_t)macko_tc_smem_bytes(kt, ntile);
+    return L;
+}
+
+/* Column tile of the TC path for n columns. */
+static int tc_ntile(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+
+/* A TC or PANEL row. */
+static void tc_rule(const macko_devprops *dp, const macko_plan *p, int path, int64_t n_max, int ntile,
+                    macko_mm_rule *r)
+{
+    memset(r, 0, sizeof *r);
+    r->n_max = n_max;
+    r->path = path;
+    r->want = ntile;
+    if (path == MACKO_MM_PATH_TC)
+        r->launch = tc_launch(ntile, p->tc.kt, dp);
+    else
+        r->launch = launch_of(MACKO_K_MM_PANEL, 128, 256, 2, 0);
+}
+
+/* The TC/PANEL rows of the automatic rule, measured on the H100 (bench/NOTES.md): the CUDA-core tiles stay up to
+ * n = 8 (up to 16 for matrices of fewer than 2^25 positions), the TC tiles of 16, 32 and 64 columns take n up to
+ * 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace. */
+static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
+{
+    const int small = (double)m->rows * (double)m->cols < 33554432.0;
+    const int64_t ldp = (m->cols + 7) & ~INT64_C(7);
+    const int panel = 128 * ldp * 2 <= MACKO_WS_BYTES - MACKO_WS_COUNTERS * 4;
+    int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) is replaced, or kept up to n = 16 */
+    if (small)
+        p->mm[i++].n_max = 16;
+    else
+        tc_rule(dp, p, MACKO_MM_PATH_TC, 16, 16, &p->mm[i++]);
+    tc_rule(dp, p, MACKO_MM_PATH_TC, 32, 32, &p->mm[i++]);
+    tc_rule(dp, p, MACKO_MM_PATH_TC, panel ? 128 : INT64_MAX, 64, &p->mm[i++]);
+    if (panel)
+        tc_rule(dp, p, MACKO_MM_PATH_PANEL, INT64_MAX, 128, &p->mm[i++]);
+    p->mm_rules = i;
+}
+
+/* A plan forced to TC or PANEL: that path for every n. */
+static void plan_mm_forced_tc(const macko_devprops *dp, int path, macko_plan *p)
+{
+    static const int64_t n_max[] = {8, 16, 32, INT64_MAX};
+    int i;
+    p->mm_rules = path == MACKO_MM_PATH_PANEL ? 1 : 4;
+    for (i = 0; i < p->mm_rules; i++)
+        tc_rule(dp, p, path, path == MACKO_MM_PATH_PANEL ? INT64_MAX : n_max[i],
+                path == MACKO_MM_PATH_PANEL ? 128 : tc_ntile(n_max[i] == INT64_MAX ? 64 : n_max[i]), &p->mm[i]);
+}
+
 /* The rule over n: n == 1 (the SpMV launch unless a path is forced), and tiles of 2, 4, 8 and 16 columns for n up
  * to 2, 4, 8 and beyond (n = 1 under a forced path: the tile of 2). */
 static macko_status_t plan_mm(const struct macko_mat_s *m, const macko_devprops *dp, const macko_plan_forced *f,
@@ -278,30 +385,58 @@ static macko_status_t plan_mm(const struct macko_mat_s *m, const macko_devprops 
             r->path = n_max[i] == 1 ? MACKO_MM_PATH_SPMV : MACKO_MM_PATH_NONE;
             continue;
         }
+        if (f->mm_path == MACKO_MM_PATH_TC || f->mm_path == MACKO_MM_PATH_PANEL)
+            break;
         st = mm_rule(m, dp, p->index, f->mm_path, f->mm_tile ? f->mm_tile : want[i], f->mm_swizzle, r, msg,
                      msg_size);
         if (st != MACKO_STATUS_SUCCESS)
             return st;
     }
+    if (f->mm_path == MACKO_MM_PATH_TC || f->mm_path == MACKO_MM_PATH_PANEL) {
+        if (p->tc.kt == 0) {
+            snprintf(msg, msg_size, "the tensor-core SpMM paths need an fp16 matrix with 32-bit indices, fewer than "
+                     "2^27 columns and a device of compute capability 8.0 or newer");
+            return MACKO_STATUS_NOT_SUPPORTED;
+        }
+        plan_mm_forced_tc(dp, f->mm_path, p);
+        return MACKO_STATUS_SUCCESS;
+    }
+    if (p->tc.kt > 0 && f->mm_path == MACKO_MM_PATH_AUTO && f->mm_tile == 0)
+        plan_mm_tc(m, dp, p);
     return MACKO_STATUS_SUCCESS;
 }
 
-const macko_launch *macko_plan_mm(const macko_plan *p, int64_t n, int64_t cols, int64_t incb, int64_t ldb)
+/* The launch of a CUDA-core row for B's strides (GLOBAL: 64-bit offsets where 32-bit ones do not fit). */
+static const macko_launch *cuda_core_launch(const macko_mm_rule *r, int64_t cols, int64_t incb, int64_t ldb)
 {
-    const macko_mm_rule *r = p->mm;
+    /* 32-bit offsets while B's span at the asked tile fits them; past that the 64-bit kernel, except where the
+     * 32-bit kernel's own (narrower) tile is the 64-bit one's and still fits. */
+    if (r->path == MACKO_MM_PATH_STAGED || r->wide.kernel == MACKO_K_NONE || offsets_fit_i32(cols, incb, ldb, r->want) ||
+        (r->launch.tile == r->wide.tile && offsets_fit_i32(cols, incb, ldb, r->launch.tile)))
+        return &r->launch;
+    return &r->wide;
+}
+
+const macko_launch *macko_plan_mm(const macko_plan *p, int64_t n, int64_t cols, int64_t incb, int64_t ldb,
+                                  int64_t incc)
+{
+    const macko_mm_rule *r = p->mm, *q, *cc = NULL;
     while (n > r->n_max)
         r++;
     switch (r->path) {
     case MACKO_MM_PATH_SPMV: return macko_plan_spmv(p, incb);
     case MACKO_MM_PATH_STAGED:
-    case MACKO_MM_PATH_TC: return &r->launch;
-    case MACKO_MM_PATH_GLOBAL:
-        /* 32-bit offsets while B's span at the asked tile fits them; past that the 64-bit kernel, except where the
-         * 32-bit kernel's own (narrower) tile is the 64-bit one's and still fits. */
-        if (r->wide.kernel == MACKO_K_NONE || offsets_fit_i32(cols, incb, ldb, r->want) ||
-            (r->launch.tile == r->wide.tile && offsets_fit_i32(cols, incb, ldb, r->launch.tile)))
+    case MACKO_MM_PATH_GLOBAL: return cuda_core_launch(r, cols, incb, ldb);
+    case MACKO_MM_PATH_TC:
+    case MACKO_MM_PATH_PANEL:
+        /* these paths read B and write C column-major with unit element strides; the strided-batched SpMV with
+         * other strides takes the widest CUDA-core row of the plan instead (a forced plan has none: NULL) */
+        if (incb == 1 && incc == 1)
             return &r->launch;
-        return &r->wide;
+        for (q = p->mm; q < p->mm + p->mm_rules; q++)
+            if (q->path == MACKO_MM_PATH_STAGED || q->path == MACKO_MM_PATH_GLOBAL)
+                cc = q;
+        return cc != NULL ? cuda_core_launch(cc, cols, incb, ldb) : NULL;
     default: return NULL;
     }
 }
@@ -326,8 +461,24 @@ static macko_status_t check_forced(const struct macko_mat_s *m, const macko_plan
         return MACKO_STATUS_INVALID_VALUE;
     }
     if (f->mm_path != MACKO_MM_PATH_AUTO && f->mm_path != MACKO_MM_PATH_STAGED && f->mm_path != MACKO_MM_PATH_GLOBAL &&
-        f->mm_path != MACKO_MM_PATH_SPMV) {
-        snprintf(msg, n, "mm_path is %d; it must be AUTO, STAGED, GLOBAL or SPMV", f->mm_path);
+        f->mm_path != MACKO_MM_PATH_SPMV && f->mm_path != MACKO_MM_PATH_TC && f->mm_path != MACKO_MM_PATH_PANEL) {
+        snprintf(msg, n, "mm_path is %d; it must be AUTO, STAGED, GLOBAL, SPMV, TC or PANEL", f->mm_path);
+        return MACKO_STATUS_INVALID_VALUE;
+    }
+    if (f->tc_kt != 0 && (f->tc_kt < 32 || f->tc_kt > 512 || f->tc_kt % 16 != 0)) {
+        snprintf(msg, n, "tc_kt is %d; it must be 0 or a multiple of 16 in 32..512", f->tc_kt);
+        return MACKO_STATUS_INVALID_VALUE;
+    }
+    if (f->tc_group != 0 && f->tc_group != 4 && f->tc_group != 8 && f->tc_group != 16) {
+        snprintf(msg, n, "tc_group is %d; it must be 0, 4, 8 or 16", f->tc_group);
+        return MACKO_STATUS_INVALID_VALUE;
+    }
+    if (f->tc_splits < 0 || f->tc_splits > 64) {
+        snprintf(msg, n, "tc_splits is %d; it must be 0..64", f->tc_splits);
+        return MACKO_STATUS_INVALID_VALUE;
+    }
+    if (f->panel_rows < 0 || f->panel_rows % 128 != 0) {
+        snprintf(msg, n, "panel_rows is %lld; it must be 0 or a positive multiple of 128", (long long)f->panel_rows);
         return MACKO_STATUS_INVALID_VALUE;
     }
     if (f->mm_tile != 0 && f->mm_tile != 2 && f->mm_tile != 4 && f->mm_tile != 8 && f->mm_tile != 16) {
@@ -357,6 +508,16 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
         f = &automatic;
     p.index = f->index >= 0 ? f->index : index_variant(m);
     p.row_ptr = row_ptr;
+    if (tc_eligible(m, p.index, dp)) {
+        tc_choose(m, dp, &p.tc.kt, &p.tc.group);
+        if (f->tc_kt)
+            p.tc.kt = f->tc_kt;
+        if (f->tc_group)
+            p.tc.group = f->tc_group;
+        p.tc.splits = f->tc_splits;
+        p.tc.panel_rows = f->panel_rows;
+        p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
+    }
     st = plan_spmv(m, dp, f->spmv_geometry, &p, msg, msg_size);
     if (st == MACKO_STATUS_SUCCESS)
         st = plan_mm(m, dp, f, &p, msg, msg_size);
@@ -375,15 +536,24 @@ static int plan_optin(const macko_plan *p, int elem, const macko_devprops *dp)
         const macko_launch *L = &p->mm[i].launch;
         if (p->mm[i].path == MACKO_MM_PATH_STAGED && L->smem > DEFAULT_SMEM_BLOCK)
             e = macko_mm_staged_optin(elem, L->tile, L->swizzle != 0, dp->smem_per_block_optin);
+        if (p->mm[i].path == MACKO_MM_PATH_TC || p->mm[i].path == MACKO_MM_PATH_PANEL) {
+            const macko_launch *W = &p->mm[i].wide;
+            if (W->kernel == MACKO_K_MM_STAGED && W->smem > DEFAULT_SMEM_BLOCK)
+                e = macko_mm_staged_optin(elem, W->tile, W->swizzle != 0, dp->smem_per_block_optin);
+        }
     }
+    if (e == 0 && p->tc.kt > 0)
+        e = macko_tc_prepare(p->tc.group, dp->smem_per_block_optin);
     return e;
 }
 
 macko_status_t macko_plan_build(const char *fn, const struct macko_mat_s *m, const void *row_ptr,
-                                const macko_devprops *dp, const macko_plan_forced *f, macko_plan *out)
+                                const uint8_t *deltas, macko_stream_t stream, const macko_devprops *dp,
+                                const macko_plan_forced *f, macko_plan *out, void **tile_index)
 {
     char msg[256];
     macko_plan p;
+    void *tidx = NULL;
     int e;
     macko_status_t st = macko_plan_compute(m, row_ptr, dp, f, &p, msg, sizeof msg);
     if (st != MACKO_STATUS_SUCCESS)
@@ -392,6 +562,113 @@ macko_status_t macko_plan_build(const char *fn, const struct macko_mat_s *m, con
     if (e != 0)
         return macko_fail(macko_cuda_status((cudaError_t)e), fn, 0,
                           "cannot give the kernels their shared memory (CUDA error %d)", e);
+    if (p.tc.kt > 0) {
+        const cudaError_t ea = cudaMalloc(&tidx, (size_t)p.tc.tidx_bytes);
+        if (ea != cudaSuccess)
+            return macko_fail(macko_cuda_status(ea), fn, 0, "cannot allocate the tile index (%lld bytes)",
+                              (long long)p.tc.tidx_bytes);
+        e = macko_tc_build_index(m->rows, m->cols, deltas, (const int32_t *)row_ptr, p.tc.kt, (uint32_t *)tidx,
+                                 stream);
+        if (e != 0) {
+            cudaFree(tidx);
+            return macko_fail(macko_status_of_cuda_error(e), fn, 0, "cannot build the tile index (CUDA error %d)",
+                              e);
+        }
+        p.tc.tidx = (const uint32_t *)tidx;
+    }
     *out = p;
+    *tile_index = tidx;
     return MACKO_STATUS_SUCCESS;
+}
+
+/* ---- launching the tensor-core paths */
+
+/* Blocks along K for a TC launch: the fewest that fill whole waves best (a little penalty per split: the partial
+ * tiles go through the workspace), no more than the K-tiles, 64, and the workspace holds. */
+static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_launch *L, const macko_workspace *ws,
+                     const macko_devprops *dp)
+{
+    const int64_t rowblocks = (a->rows + MACKO_TC_ROWS - 1) / MACKO_TC_ROWS;
+    const int64_t ntiles = (a->n + L->tile - 1) / L->tile;
+    const int64_t T = (a->cols + p->tc.kt - 1) / p->tc.kt;
+    const double slots = (double)(dp->sm_count > 0 ? dp->sm_count : 1) * (L->blocks_per_sm > 0 ? L->blocks_per_sm : 1);
+    double best = -1.0;
+    int sp, pick = 1;
+    if (p->tc.splits > 0)
+        pick = p->tc.splits;
+    else
+        for (sp = 1; sp <= 64 && sp <= T; sp++) {
+            const double waves = (double)(rowblocks * ntiles * sp) / slots;
+            const double score = waves / ceil(waves) - 0.02 * (sp - 1);
+            if (score > best) {
+                best = score;
+                pick = sp;
+            }
+        }
+    /* what the workspace holds (the column tiles of one launch: at most 65535) */
+    while (pick > 1 && (macko_tc_ws_floats(a->rows, ntiles < 65535 ? a->n : (int64_t)65535 * L->tile, L->tile, pick) * 4 >
+                            ws->partial_bytes ||
+                        macko_tc_counters(a->rows, ntiles < 65535 ? a->n : (int64_t)65535 * L->tile, L->tile, pick) >
+                            MACKO_WS_COUNTERS))
+        pick--;
+    return pick;
+}
+
+int macko_plan_launch_tc(const macko_plan *p, const macko_kargs *a, const macko_launch *L,
+                         const macko_workspace *ws, const macko_devprops *dp)
+{
+    if (L->kernel == MACKO_K_MM_TC) {
+        macko_tc_args t;
+        memset(&t, 0, sizeof t);
+        t.rows = a->rows;
+        t.cols = a->cols;
+        t.values = a->values;
+        t.deltas = a->deltas;
+        t.row_ptr = (const int32_t *)a->row_ptr;
+        t.tidx = p->tc.tidx;
+        t.kt = p->tc.kt;
+        t.group = p->tc.group;
+        t.ntile = L->tile;
+        t.splits = tc_splits(p, a, L, ws, dp);
+        t.n = a->n;
+        t.b = a->b;
+        t.ldb = a->ldb;
+        t.c = a->c;
+        t.ldc = a->ldc;
+        t.alpha_dev = a->alpha_dev;
+        t.beta_dev = a->beta_dev;
+        t.alpha = a->alpha;
+        t.beta = a->beta;
+        t.ws = ws->partial;
+        t.counters = ws->counters;
+        t.stream = a->stream;
+        return macko_tc_spmm_h(&t);
+    } else {
+        macko_panel_args q;
+        memset(&q, 0, sizeof q);
+        q.rows = a->rows;
+        q.cols = a->cols;
+        q.values = a->values;
+        q.deltas = a->deltas;
+        q.row_ptr = (const int32_t *)a->row_ptr;
+        q.tidx = p->tc.tidx;
+        q.kt = p->tc.kt;
+        q.group = p->tc.group;
+        q.sm_count = dp->sm_count;
+        q.n = a->n;
+        q.b = a->b;
+        q.ldb = a->ldb;
+        q.c = a->c;
+        q.ldc = a->ldc;
+        q.alpha_dev = a->alpha_dev;
+        q.beta_dev = a->beta_dev;
+        q.alpha = a->alpha;
+        q.beta = a->beta;
+        q.ws = ws->partial;
+        q.ws_bytes = ws->partial_bytes;
+        if (p->tc.panel_rows > 0 && p->tc.panel_rows * 2 * ((a->cols + 7) & ~INT64_C(7)) < q.ws_bytes)
+            q.ws_bytes = p->tc.panel_rows * 2 * ((a->cols + 7) & ~INT64_C(7));
+        q.stream = a->stream;
+        return macko_panel_spmm_h(&q);
+    }
 }

@@ -37,16 +37,18 @@ enum { MACKO_SPMV_WARP = 0, MACKO_SPMV_STAGED = 1 };
 #define MACKO_SPMV_STAGE_MAX_COLS_S 4096
 
 /* SpMM paths: SPMV (n == 1: the SpMV launch, so that a one-column product is bitwise the SpMV result), STAGED (B's
- * tile in shared memory), GLOBAL (B gathered through the read-only cache), TC (reserved: the tensor-core path of
- * kernels/spmm_tc.cu, filled in by its author), NONE (a forced path that cannot run this n). AUTO only in
- * macko_plan_forced. */
+ * tile in shared memory), GLOBAL (B gathered through the read-only cache), TC (fp16 only: the rows decoded a K-tile
+ * at a time into shared memory and multiplied on the tensor cores, kernels/spmm_tc.cu), PANEL (fp16 only, large n:
+ * a panel of rows decoded densely into the handle's workspace, then a dense tensor-core GEMM, kernels/spmm_panel.cu),
+ * NONE (a forced path that cannot run this n). AUTO only in macko_plan_forced. */
 enum {
     MACKO_MM_PATH_NONE = -1,
     MACKO_MM_PATH_AUTO = 0,
     MACKO_MM_PATH_STAGED = 1,
     MACKO_MM_PATH_GLOBAL = 2,
     MACKO_MM_PATH_SPMV = 3,
-    MACKO_MM_PATH_TC = 4
+    MACKO_MM_PATH_TC = 4,
+    MACKO_MM_PATH_PANEL = 5
 };
 
 /* One row of the SpMM rule over n: the plan's rows are ordered by n_max, the last one INT64_MAX, and n takes the
@@ -62,9 +64,19 @@ typedef struct macko_mm_rule {
 } macko_mm_rule;
 #define MACKO_MM_RULES 8 /* room for the rows a tensor-core path adds */
 
-/* The tensor-core path's part of a plan (kernels/spmm_tc.cu): its author fills it in. */
+/* The tensor-core paths' part of a plan (kernels/spmm_tc.cu, spmm_panel.cu), for fp16 encodings with 32-bit
+ * indices. Both read the tile index (spmm_tc.h: for every row and every K-tile of kt columns, where the row's entries
+ * of that tile start), built on the device with the plan and kept in the encoding (extra[MACKO_EXTRA_TILE_INDEX]).
+ * kt and group come from the density of stored entries: a row's entries in a K-tile (about kt * entries / (rows *
+ * cols), plus at most 7 before the first 8-aligned entry) are decoded by `group` lanes of 16 entries each in one
+ * pass, with room for two standard deviations (bench/NOTES.md). */
 struct macko_tc_plan {
-    int reserved;
+    int kt;                /* K-tile width; 0: no tensor-core path for this encoding */
+    int group;             /* lanes per row segment: 4, 8 or 16 */
+    int splits;            /* forced blocks along K (tests); 0: chosen per call from the grid */
+    int64_t panel_rows;    /* forced rows per panel (tests); 0: as many as the handle's workspace holds */
+    const uint32_t *tidx;  /* the tile index on the device (owned by the encoding's extras) */
+    int64_t tidx_bytes;
 };
 
 typedef struct macko_plan {
@@ -86,8 +98,12 @@ typedef struct macko_plan_forced {
     int mm_path;       /* MACKO_MM_PATH_AUTO, or STAGED (I32 only), GLOBAL or SPMV (n == 1 only) for every n */
     int mm_tile;       /* 0 (n rounded up to 2, 4, 8, 16), or 2, 4, 8, 16 for every n */
     int mm_swizzle;    /* -1 (automatic), 0 (plain) or the spacing shift 3..12 of the staged layout */
+    int tc_kt;         /* 0 (automatic), or the TC / PANEL K-tile width: a multiple of 16 in 32..512 */
+    int tc_group;      /* 0 (automatic), or 4, 8, 16 lanes per row segment */
+    int tc_splits;     /* 0 (automatic), or the TC path's blocks along K for every call (1..64) */
+    int64_t panel_rows; /* 0 (automatic), or the PANEL path's rows per panel (a multiple of 128) */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0}
 
 /* The plan of the encoding m (its rows, cols, entries, entries_padded, type and rp64; row_ptr: its device row
  * pointers) on a device with properties dp, with the forced choices f (NULL: automatic). No CUDA call: the host
@@ -96,11 +112,15 @@ typedef struct macko_plan_forced {
 macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_ptr, const macko_devprops *dp,
                                   const macko_plan_forced *f, macko_plan *out, char *msg, size_t msg_size);
 
-/* macko_plan_compute and the shared-memory opt-ins of the plan's kernels (once per plan, never at a launch) on the
- * current device, which must be dp->device. f: NULL (every routine that makes an encoding) or the override's. On
- * failure records the error for routine fn (position 0, or 4 for a forced choice) and leaves *out untouched. */
+/* macko_plan_compute, the shared-memory opt-ins of the plan's kernels (once per plan, never at a launch) and, for a
+ * plan with tensor-core paths, the tile index: allocated and built on the current device (which must be dp->device)
+ * asynchronously on stream from the encoding's device deltas and row_ptr. f: NULL (every routine that makes an
+ * encoding) or the override's. On success *tile_index is the new index allocation (NULL when the plan has none): the
+ * caller keeps it in the encoding's extra[MACKO_EXTRA_TILE_INDEX] (freeing the old one). On failure records the
+ * error for routine fn (position 0, or 4 for a forced choice), frees what it allocated and leaves *out untouched. */
 macko_status_t macko_plan_build(const char *fn, const struct macko_mat_s *m, const void *row_ptr,
-                                const macko_devprops *dp, const macko_plan_forced *f, macko_plan *out);
+                                const uint8_t *deltas, macko_stream_t stream, const macko_devprops *dp,
+                                const macko_plan_forced *f, macko_plan *out, void **tile_index);
 
 /* TEST ONLY (tests and the bench; not in macko.h): rebuilds the plan of A's op encoding (op T: after
  * macko_analysis) with the forced choices f, or the automatic plan when f is NULL. On error (a bad argument, a
@@ -115,11 +135,26 @@ static inline const macko_launch *macko_plan_spmv(const macko_plan *p, int64_t i
 {
     return incx == 1 ? &p->spmv_unit : &p->spmv_strided;
 }
-/* The launch for n columns of B with the given cols of the encoding and B's (incb, ldb); NULL when the plan was
- * forced to a path that cannot run n. */
-const macko_launch *macko_plan_mm(const macko_plan *p, int64_t n, int64_t cols, int64_t incb, int64_t ldb);
+/* The launch for n columns of B with the given cols of the encoding, B's (incb, ldb) and C's element stride incc;
+ * NULL when the plan was forced to a path that cannot run n (or these strides). */
+const macko_launch *macko_plan_mm(const macko_plan *p, int64_t n, int64_t cols, int64_t incb, int64_t ldb,
+                                  int64_t incc);
 /* Runs one launch of a kernel of value type t: the cudaError_t of the launch. */
 int macko_plan_launch(macko_datatype_t t, const macko_kargs *a, const macko_launch *L);
+
+/* The handle's device workspace (split-K partial tiles of the TC path, its tile counters, the PANEL path's dense
+ * panel): allocated by macko_create; the counters are zero between calls. */
+typedef struct macko_workspace {
+    void *base;           /* MACKO_WS_BYTES, 256-byte aligned */
+    int *counters;        /* MACKO_WS_COUNTERS ints at the start of base */
+    float *partial;       /* the rest */
+    int64_t partial_bytes;
+} macko_workspace;
+#define MACKO_WS_BYTES (INT64_C(64) << 20)
+#define MACKO_WS_COUNTERS 65536
+/* Runs the TC or PANEL launch L (a rule row of plan p) for n columns: the cudaError_t of the launches. */
+int macko_plan_launch_tc(const macko_plan *p, const macko_kargs *a, const macko_launch *L,
+                         const macko_workspace *ws, const macko_devprops *dp);
 
 #ifdef __cplusplus
 }

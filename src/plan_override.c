@@ -48,7 +48,7 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
     macko_dev_guard g;
     macko_plan p;
     macko_status_t st;
-    void *rp64 = NULL;
+    void *rp64 = NULL, *tidx = NULL;
     cudaError_t e;
 
     if (handle == NULL)
@@ -81,7 +81,8 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
             return macko_fail(st, fn, 0, "cannot make the int64 copy of the row pointers");
         }
     }
-    st = macko_plan_build(fn, M, rp64 != NULL ? rp64 : M->dev.row_ptr, &handle->props, f, &p);
+    st = macko_plan_build(fn, M, rp64 != NULL ? rp64 : M->dev.row_ptr, M->dev.deltas, handle->stream, &handle->props,
+                          f, &p, &tidx);
     if (st != MACKO_STATUS_SUCCESS) {
         cudaFree(rp64);
         macko_dev_leave(&g);
@@ -90,6 +91,8 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
     /* cudaFree waits for the launches that may still read the old copy */
     cudaFree(M->extra[MACKO_EXTRA_ROW_PTR64]);
     M->extra[MACKO_EXTRA_ROW_PTR64] = rp64;
+    cudaFree(M->extra[MACKO_EXTRA_TILE_INDEX]);
+    M->extra[MACKO_EXTRA_TILE_INDEX] = tidx;
     M->plan = p;
     macko_dev_leave(&g);
     return macko_ok();

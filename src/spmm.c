@@ -29,7 +29,7 @@ static macko_status_t mm_run(int prec, const char *fn, macko_handle_t handle, co
                              int64_t ldb, void *c, int64_t incc, int64_t ldc)
 {
     const int64_t elem = (int64_t)mm_prec[prec].elem;
-    const macko_launch *L = macko_plan_mm(&M->plan, n, M->cols, incb, ldb);
+    const macko_launch *L = macko_plan_mm(&M->plan, n, M->cols, incb, ldb, incc);
     macko_kargs a;
     int64_t j0;
 
@@ -47,6 +47,16 @@ static macko_status_t mm_run(int prec, const char *fn, macko_handle_t handle, co
     a.ldc = ldc;
     macko_resolve_scalars(handle, alpha, beta, &a.alpha, &a.beta, &a.alpha_dev, &a.beta_dev);
     a.stream = handle->stream;
+    if (L->kernel == MACKO_K_MM_TC || L->kernel == MACKO_K_MM_PANEL) { /* every column in one call */
+        int err;
+        a.b = b;
+        a.c = c;
+        a.n = n;
+        err = macko_plan_launch_tc(&M->plan, &a, L, &handle->ws, &handle->props);
+        if (err != 0)
+            return macko_launch_fail(handle, fn, err);
+        return macko_ok();
+    }
     for (j0 = 0; j0 < n; j0 += L->tile) {
         int err;
         a.b = (const char *)b + j0 * ldb * elem;

@@ -435,7 +435,7 @@ TYPED_TEST(GpuSpmm, GlobalPathWithOffsetsPastInt32)
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.mm_path = MACKO_MM_PATH_GLOBAL;
     ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
-    const macko_launch *L = macko_plan_mm(&A.A->plan, batch, cols, 1, stridex);
+    const macko_launch *L = macko_plan_mm(&A.A->plan, batch, cols, 1, stridex, 1);
     ASSERT_NE(L, nullptr);
     EXPECT_EQ(L->tile, 8);
     EXPECT_EQ(L->kernel, P::half ? MACKO_K_MM_GLOBAL_I32 : MACKO_K_MM_GLOBAL_I64_RP32);
@@ -695,7 +695,7 @@ TYPED_TEST(GpuSpmm, PathsAgreeBitwise)
             f.mm_swizzle = r.swizzle;
             ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
                 << macko_get_last_error_message();
-            const macko_launch *L = macko_plan_mm(&A.A->plan, n, m.cols, 1, ldb);
+            const macko_launch *L = macko_plan_mm(&A.A->plan, n, m.cols, 1, ldb, 1);
             ASSERT_NE(L, nullptr);
             EXPECT_EQ(L->kernel, r.kernel);
             /* the staged tile narrows where the device's shared memory cannot hold it */

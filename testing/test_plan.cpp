@@ -4,6 +4,8 @@
  * same result, so this rule moves time, never results. */
 #include "macko_internal.h"
 
+#include "../kernels/spmm_tc.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -195,19 +197,20 @@ TEST(Plan, SpmmRuleOverN)
     const macko_plan p = plan_of(shape(R, 4096, half_full(4096)), h100());
     ASSERT_GE(p.mm_rules, 1);
     EXPECT_EQ(p.mm[p.mm_rules - 1].n_max, INT64_MAX);
-    EXPECT_EQ(macko_plan_mm(&p, 1, 4096, 1, 4096), &p.spmv_unit);
-    EXPECT_EQ(macko_plan_mm(&p, 1, 4096, 3, 4096), &p.spmv_strided);
+    EXPECT_EQ(macko_plan_mm(&p, 1, 4096, 1, 4096, 1), &p.spmv_unit);
+    EXPECT_EQ(macko_plan_mm(&p, 1, 4096, 3, 4096, 1), &p.spmv_strided);
     struct Want {
         int64_t n;
         int tile, swizzle;
         uint32_t smem, plane_stride;
     };
-    /* tiles of 2 and 4: 4- and 8-byte rows, plain; 8 and 16: 16-byte rows (two planes for 16), swizzled */
+    /* tiles of 2 and 4: 4- and 8-byte rows, plain; 8 and 16: 16-byte rows (two planes for 16), swizzled (CUDA
+     * cores up to n = 16 on a matrix of fewer than 2^25 positions) */
     for (const Want &w : {Want{2, 2, 0, 16400, 16400}, Want{3, 4, 0, 32784, 32784}, Want{4, 4, 0, 32784, 32784},
                           Want{5, 8, 4, 65552, 65552}, Want{8, 8, 4, 65552, 65552}, Want{9, 16, 4, 131104, 65552},
-                          Want{1000, 16, 4, 131104, 65552}}) {
+                          Want{16, 16, 4, 131104, 65552}}) {
         SCOPED_TRACE(w.n);
-        const macko_launch *L = macko_plan_mm(&p, w.n, 4096, 1, 4096);
+        const macko_launch *L = macko_plan_mm(&p, w.n, 4096, 1, 4096, 1);
         ASSERT_NE(L, nullptr);
         EXPECT_EQ(L->kernel, MACKO_K_MM_STAGED);
         EXPECT_EQ(L->tile, w.tile);
@@ -218,17 +221,43 @@ TEST(Plan, SpmmRuleOverN)
         EXPECT_EQ(L->block, 1024u);
         EXPECT_EQ(L->grid, 128u); /* one warp per row, at most one block per SM */
     }
-    /* fp32: rows of at most 32 bytes, so n = 16 runs two tiles of 8 */
+    /* then the tensor cores: tiles of 32 and 64 columns up to n = 128, the dense panels beyond */
+    EXPECT_EQ(p.tc.kt, 192); /* d = 0.5: 96 entries a segment, 8 lanes of 16 */
+    EXPECT_EQ(p.tc.group, 8);
+    EXPECT_EQ(p.tc.tidx_bytes, R * (4096 / 192 + 1 + 1) * 4);
+    for (const Want &w : {Want{17, 32, 0, 0, 0}, Want{32, 32, 0, 0, 0}, Want{33, 64, 0, 0, 0}, Want{128, 64, 0, 0, 0}}) {
+        SCOPED_TRACE(w.n);
+        const macko_launch *L = macko_plan_mm(&p, w.n, 4096, 1, 4096, 1);
+        ASSERT_NE(L, nullptr);
+        EXPECT_EQ(L->kernel, MACKO_K_MM_TC);
+        EXPECT_EQ(L->tile, w.tile);
+        EXPECT_EQ(L->smem, (uint32_t)macko_tc_smem_bytes(192, w.tile));
+        EXPECT_GE(L->blocks_per_sm, 2);
+    }
+    EXPECT_EQ(macko_plan_mm(&p, 129, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
+    EXPECT_EQ(macko_plan_mm(&p, 100000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
+    /* strided B or C (the strided-batched SpMV): the widest CUDA-core row instead */
+    EXPECT_EQ(macko_plan_mm(&p, 64, 4096, 3, 4096, 1)->kernel, MACKO_K_MM_STAGED);
+    EXPECT_EQ(macko_plan_mm(&p, 64, 4096, 3, 4096, 1)->tile, 16);
+    EXPECT_EQ(macko_plan_mm(&p, 300, 4096, 1, 4096, 2)->tile, 16);
+    /* fp32: no tensor-core path; rows of at most 32 bytes, so n = 16 runs two tiles of 8 */
     const macko_plan s = plan_of(shape(R, 4096, half_full(4096), MACKO_R_32F), h100());
-    EXPECT_EQ(macko_plan_mm(&s, 16, 4096, 1, 4096)->tile, 8);
-    /* 28672 fp16 columns: 16 columns would need 917 KB and only a tile of 4 fits, which would split a tile of 8:
-     * the global path, tile 8 */
+    EXPECT_EQ(s.tc.kt, 0);
+    EXPECT_EQ(macko_plan_mm(&s, 16, 4096, 1, 4096, 1)->tile, 8);
+    EXPECT_EQ(macko_plan_mm(&s, 1000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_STAGED);
+    /* 28672 fp16 columns: 8 columns would need 458 KB and only a tile of 4 fits, which would split a tile of 8: the
+     * global path, tile 8; from n = 9 on (2^25 positions or more) the tensor cores */
     const macko_plan g = plan_of(shape(R, 28672, half_full(28672)), h100());
-    const macko_launch *L = macko_plan_mm(&g, 16, 28672, 1, 28672);
+    const macko_launch *L = macko_plan_mm(&g, 8, 28672, 1, 28672, 1);
     EXPECT_EQ(L->kernel, MACKO_K_MM_GLOBAL_I32);
     EXPECT_EQ(L->tile, 8);
     EXPECT_EQ(L->blocks_per_sm, 4);
-    EXPECT_EQ(macko_plan_mm(&g, 4, 28672, 1, 28672)->kernel, MACKO_K_MM_STAGED); /* a tile of 4 still fits */
+    EXPECT_EQ(macko_plan_mm(&g, 4, 28672, 1, 28672, 1)->kernel, MACKO_K_MM_STAGED); /* a tile of 4 still fits */
+    EXPECT_EQ(macko_plan_mm(&g, 9, 28672, 1, 28672, 1)->kernel, MACKO_K_MM_TC);
+    EXPECT_EQ(macko_plan_mm(&g, 9, 28672, 1, 28672, 1)->tile, 16);
+    /* lower densities take smaller groups */
+    EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 * 3 / 10), h100()).tc.group, 4);
+    EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 / 10), h100()).tc.group, 4);
 }
 
 TEST(Plan, SpmmGlobalOffsetsPastInt32TakeTheWideKernel)
@@ -238,19 +267,19 @@ TEST(Plan, SpmmGlobalOffsetsPastInt32TakeTheWideKernel)
     f.mm_path = MACKO_MM_PATH_GLOBAL;
     /* fp16: the 32-bit kernel's tile is 8, as the wide one's: it runs while a tile of 8 fits 32-bit offsets */
     const macko_plan h = plan_of(shape(R, cols, R * 100), h100(), &f);
-    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_fits)->kernel, MACKO_K_MM_GLOBAL_I32);
-    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16)->kernel, MACKO_K_MM_GLOBAL_I32);
-    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16 * 2)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
-    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16 * 2)->tile, 8);
+    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_fits, 1)->kernel, MACKO_K_MM_GLOBAL_I32);
+    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16, 1)->kernel, MACKO_K_MM_GLOBAL_I32);
+    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16 * 2, 1)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
+    EXPECT_EQ(macko_plan_mm(&h, 16, cols, 1, ldb_16 * 2, 1)->tile, 8);
     /* fp32: the 32-bit kernel holds 4 columns; where 16 do not fit 32-bit offsets the 64-bit kernel takes 8 */
     const macko_plan s = plan_of(shape(R, cols, R * 100, MACKO_R_32F), h100(), &f);
-    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_fits)->kernel, MACKO_K_MM_GLOBAL_I32);
-    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_fits)->tile, 4);
-    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
-    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16)->tile, 8);
-    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16)->blocks_per_sm, 2);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_fits, 1)->kernel, MACKO_K_MM_GLOBAL_I32);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_fits, 1)->tile, 4);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16, 1)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16, 1)->tile, 8);
+    EXPECT_EQ(macko_plan_mm(&s, 16, cols, 1, ldb_16, 1)->blocks_per_sm, 2);
     /* a large incb (strided batch) counts too */
-    EXPECT_EQ(macko_plan_mm(&s, 2, cols, 30000, 1)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
+    EXPECT_EQ(macko_plan_mm(&s, 2, cols, 30000, 1, 1)->kernel, MACKO_K_MM_GLOBAL_I64_RP32);
 }
 
 TEST(Plan, ForcedChoices)
@@ -265,7 +294,7 @@ TEST(Plan, ForcedChoices)
     const macko_plan p = plan_of(m, h100(), &f);
     EXPECT_EQ(p.forced, 1);
     for (int64_t n : {1, 2, 7, 100}) {
-        const macko_launch *L = macko_plan_mm(&p, n, 4096, 1, 4096);
+        const macko_launch *L = macko_plan_mm(&p, n, 4096, 1, 4096, 1);
         EXPECT_EQ(L->kernel, MACKO_K_MM_STAGED);
         EXPECT_EQ(L->tile, 4);
         EXPECT_EQ(L->swizzle, 5);
@@ -274,14 +303,37 @@ TEST(Plan, ForcedChoices)
     f = MACKO_PLAN_FORCED_NONE;
     f.mm_path = MACKO_MM_PATH_SPMV;
     const macko_plan v = plan_of(m, h100(), &f);
-    EXPECT_EQ(macko_plan_mm(&v, 1, 4096, 1, 4096), &v.spmv_unit);
-    EXPECT_EQ(macko_plan_mm(&v, 2, 4096, 1, 4096), nullptr);
+    EXPECT_EQ(macko_plan_mm(&v, 1, 4096, 1, 4096, 1), &v.spmv_unit);
+    EXPECT_EQ(macko_plan_mm(&v, 2, 4096, 1, 4096, 1), nullptr);
     /* 64-bit indices on a small matrix (the int64 row-pointer copy is the override's business) */
     f = MACKO_PLAN_FORCED_NONE;
     f.index = MACKO_IDX_I64_RP64;
     const macko_plan r = plan_of(m, h100(), &f);
     EXPECT_EQ(r.spmv_unit.kernel, MACKO_K_SPMV_WARP_I64_RP64);
-    EXPECT_EQ(macko_plan_mm(&r, 8, 4096, 1, 4096)->kernel, MACKO_K_MM_GLOBAL_I64_RP64);
+    EXPECT_EQ(macko_plan_mm(&r, 8, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_GLOBAL_I64_RP64);
+
+    /* TC and PANEL for every n, with the K-tile, group, splits and panel rows of the tests */
+    f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_TC;
+    f.tc_kt = 32;
+    f.tc_group = 4;
+    f.tc_splits = 3;
+    const macko_plan t = plan_of(m, h100(), &f);
+    EXPECT_EQ(t.tc.kt, 32);
+    EXPECT_EQ(t.tc.group, 4);
+    EXPECT_EQ(t.tc.splits, 3);
+    for (int64_t n : {1, 8, 9, 16, 17, 32, 33, 5000}) {
+        const macko_launch *L = macko_plan_mm(&t, n, 4096, 1, 4096, 1);
+        ASSERT_NE(L, nullptr);
+        EXPECT_EQ(L->kernel, MACKO_K_MM_TC);
+        EXPECT_EQ(L->tile, n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64);
+    }
+    EXPECT_EQ(macko_plan_mm(&t, 8, 4096, 2, 4096, 1), nullptr); /* strided: no CUDA-core row in a forced plan */
+    f.mm_path = MACKO_MM_PATH_PANEL;
+    f.panel_rows = 256;
+    const macko_plan q = plan_of(m, h100(), &f);
+    EXPECT_EQ(q.tc.panel_rows, 256);
+    EXPECT_EQ(macko_plan_mm(&q, 1, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
 
     /* refused: choices the matrix cannot take, and values out of range */
     struct Bad {
@@ -289,16 +341,23 @@ TEST(Plan, ForcedChoices)
         macko_status_t st;
     };
     const macko_mat_s big = shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), huge = shape(70000, 70000, MACKO_RP32_LIMIT);
-    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{3, -1, 0, 0, -1}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, 2, 0, 0, -1}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 7, 0, -1}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, MACKO_MM_PATH_TC, 0, -1}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 3, -1}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 32, -1}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 2}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 13}, MACKO_STATUS_INVALID_VALUE}};
+    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{3, -1, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       /* the tensor-core paths: fp16 with 32-bit indices only */
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100}, MACKO_STATUS_INVALID_VALUE}};
     for (const Bad &b : bad) {
         macko_plan out;
         char msg[256];

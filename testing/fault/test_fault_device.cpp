@@ -116,7 +116,8 @@ TEST_F(DeviceFixture, CreateAndDestroyHandle)
     Case c;
     c.name = "macko_create";
     c.routine = "macko_create";
-    c.expect.cuda = MACKO_STATUS_NOT_INITIALIZED; /* "the current CUDA device cannot be queried" (macko_create.md) */
+    /* "the current CUDA device cannot be queried", or the workspace cannot be made (macko_create.md) */
+    c.expect.cuda = MACKO_STATUS_NOT_INITIALIZED;
     c.tolerable = kNothingTolerable;
     c.prepare = [&] { out = poison<macko_handle_t>(); };
     c.call = [&] { return macko_create(&out); };
@@ -137,7 +138,9 @@ TEST_F(DeviceFixture, CreateAndDestroyHandle)
     d.routine = "macko_destroy";
     d.prepare = [&] { ASSERT_EQ(macko_create(&out), MACKO_STATUS_SUCCESS); };
     d.call = [&] { return macko_destroy(out); };
-    EXPECT_EQ(sweep(d).points, 0);
+    /* destroy frees the handle's workspace on its device: a failed device switch or free is not the caller's
+     * failure (the run must succeed, and leave no CUDA error behind) */
+    EXPECT_GT(sweep(d).points, 0);
 }
 
 TEST_F(DeviceFixture, Upload)

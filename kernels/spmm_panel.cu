@@ -1,0 +1,308 @@
+/* Large-n SpMM on the MACKO format (macko_panel_args in spmm_tc.h): C = alpha*M*B + beta*C, fp16 M, B, C, fp32
+ * accumulation on the tensor cores (mma.sync.m16n8k16, sm_80 and newer).
+ *
+ * For many columns of B the product is compute-bound, and decoding the compressed rows once per tile of C (as the
+ * tile kernel of spmm_tc.cu does) would cost more than the multiplications. So the rows are decoded once per call,
+ * a panel of rows at a time, into a dense fp16 workspace (sized to stay in L2), and a dense GEMM multiplies the panel
+ * by B:
+ *   1. decode: the tile kernel's shared-memory decode (spmm_tc.cu, macko_tc_decode_dense) writes the panel's rows
+ *      densely, a K-tile at a time, with 16-byte stores;
+ *   2. GEMM: 128 x 128 tiles of C, K in steps of 32 through a 3-stage cp.async pipeline, 8 warps of 64 x 32, the
+ *      operands read with ldmatrix from XOR-swizzled shared memory.
+ * A dense zero of A meets every value of B in its column (0 * Inf = NaN): an element of C whose sum is NaN is
+ * recomputed exactly over the row's stored nonzeros, so results depend only on B at the columns a row stores.
+ * Fixed order everywhere, no atomics: bitwise reproducible. No allocation (the workspace is the handle's).
+ */
+#include "spmm_tc.h"
+
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <string.h>
+
+namespace {
+
+constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3;
+constexpr int kThreads = 256; /* 8 warps: 2 along M x 4 along N, 64 x 32 each */
+
+struct PanelParams {
+    int rows, cols;        /* of M */
+    const __half *values;  /* MACKO arrays (decode, and the exact recomputation of NaN sums) */
+    const uint32_t *dwords;
+    const int32_t *row_ptr;
+    __half *panel;         /* dense rows: panel_rows x ldp */
+    int ldp;               /* cols rounded up to 8 */
+    int row0, prow;        /* first row of the panel and its row count */
+    const __half *b;
+    int64_t ldb;
+    __half *c;
+    int64_t ldc;
+    int n;
+    const float *alpha_dev, *beta_dev;
+    float alpha, beta;
+};
+
+/* ---- PTX wrappers (same instructions as spmm_tc.cu) */
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+/* ---- 2. the GEMM: C[row0 + i, j] = alpha * sum_k panel[i, k] * B[k, j] + beta * C */
+
+/* A tile: kBM rows of kBK halves (64 bytes = 4 chunks of 16 bytes); B tile: kBN columns of kBK halves. Chunk c of
+ * row r sits at chunk c ^ ((r >> 1) & 3): the 8 rows an ldmatrix reads fall into 8 different bank groups. */
+__device__ __forceinline__ int swz(int r, int c) { return r * 4 + (c ^ ((r >> 1) & 3)); } /* in 16-byte chunks */
+
+template <bool VEC>
+__device__ __forceinline__ void load_stage(const PanelParams &p, uint4 *sa, uint4 *sb, int m0, int n0, int k0)
+{
+    const int tid = threadIdx.x;
+    /* A: 128 x 4 chunks, 2 per thread */
+#pragma unroll
+    for (int it = 0; it < 2; it++) {
+        const int x = tid + it * kThreads, r = x >> 2, c = x & 3, k = k0 + 8 * c;
+        const __half *src = p.panel;
+        int bytes = 0;
+        if (m0 + r < p.prow && k < p.ldp) {
+            src = p.panel + (int64_t)(m0 + r) * p.ldp + k;
+            bytes = 16;
+        }
+        cp_async16(smem_addr(sa + swz(r, c)), src, bytes);
+    }
+    /* B: 128 columns x 4 chunks */
+#pragma unroll
+    for (int it = 0; it < 2; it++) {
+        const int x = tid + it * kThreads, j = x >> 2, c = x & 3, k = k0 + 8 * c;
+        if (VEC) {
+            const __half *src = p.b;
+            int bytes = 0;
+            if (n0 + j < p.n && k < p.cols) {
+                src = p.b + (int64_t)(n0 + j) * p.ldb + k;
+                bytes = 2 * min(8, p.cols - k);
+            }
+            cp_async16(smem_addr(sb + swz(j, c)), src, bytes);
+        } else {
+            unsigned short h[8];
+#pragma unroll
+            for (int t = 0; t < 8; t++)
+                h[t] = (n0 + j < p.n && k + t < p.cols)
+                           ? __ldg(reinterpret_cast<const unsigned short *>(p.b) + (int64_t)(n0 + j) * p.ldb + k + t)
+                           : (unsigned short)0;
+            sb[swz(j, c)] = make_uint4(h[0] | (uint32_t)h[1] << 16, h[2] | (uint32_t)h[3] << 16,
+                                       h[4] | (uint32_t)h[5] << 16, h[6] | (uint32_t)h[7] << 16);
+        }
+    }
+}
+
+__device__ float panel_row_dot(const PanelParams &p, int r, int64_t j)
+{
+    const int b = __ldg(p.row_ptr + r), e = __ldg(p.row_ptr + r + 1);
+    const __half *bj = p.b + j * p.ldb;
+    const unsigned short *vbits = reinterpret_cast<const unsigned short *>(p.values);
+    float acc = 0.0f;
+    int col = -1;
+    for (int k = b; k < e; k++) {
+        col += (int)((__ldg(p.dwords + (k >> 3)) >> (4 * (k & 7))) & 15u) + 1;
+        const unsigned short v = __ldg(vbits + k);
+        if ((v & 0x7FFFu) != 0)
+            acc = fmaf(__half2float(__ushort_as_half(v)), __half2float(bj[col]), acc);
+    }
+    return acc;
+}
+
+template <bool VEC> __global__ void __launch_bounds__(kThreads, 2) panel_gemm_kernel(const PanelParams p)
+{
+    extern __shared__ __align__(16) uint4 smem4[];
+    uint4 *sa = smem4;                          /* kStages x (kBM * 4) chunks */
+    uint4 *sb = smem4 + kStages * kBM * 4;      /* kStages x (kBN * 4) chunks */
+    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
+    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
+    const int m0 = blockIdx.x * kBM, n0 = blockIdx.y * kBN;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int wm = warp >> 2, wn = warp & 3; /* warp tile: rows wm*64.., columns wn*32.. */
+    if (alpha == 0.0f) { /* C = beta*C on this tile; A and B are not read */
+        for (int x = tid; x < kBM * kBN; x += kThreads) {
+            const int pr = m0 + x % kBM, col = n0 + x / kBM;
+            if (pr < p.prow && col < p.n) {
+                __half *cp = p.c + (int64_t)col * p.ldc + p.row0 + pr;
+                *cp = __float2half_rn(beta != 0.0f ? beta * __half2float(*cp) : 0.0f);
+            }
+        }
+        return;
+    }
+
+    float acc[4][4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+
+    const int ktiles = (p.ldp + kBK - 1) / kBK;
+#pragma unroll
+    for (int s = 0; s < kStages - 1; s++) {
+        if (s < ktiles)
+            load_stage<VEC>(p, sa + s * kBM * 4, sb + s * kBN * 4, m0, n0, s * kBK);
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads(); /* stage kt has landed; every warp is done with stage kt - 1 */
+        {
+            const int nk = kt + kStages - 1;
+            if (nk < ktiles)
+                load_stage<VEC>(p, sa + (nk % kStages) * kBM * 4, sb + (nk % kStages) * kBN * 4, m0, n0, nk * kBK);
+            cp_async_commit();
+        }
+        const uint4 *ta = sa + (kt % kStages) * kBM * 4;
+        const uint4 *tb = sb + (kt % kStages) * kBN * 4;
+#pragma unroll
+        for (int kk = 0; kk < 2; kk++) { /* two k16 steps per stage */
+            uint32_t a[4][4], bfr[2][4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                /* rows wm*64 + 16i + (lane & 15), chunk 2kk + (lane >> 4) */
+                const int r = wm * 64 + 16 * i + (lane & 15), c = 2 * kk + (lane >> 4);
+                ldsm_x4(a[i], smem_addr(ta + swz(r, c)));
+            }
+#pragma unroll
+            for (int jp = 0; jp < 2; jp++) {
+                /* columns wn*32 + 16jp + (lane >> 4)*8 + (lane & 7), chunk 2kk + ((lane >> 3) & 1) */
+                const int j = wn * 32 + 16 * jp + (lane >> 4) * 8 + (lane & 7), c = 2 * kk + ((lane >> 3) & 1);
+                ldsm_x4(bfr[jp], smem_addr(tb + swz(j, c)));
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int jp = 0; jp < 2; jp++) {
+                    mma_16816(acc[i][2 * jp], a[i], bfr[jp][0], bfr[jp][1]);
+                    mma_16816(acc[i][2 * jp + 1], a[i], bfr[jp][2], bfr[jp][3]);
+                }
+        }
+    }
+    cp_async_wait<0>();
+
+    const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    const int pr = m0 + wm * 64 + 16 * i + g + 8 * h, col = n0 + wn * 32 + 8 * j + 2 * q + c;
+                    if (pr < p.prow && col < p.n) {
+                        const int r = p.row0 + pr;
+                        float v = acc[i][j][2 * h + c];
+                        if (isnan(v))
+                            v = panel_row_dot(p, r, col);
+                        __half *cp = p.c + (int64_t)col * p.ldc + r;
+                        float out = alpha * v;
+                        if (beta != 0.0f)
+                            out = fmaf(beta, __half2float(*cp), out);
+                        *cp = __float2half_rn(out);
+                    }
+                }
+}
+
+constexpr size_t kSmem = (size_t)kStages * (kBM + kBN) * kBK * 2;
+
+} // namespace
+
+extern "C" int64_t macko_panel_rows(int64_t cols, int64_t ws_bytes)
+{
+    const int64_t ldp = (cols + 7) & ~(int64_t)7;
+    int64_t r = ws_bytes / (2 * (ldp > 0 ? ldp : 8));
+    r = r / kBM * kBM;
+    return r;
+}
+
+extern "C" int macko_panel_prepare(void)
+{
+    cudaError_t e = cudaFuncSetAttribute(panel_gemm_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)kSmem);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(panel_gemm_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmem);
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
+    return (int)e;
+}
+
+extern "C" int macko_panel_spmm_h(const macko_panel_args *a)
+{
+    PanelParams p;
+    p.rows = (int)a->rows;
+    p.cols = (int)a->cols;
+    p.values = static_cast<const __half *>(a->values);
+    p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
+    p.row_ptr = a->row_ptr;
+    p.panel = static_cast<__half *>(a->ws);
+    p.ldp = (int)((a->cols + 7) & ~(int64_t)7);
+    p.ldb = a->ldb;
+    p.ldc = a->ldc;
+    p.alpha_dev = a->alpha_dev;
+    p.beta_dev = a->beta_dev;
+    p.alpha = a->alpha;
+    p.beta = a->beta;
+    const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
+    const int64_t prow_max = macko_panel_rows(a->cols, a->ws_bytes);
+    if (prow_max < kBM)
+        return (int)cudaErrorInvalidValue;
+    const bool vec = a->ldb % 8 == 0 && (reinterpret_cast<uintptr_t>(a->b) & 15u) == 0;
+    const int64_t max_n = (int64_t)65535 * kBN;
+    for (int64_t r0 = 0; r0 < a->rows; r0 += prow_max) {
+        p.row0 = (int)r0;
+        p.prow = (int)(a->rows - r0 < prow_max ? a->rows - r0 : prow_max);
+        macko_tc_args d;
+        memset(&d, 0, sizeof d);
+        d.rows = a->rows;
+        d.cols = a->cols;
+        d.values = a->values;
+        d.deltas = a->deltas;
+        d.row_ptr = a->row_ptr;
+        d.tidx = a->tidx;
+        d.kt = a->kt;
+        d.group = a->group;
+        d.alpha_dev = a->alpha_dev;
+        d.alpha = a->alpha;
+        d.stream = a->stream;
+        cudaError_t e = (cudaError_t)macko_tc_decode_dense(&d, a->ws, p.ldp, r0, p.prow, a->sm_count);
+        if (e != cudaSuccess)
+            return (int)e;
+        for (int64_t j = 0; j < a->n; j += max_n) {
+            p.b = static_cast<const __half *>(a->b) + j * a->ldb;
+            p.c = static_cast<__half *>(a->c) + j * a->ldc;
+            p.n = (int)(a->n - j < max_n ? a->n - j : max_n);
+            const dim3 grid((unsigned)((p.prow + kBM - 1) / kBM), (unsigned)((p.n + kBN - 1) / kBN));
+            if (vec)
+                panel_gemm_kernel<true><<<grid, kThreads, kSmem, st>>>(p);
+            else
+                panel_gemm_kernel<false><<<grid, kThreads, kSmem, st>>>(p);
+            e = cudaGetLastError();
+            if (e != cudaSuccess)
+                return (int)e;
+        }
+    }
+    return 0;
+}

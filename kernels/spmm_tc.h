@@ -1,0 +1,114 @@
+/* Internal interface of the tensor-core SpMM (kernels/spmm_tc.cu): C = alpha*M*B + beta*C for an fp16 MACKO
+ * encoding M, fp16 B and C (column-major), fp32 accumulation on the tensor cores (mma.sync m16n8k16, sm_80+).
+ * Not installed.
+ *
+ * "Load as sparse, compute as dense": each warp decodes the MACKO entries of 16 rows that fall into one K-tile of
+ * kt columns into a dense fp16 tile in shared memory, and multiplies it by the matching tile of B on the tensor
+ * cores. A tile index, built once per encoding (macko_tc_build_index), gives for every row r and every K-tile t the
+ * row's first entry with a column >= t*kt and the column offset that starts the delta chain there, so that any
+ * K-tile can be decoded without walking the row from its start (which also lets the K dimension be split over
+ * several blocks).
+ *
+ * Tile index word (uint32) for row r, tile t (t = 0..T, T = ceil(cols / kt); t = T is a sentinel):
+ *   bits 4..31  s - row_ptr[r], where s is the row's first entry whose column is >= t*kt (the row's end if none)
+ *   bits 0..3   t*kt - (col(s) - delta(s)): col(s) - delta(s) is one past the previous entry's column (0 for the
+ *               row's first entry), which lies within 15 columns before t*kt; 0 when s is the row's end.
+ * Rows must have fewer than 2^28 entries (cols < 2^28).
+ */
+#ifndef MACKO_SPMM_TC_H
+#define MACKO_SPMM_TC_H
+
+#include "macko.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Tile widths and decode groups the kernels are built for. */
+#define MACKO_TC_WARPS 4          /* warps per block; 16 rows each */
+#define MACKO_TC_ROWS (16 * MACKO_TC_WARPS)
+
+typedef struct macko_tc_args {
+    int64_t rows, cols;      /* of M; int32 arithmetic: rows, cols, entries_padded <= MACKO_SPMV_I32_LIMIT */
+    const void *values;      /* fp16 entries_padded values, 16-byte aligned */
+    const uint8_t *deltas;   /* entries_padded / 2 bytes, 16-byte aligned */
+    const int32_t *row_ptr;  /* rows + 1 */
+    const uint32_t *tidx;    /* rows * (ceil(cols / kt) + 1) index words */
+    int kt;                  /* K-tile width: a multiple of 16, at least 32 */
+    int group;               /* lanes decoding one row segment: 4, 8 or 16 (16 entries per lane per pass) */
+    int ntile;               /* columns of C per block: 8, 16, 32 or 64 */
+    int splits;              /* blocks along K (1: no workspace needed) */
+    int64_t n;               /* columns of B and C, >= 1 */
+    const void *b;           /* fp16, B(k, j) at b[k + j*ldb] */
+    int64_t ldb;
+    void *c;                 /* fp16, C(i, j) at c[i + j*ldc] */
+    int64_t ldc;
+    const float *alpha_dev;  /* device pointers in POINTER_MODE_DEVICE (read by the kernel) ... */
+    const float *beta_dev;
+    float alpha, beta;       /* ... else the host values (the pointers are then NULL) */
+    float *ws;               /* splits > 1: splits * ceil(rows / MACKO_TC_ROWS) * ceil(n / ntile) * MACKO_TC_ROWS *
+                              * ntile floats */
+    int *counters;           /* splits > 1: ceil(rows / MACKO_TC_ROWS) * ceil(n / ntile) ints, zero between calls */
+    macko_stream_t stream;
+} macko_tc_args;
+
+/* Bytes of dynamic shared memory one block of the tensor-core kernel needs. */
+size_t macko_tc_smem_bytes(int kt, int ntile);
+/* Floats of workspace and ints of counters a launch with these arguments needs (0 when splits == 1). */
+int64_t macko_tc_ws_floats(int64_t rows, int64_t n, int ntile, int splits);
+int64_t macko_tc_counters(int64_t rows, int64_t n, int ntile, int splits);
+
+/* Sets the dynamic shared-memory limit of the tile and dense-decode kernels of this decode group, and of the panel
+ * GEMM, on the current device (when a plan is built, never at a launch). Returns the cudaError_t (0 = success). */
+int macko_tc_prepare(int group, int max_smem_optin);
+
+/* Launches the tensor-core SpMM. Returns the cudaError_t of the launch (0 = cudaSuccess); cudaErrorInvalidValue (1)
+ * for a combination of kt / group / ntile the kernels are not built for. */
+int macko_tc_spmm_h(const macko_tc_args *a);
+
+/* Decodes rows [prow0, prow0 + prow) of the encoding in a (its arrays, tile index, kt, group, alpha and stream are
+ * used) densely into panel (prow x ldp fp16, ldp >= cols and a multiple of 8, 16-byte aligned). Nothing happens
+ * when alpha == 0. Returns the cudaError_t of the launch. */
+int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow,
+                          int sm_count);
+
+/* Builds the tile index of an fp16 or fp32 MACKO encoding on the device (one warp per row), asynchronously on
+ * stream: tidx gets rows * (ceil(cols / kt) + 1) words. Returns the cudaError_t of the launch. */
+int macko_tc_build_index(int64_t rows, int64_t cols, const uint8_t *deltas, const int32_t *row_ptr, int kt,
+                         uint32_t *tidx, macko_stream_t stream);
+
+/* Large n: the rows are decoded a panel at a time into a dense fp16 workspace, and a dense tensor-core GEMM
+ * multiplies each panel by B (kernels/spmm_panel.cu). */
+typedef struct macko_panel_args {
+    int64_t rows, cols;      /* of M; int32 arithmetic as for the tile kernel */
+    const void *values;      /* fp16 MACKO arrays */
+    const uint8_t *deltas;
+    const int32_t *row_ptr;
+    const uint32_t *tidx;    /* the tile index (for kt) and the decode group, as for the tile kernel */
+    int kt, group;
+    int sm_count;
+    int64_t n;
+    const void *b;
+    int64_t ldb;
+    void *c;
+    int64_t ldc;
+    const float *alpha_dev, *beta_dev;
+    float alpha, beta;
+    void *ws;                /* 16-byte aligned workspace for the dense panel */
+    int64_t ws_bytes;        /* at least macko_panel_min_ws(cols) */
+    macko_stream_t stream;
+} macko_panel_args;
+
+/* Rows of one panel that fit ws_bytes (a multiple of 128; 0 when not even 128 rows fit). */
+int64_t macko_panel_rows(int64_t cols, int64_t ws_bytes);
+int macko_panel_prepare(void);
+int macko_panel_spmm_h(const macko_panel_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
