@@ -82,6 +82,8 @@ void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std:
         row.status = "FAIL " + macko_error("macko_mat_upload", mst);
     if (row.ok() && (mst = macko_analysis(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, A)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_analysis", mst);
+    if (row.ok() && (mst = force_plan(cfg, cx.macko, A)) != MACKO_STATUS_SUCCESS)
+        row.status = "FAIL " + macko_error("macko_plan_override", mst);
     row.flush = cfg.check_only ? "none" : "write";
     fprintf(stderr, "[%d/%d] %s: generated in %.1f s, encoded in %.1f s, on the device in %.1f s\n", idx + 1, count,
             case_tag.c_str(), t_gen, t_enc, seconds_since(t0));
@@ -91,6 +93,7 @@ void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std:
         Pool pool;
         pool.handle = cx.macko;
         pool.stream = st;
+        pool.cfg = &cfg;
         pool.fp32 = fp32;
         pool.rows = R;
         pool.cols = C;

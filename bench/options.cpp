@@ -71,7 +71,10 @@ static void usage(FILE *f)
             "Other:\n"
             "  --device I         CUDA device (default 0)\n"
             "  --threads T        host threads for matrix generation (default: all)\n"
-            /* ---- PLAN OVERRIDE: the line of the option that forces the library's path / geometry (options.h). */
+            "  --spmv-geometry warp|staged\n"
+            "                     force macko's SpMV geometry (the library's test-only plan override, src/plan.h)\n"
+            "  --mm-path staged|global|tc|panel\n"
+            "                     force macko's SpMM path for every n (the same override; tc/panel: fp16 only)\n"
             "  -h, --help         this text\n"
             "\n"
             "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"
@@ -216,7 +219,26 @@ Config parse_args(int argc, char **argv)
             cfg.check_only = true;
         } else if (a == "--no-cusparse") {
             cfg.cusparse = false;
-        /* ---- PLAN OVERRIDE: the option that forces the library's path / geometry goes here (see options.h). */
+        } else if (a == "--spmv-geometry") {
+            const std::string t = value();
+            if (t == "warp")
+                cfg.spmv_geometry = MACKO_SPMV_WARP;
+            else if (t == "staged")
+                cfg.spmv_geometry = MACKO_SPMV_STAGED;
+            else
+                die("--spmv-geometry: '%s' is not warp or staged", t.c_str());
+        } else if (a == "--mm-path") {
+            const std::string t = value();
+            if (t == "staged")
+                cfg.mm_path = MACKO_MM_PATH_STAGED;
+            else if (t == "global")
+                cfg.mm_path = MACKO_MM_PATH_GLOBAL;
+            else if (t == "tc")
+                cfg.mm_path = MACKO_MM_PATH_TC;
+            else if (t == "panel")
+                cfg.mm_path = MACKO_MM_PATH_PANEL;
+            else
+                die("--mm-path: '%s' is not staged, global, tc or panel", t.c_str());
         } else if (a == "--csv") {
             cfg.csv = value();
         } else if (a == "--md") {
@@ -237,3 +259,13 @@ Config parse_args(int argc, char **argv)
 }
 
 std::string shape_str(const Shape &s) { return strf("%" PRId64 "x%" PRId64, s.rows, s.cols); }
+
+macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
+{
+    if (!cfg.forced())
+        return MACKO_STATUS_SUCCESS;
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.spmv_geometry = cfg.spmv_geometry;
+    f.mm_path = cfg.mm_path;
+    return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
+}

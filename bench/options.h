@@ -4,6 +4,9 @@
 #ifndef MACKO_BENCH_OPTIONS_H
 #define MACKO_BENCH_OPTIONS_H
 
+#include "macko.h"
+#include "plan.h" /* the test-only plan override behind --spmv-geometry / --mm-path */
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,11 +37,15 @@ struct Config {
     int threads = 0;
     bool check_only = false;
     std::string cmdline;
-    /* ---- PLAN OVERRIDE: the place for a test-only option that forces the library's SpMV/SpMM path or geometry
-     * (through the library's plan override, once it has one; never through an environment variable). Its field goes
-     * here, its parsing in parse_args (options.cpp, marked the same way), its line in usage(), and the report header
-     * (report.cpp, report_header) should name it, so that a forced run cannot pass for a normal one. ---- */
+    /* Forced through the library's test-only plan override (src/plan.h), for experiments; the report header names
+     * them, so that a forced run cannot pass for a normal one. -1 / 0: the plan's own choice. */
+    int spmv_geometry = -1; /* --spmv-geometry: MACKO_SPMV_WARP / MACKO_SPMV_STAGED */
+    int mm_path = 0;        /* --mm-path: MACKO_MM_PATH_STAGED / GLOBAL / TC / PANEL */
+    bool forced() const { return spmv_geometry >= 0 || mm_path != 0; }
 };
+
+/* Forces cfg's choices into the plan of A (op N) on handle h; SUCCESS when nothing is forced. */
+macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A);
 
 /* Parses argv; prints the usage and exits 0 on --help, dies (exit 1) on a bad option. */
 Config parse_args(int argc, char **argv);

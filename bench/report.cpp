@@ -142,6 +142,15 @@ std::string report_header(const Config &cfg, const Env &env)
          env.macko_ver + "\n";
     o += strf("- type: %s; seed %" PRIu64 " (each (shape, density) derives its own seed from it)\n",
               cfg.fp32 ? "fp32 (macko_Sspmv)" : "fp16 (macko_Hspmv)", cfg.seed);
+    if (cfg.forced())
+        o += strf("- FORCED through the library's test-only plan override: SpMV geometry %s, SpMM path %s\n",
+                  cfg.spmv_geometry == MACKO_SPMV_WARP ? "WARP" : cfg.spmv_geometry == MACKO_SPMV_STAGED ? "STAGED"
+                                                                                                         : "automatic",
+                  cfg.mm_path == MACKO_MM_PATH_STAGED   ? "STAGED"
+                  : cfg.mm_path == MACKO_MM_PATH_GLOBAL ? "GLOBAL"
+                  : cfg.mm_path == MACKO_MM_PATH_TC     ? "TC"
+                  : cfg.mm_path == MACKO_MM_PATH_PANEL  ? "PANEL"
+                                                        : "automatic");
     o += "- matrices: exactly round(d·R·C) nonzeros at uniformly random positions, values uniform in [-1, 1] "
          "(never 0), x uniform in [-1, 1]; alpha = 1, beta = 0\n";
     if (!cfg.rotate)

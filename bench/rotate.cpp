@@ -82,6 +82,9 @@ std::string Pool::grow(int64_t kb, int64_t ks, int64_t km, std::string &macko_fa
                 fn = "macko_analysis";
             else if (st == MACKO_STATUS_SUCCESS && (st = macko_mat_release_host(B)) != MACKO_STATUS_SUCCESS)
                 fn = "macko_mat_release_host";
+            else if (st == MACKO_STATUS_SUCCESS && cfg != nullptr && (st = force_plan(*cfg, handle, B)) !=
+                                                                         MACKO_STATUS_SUCCESS)
+                fn = "macko_plan_override";
             if (st != MACKO_STATUS_SUCCESS) {
                 const std::string e = macko_error(fn, st);
                 macko_mat_destroy(B);

@@ -9,6 +9,7 @@
 #include "common.h"
 
 #include "macko.h"
+#include "options.h"
 
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,7 @@ struct Pool {
     };
     macko_handle_t handle = nullptr;
     cudaStream_t stream = nullptr;
+    const Config *cfg = nullptr; /* its forced plan choices go into the copies too */
     bool fp32 = false;
     int64_t rows = 0, cols = 0, nnz = 0, storage = 0;
     size_t dense_bytes = 0, rp_bytes = 0, col_bytes = 0, val_bytes = 0;

@@ -1,0 +1,395 @@
+/* The tensor-core SpMM paths of macko_Hspmm (kernels/spmm_tc.cu: TC, rows decoded a K-tile at a time; kernels/
+ * spmm_panel.cu: PANEL, dense panels and a GEMM), forced through the plan override and taken automatically, against a
+ * double host reference over the stored nonzeros and against cublasGemmEx: odd shapes, empty and dense rows, gaps
+ * longer than 16, a single row / column, all-positive values, Inf/NaN in B at columns a row does not store, the
+ * alpha/beta rules (beta = 0 never reads C, alpha = 0 reads neither A nor B), odd ldb/ldc, both pointer modes,
+ * segments longer than one decode pass, split K, several panels, every output written, bitwise determinism, graph
+ * capture and op T. */
+#include "gpu_fixtures.h"
+#include "macko_internal.h"
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gt::DevMem;
+using gt::Handle;
+using gt::Mat;
+
+struct Hp {
+    static constexpr macko_datatype_t type = MACKO_R_16F;
+};
+
+/* One way to run the product: the automatic plan, or a forced one. */
+struct Way {
+    const char *name;
+    int path;    /* MACKO_MM_PATH_AUTO, TC or PANEL */
+    int kt, group, splits;
+    int64_t panel_rows;
+};
+
+const Way kWays[] = {
+    {"auto", MACKO_MM_PATH_AUTO, 0, 0, 0, 0},
+    {"tc", MACKO_MM_PATH_TC, 0, 0, 0, 0},
+    /* 32-column K-tiles, 4 lanes of 16 entries: dense rows need several passes; three blocks along K */
+    {"tc kt32 g4 split3", MACKO_MM_PATH_TC, 32, 4, 3, 0},
+    {"tc kt48 g16 split1", MACKO_MM_PATH_TC, 48, 16, 1, 0},
+    {"panel", MACKO_MM_PATH_PANEL, 0, 0, 0, 0},
+    {"panel 128 rows", MACKO_MM_PATH_PANEL, 0, 0, 0, 128},
+};
+
+void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
+{
+    if (w.path == MACKO_MM_PATH_AUTO) {
+        ASSERT_EQ(macko_plan_override(h, A, op, nullptr), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+        return;
+    }
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = w.path;
+    f.tc_kt = w.kt;
+    f.tc_group = w.group;
+    f.tc_splits = w.splits;
+    f.panel_rows = w.panel_rows;
+    ASSERT_EQ(macko_plan_override(h, A, op, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+}
+
+struct Problem {
+    mt::Dense m;  /* the matrix (fp16-exact values) */
+    int64_t n, ldb, ldc;
+    std::vector<uint16_t> b, c0; /* B (ldb x n) and C before the call (ldc x n), fp16 bits */
+    float alpha, beta;
+};
+
+std::vector<uint16_t> half_bits(const std::vector<float> &v)
+{
+    std::vector<uint16_t> o(v.size());
+    for (size_t i = 0; i < v.size(); i++)
+        o[i] = mt::float_to_half(v[i]);
+    return o;
+}
+
+/* B uniform in [-1, 1] (all positive when positive), with +Inf and NaN in two columns of the matrix when
+ * nonfinite; C random, or NaN when beta == 0 (it must not be read). */
+Problem make_problem(const mt::Dense &m, int64_t n, bool odd_ld, float alpha, float beta, bool nonfinite,
+                     bool positive, uint64_t seed)
+{
+    Problem p;
+    p.m = m;
+    p.n = n;
+    p.ldb = std::max<int64_t>(m.cols, 1) + (odd_ld ? 3 : 0);
+    p.ldc = std::max<int64_t>(m.rows, 1) + (odd_ld ? 5 : 0);
+    p.alpha = alpha;
+    p.beta = beta;
+    std::vector<float> b = mt::random_vector(p.ldb * n, seed, true), c = mt::random_vector(p.ldc * n, seed + 1, true);
+    if (positive)
+        for (float &x : b)
+            x = std::fabs(x) + 0.0625f;
+    p.b = half_bits(b);
+    if (nonfinite && m.cols > 3)
+        for (int64_t j = 0; j < n; j++) {
+            p.b[(size_t)(j * p.ldb + m.cols / 2)] = 0x7C00; /* +Inf */
+            p.b[(size_t)(j * p.ldb + m.cols - 1)] = 0x7E00; /* NaN */
+        }
+    if (alpha == 0.0f) /* A and B are not read: NaN everywhere in B must not matter */
+        std::fill(p.b.begin(), p.b.end(), (uint16_t)0x7E00);
+    p.c0 = half_bits(c);
+    if (beta == 0.0f)
+        std::fill(p.c0.begin(), p.c0.end(), (uint16_t)0x7E00);
+    return p;
+}
+
+/* Checks out (ldc x n fp16) against the double reference over m's nonzeros: within fp32-accumulation and
+ * fp16-output rounding, non-finite exactly where a stored nonzero meets Inf/NaN, and the padding rows of C
+ * (rows .. ldc) untouched. Returns the number of bad elements (reports the first few). */
+int check_result(const Problem &p, const std::vector<uint16_t> &out, const std::string &what)
+{
+    const int64_t R = p.m.rows, K = p.m.cols;
+    std::vector<std::vector<std::pair<int64_t, double>>> nz((size_t)R);
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t k = 0; k < K; k++)
+            if (p.m.at(i, k) != 0.0f)
+                nz[(size_t)i].push_back({k, (double)p.m.at(i, k)});
+    int bad = 0;
+    for (int64_t j = 0; j < p.n; j++)
+        for (int64_t i = 0; i < p.ldc; i++) {
+            const size_t at = (size_t)(j * p.ldc + i);
+            if (i >= R) {
+                if (out[at] != p.c0[at] && bad++ < 3)
+                    ADD_FAILURE() << what << ": padding row " << i << " of column " << j << " was written";
+                continue;
+            }
+            double acc = 0.0, mag = 0.0;
+            bool nonf = false;
+            if (p.alpha != 0.0f)
+                for (const auto &e : nz[(size_t)i]) {
+                    const double bv = mt::half_to_float(p.b[(size_t)(j * p.ldb + e.first)]);
+                    nonf |= !std::isfinite(bv);
+                    acc += e.second * bv;
+                    mag += std::fabs(e.second * bv);
+                }
+            double want = (double)p.alpha * acc;
+            if (p.beta != 0.0f)
+                want += (double)p.beta * mt::half_to_float(p.c0[at]);
+            const double got = mt::half_to_float(out[at]);
+            if (nonf) {
+                if (std::isfinite(got) && bad++ < 3)
+                    ADD_FAILURE() << what << ": (" << i << ", " << j << ") is " << got << ", a stored nonzero met Inf/NaN";
+                continue;
+            }
+            const double tol = 1e-3 * (std::fabs((double)p.alpha) * mag + std::fabs((double)p.beta) + 1.0) +
+                               1.5e-3 * std::fabs(want);
+            if (!(std::fabs(got - want) <= tol) && bad++ < 3)
+                ADD_FAILURE() << what << ": (" << i << ", " << j << ") got " << got << " want " << want << " (tol "
+                              << tol << ")";
+        }
+    return bad;
+}
+
+/* Runs macko_Hspmm on p with A on the device (plan already forced), twice: the two results must be bitwise equal.
+ * device_scalars: alpha/beta read from device memory. */
+std::vector<uint16_t> run(macko_handle_t h, macko_mat_t A, const Problem &p, bool device_scalars,
+                          macko_operation_t op = MACKO_OPERATION_NON_TRANSPOSE)
+{
+    DevMem db(p.b.size() * 2 + 16), dc(p.c0.size() * 2 + 16), ds(8);
+    EXPECT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    const float sc[2] = {p.alpha, p.beta};
+    EXPECT_EQ(cudaMemcpy(ds.p, sc, 8, cudaMemcpyHostToDevice), cudaSuccess);
+    std::vector<uint16_t> out[2];
+    for (int rep = 0; rep < 2; rep++) {
+        EXPECT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        EXPECT_EQ(macko_set_pointer_mode(h, device_scalars ? MACKO_POINTER_MODE_DEVICE : MACKO_POINTER_MODE_HOST),
+                  MACKO_STATUS_SUCCESS);
+        const float *al = device_scalars ? ds.as<float>() : &p.alpha, *be = device_scalars ? ds.as<float>() + 1 : &p.beta;
+        EXPECT_EQ(macko_Hspmm(h, op, p.n, al, A, db.as<macko_half>(), p.ldb, be, dc.as<macko_half>(), p.ldc),
+                  MACKO_STATUS_SUCCESS)
+            << macko_get_last_error_message();
+        EXPECT_EQ(macko_set_pointer_mode(h, MACKO_POINTER_MODE_HOST), MACKO_STATUS_SUCCESS);
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        out[rep].resize(p.c0.size());
+        EXPECT_EQ(cudaMemcpy(out[rep].data(), dc.p, out[rep].size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    }
+    EXPECT_EQ(out[0], out[1]) << "two runs differ";
+    return out[0];
+}
+
+struct Shape {
+    int64_t rows, cols;
+    double d;
+    bool structure, nonfinite, positive;
+};
+
+/* The shapes and n of the issue: odd sizes, 1, non-multiples of 16/32/64/256, empty/dense rows, gaps. */
+const Shape kShapes[] = {
+    {1, 1, 1.0, false, false, false},     {7, 33, 0.5, false, true, false},     {33, 7, 0.5, false, false, false},
+    {64, 256, 0.5, false, false, true},   {100, 1000, 0.3, true, true, false},  {257, 4097, 0.1, false, false, false},
+    {130, 777, 0.5, true, true, false},   {90, 3000, 0.02, false, false, false}, {1, 5000, 0.5, false, false, false},
+    {500, 1, 0.7, false, false, false},   {200, 600, 1.0, false, false, false},
+};
+
+} // namespace
+
+/* Every shape, every way, a spread of n and the alpha/beta/ld variants. */
+TEST(GpuSpmmTc, PathsAgainstTheDoubleReference)
+{
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    /* under compute-sanitizer racecheck (MACKO_TEST_REPEATS lowered by run_gpu.sh) a subset keeps the run short */
+    const bool quick = mt::repeat_count(100) < 100;
+    const std::vector<int64_t> ns = quick ? std::vector<int64_t>{9, 65}
+                                          : std::vector<int64_t>{1, 2, 7, 8, 9, 16, 17, 31, 33, 64, 65, 130};
+    int si = 0;
+    for (const Shape &s : kShapes) {
+        if (quick && si % 3 != 1) {
+            si++;
+            continue;
+        }
+        mt::Dense m = mt::random_dense(s.rows, s.cols, s.d, 900 + si, true);
+        if (s.structure)
+            mt::add_structure(m, 77 + si);
+        Mat A;
+        gt::make_matrix<Hp>(h.h, m, false, A);
+        for (const Way &w : kWays) {
+            if (quick && w.splits != 3 && w.panel_rows == 0)
+                continue;
+            force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
+            for (int64_t n : ns)
+                for (int v = 0; v < 4; v++) {
+                    /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
+                    const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
+                    const Problem p = make_problem(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v);
+                    const std::vector<uint16_t> out = run(h.h, A.A, p, v == 3);
+                    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
+                                             " n=" + std::to_string(n) + " v=" + std::to_string(v);
+                    ASSERT_EQ(check_result(p, out, what), 0) << what;
+                }
+        }
+        si++;
+    }
+}
+
+/* The issue's n list on two shapes, every path, against the double reference and cublasGemmEx. */
+TEST(GpuSpmmTc, IssueNListAgainstCublas)
+{
+    MACKO_REQUIRE_GPU();
+    if (mt::repeat_count(100) < 100)
+        GTEST_SKIP() << "MACKO_TEST_REPEATS lowered (compute-sanitizer racecheck): the long n list is left out";
+    Handle h;
+    gt::Blas blas;
+    const int64_t ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127,
+                          128, 255, 256, 1000, 2048, 4097};
+    const Shape shapes[] = {{300, 520, 0.5, true, false, false}, {1024, 1024, 0.3, false, false, false}};
+    for (const Shape &s : shapes) {
+        mt::Dense m = mt::random_dense(s.rows, s.cols, s.d, 4242, true);
+        if (s.structure)
+            mt::add_structure(m, 7);
+        Mat A;
+        gt::make_matrix<Hp>(h.h, m, false, A);
+        std::vector<uint8_t> dense = mt::to_bytes(m, MACKO_R_16F, MACKO_ORDER_COL, s.rows);
+        DevMem dA(dense.size());
+        ASSERT_EQ(cudaMemcpy(dA.p, dense.data(), dense.size(), cudaMemcpyHostToDevice), cudaSuccess);
+        for (const Way &w : {kWays[0], kWays[1], kWays[4]}) {
+            force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
+            for (int64_t n : ns) {
+                const Problem p = make_problem(m, n, false, 1.0f, 0.0f, false, false, 5 * n);
+                const std::vector<uint16_t> out = run(h.h, A.A, p, false);
+                const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
+                                         " n=" + std::to_string(n);
+                ASSERT_EQ(check_result(p, out, what), 0) << what;
+                /* cuBLAS on the dense matrix: the same product to fp32-accumulation rounding */
+                DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
+                ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+                const float one = 1.0f, zero = 0.0f;
+                CUBLAS_CHECK(cublasGemmEx(blas.h, CUBLAS_OP_N, CUBLAS_OP_N, (int)s.rows, (int)n, (int)s.cols, &one,
+                                          dA.p, CUDA_R_16F, (int)s.rows, db.p, CUDA_R_16F, (int)p.ldb, &zero, dc.p,
+                                          CUDA_R_16F, (int)p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                std::vector<uint16_t> ref(p.c0.size());
+                ASSERT_EQ(cudaMemcpy(ref.data(), dc.p, ref.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+                std::vector<double> a(ref.size()), r(ref.size());
+                for (size_t i = 0; i < ref.size(); i++) {
+                    a[i] = mt::half_to_float(out[i]);
+                    r[i] = mt::half_to_float(ref[i]);
+                }
+                EXPECT_LT(mt::rel_l2(a, r), 2e-3) << what << " vs cublasGemmEx";
+            }
+        }
+    }
+}
+
+/* Captured in a CUDA graph and replayed: the same bits as the direct call (TC with split K, and PANEL). */
+TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
+{
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    cudaStream_t st;
+    ASSERT_EQ(cudaStreamCreate(&st), cudaSuccess);
+    ASSERT_EQ(macko_set_stream(h.h, st), MACKO_STATUS_SUCCESS);
+    mt::Dense m = mt::random_dense(700, 900, 0.4, 5, true);
+    Mat A;
+    gt::make_matrix<Hp>(h.h, m, false, A);
+    for (const Way &w : {kWays[2], kWays[5]}) {
+        force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
+        const Problem p = make_problem(m, 40, false, 1.0f, 0.5f, false, false, 3);
+        DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
+        ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        std::vector<uint16_t> direct(p.c0.size()), graphed(p.c0.size());
+        ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_EQ(macko_Hspmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.as<macko_half>(), p.ldb,
+                              &p.beta, dc.as<macko_half>(), p.ldc),
+                  MACKO_STATUS_SUCCESS);
+        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
+        ASSERT_EQ(macko_Hspmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.as<macko_half>(), p.ldb,
+                              &p.beta, dc.as<macko_half>(), p.ldc),
+                  MACKO_STATUS_SUCCESS);
+        ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
+        ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+        ASSERT_EQ(cudaGraphLaunch(ge, st), cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(graphed.data(), dc.p, graphed.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(direct, graphed) << w.name;
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+    }
+    ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
+    cudaStreamDestroy(st);
+}
+
+/* op T (the transposed encoding gets its own plan and tile index) and the strided-batched SpMV, which the TC paths
+ * leave to the CUDA cores. */
+TEST(GpuSpmmTc, TransposeAndStridedBatched)
+{
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    mt::Dense m = mt::random_dense(333, 210, 0.45, 12, true);
+    Mat A;
+    gt::make_matrix<Hp>(h.h, m, true, A);
+    mt::Dense t;
+    t.rows = m.cols;
+    t.cols = m.rows;
+    t.v.resize(m.v.size());
+    for (int64_t i = 0; i < m.rows; i++)
+        for (int64_t k = 0; k < m.cols; k++)
+            t.at(k, i) = m.at(i, k);
+    for (const Way &w : {kWays[0], kWays[1], kWays[4]}) {
+        force(h.h, A.A, MACKO_OPERATION_TRANSPOSE, w);
+        for (int64_t n : {9, 40, 200}) {
+            const Problem p = make_problem(t, n, true, 0.75f, 0.25f, false, false, 17 * n);
+            const std::vector<uint16_t> out = run(h.h, A.A, p, false, MACKO_OPERATION_TRANSPOSE);
+            ASSERT_EQ(check_result(p, out, std::string("op T ") + w.name + " n=" + std::to_string(n)), 0);
+        }
+    }
+    /* strided batch of 40 vectors with incx = 2 on an automatic plan: the CUDA-core launch */
+    force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, kWays[0]);
+    const int64_t batch = 40, incx = 2, stridex = 2 * m.cols + 1, stridey = m.rows;
+    std::vector<float> xs = mt::random_vector(stridex * batch, 8, true);
+    DevMem dx(xs.size() * 2), dy(stridey * batch * 2);
+    const std::vector<uint16_t> xb = half_bits(xs);
+    ASSERT_EQ(cudaMemcpy(dx.p, xb.data(), xb.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    const float one = 1.0f, zero = 0.0f;
+    ASSERT_EQ(macko_Hspmv_strided_batched(h.h, MACKO_OPERATION_NON_TRANSPOSE, &one, A.A, dx.as<macko_half>(), incx,
+                                          stridex, &zero, dy.as<macko_half>(), 1, stridey, batch),
+              MACKO_STATUS_SUCCESS)
+        << macko_get_last_error_message();
+    std::vector<uint16_t> y((size_t)(stridey * batch));
+    ASSERT_EQ(cudaMemcpy(y.data(), dy.p, y.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int64_t j = 0; j < batch; j++)
+        for (int64_t i = 0; i < m.rows; i++) {
+            double want = 0.0;
+            for (int64_t k = 0; k < m.cols; k++)
+                want += (double)m.at(i, k) * mt::half_to_float(xb[(size_t)(j * stridex + k * incx)]);
+            ASSERT_NEAR(mt::half_to_float(y[(size_t)(j * stridey + i)]), want, 2e-3 * (std::fabs(want) + 8.0))
+                << "batch " << j << " row " << i;
+        }
+}
+
+/* The tile index is counted in the storage of a device matrix; the plan of an fp32 matrix has none. */
+TEST(GpuSpmmTc, TileIndexIsCountedInTheStorage)
+{
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    mt::Dense m = mt::random_dense(1000, 3000, 0.5, 3, true);
+    std::vector<uint8_t> bytes = mt::to_bytes(m, MACKO_R_16F, MACKO_ORDER_ROW, 3000);
+    Mat A;
+    ASSERT_EQ(macko_mat_create_dense_host(&A.A, 1000, 3000, MACKO_R_16F, bytes.data(), 3000, MACKO_ORDER_ROW),
+              MACKO_STATUS_SUCCESS);
+    int64_t host_bytes = 0, dev_bytes = 0;
+    ASSERT_EQ(macko_mat_get_storage(A.A, &host_bytes, nullptr, nullptr, nullptr), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_upload(h.h, A.A), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_get_storage(A.A, &dev_bytes, nullptr, nullptr, nullptr), MACKO_STATUS_SUCCESS);
+    const int kt = A.A->plan.tc.kt;
+    ASSERT_GT(kt, 0);
+    EXPECT_EQ(dev_bytes - host_bytes, 1000 * ((3000 + kt - 1) / kt + 1) * 4);
+    EXPECT_LT((double)(dev_bytes - host_bytes) / (double)host_bytes, 0.03); /* d = 0.5: a few per cent */
+}
