@@ -93,15 +93,9 @@ __device__ __forceinline__ void load_stage(const PanelParams &p, uint4 *sa, uint
 #pragma unroll
     for (int it = 0; it < 2; it++) {
         const int x = tid + it * kThreads, j = x >> 2, c = x & 3, k = k0 + 8 * c;
-        if (VEC) {
-            const __half *src = p.b;
-            int bytes = 0;
-            if (n0 + j < p.n && k < p.cols) {
-                src = p.b + (int64_t)(n0 + j) * p.ldb + k;
-                bytes = 2 * min(8, p.cols - k);
-            }
-            cp_async16(smem_addr(sb + swz(j, c)), src, bytes);
-        } else {
+        if (VEC && n0 + j < p.n && k + 8 <= p.cols) {
+            cp_async16(smem_addr(sb + swz(j, c)), p.b + (int64_t)(n0 + j) * p.ldb + k, 16);
+        } else { /* past n, straddling cols (a partial cp.async may read all 16 bytes), or B not 16-byte aligned */
             unsigned short h[8];
 #pragma unroll
             for (int t = 0; t < 8; t++)

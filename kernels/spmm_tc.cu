@@ -248,13 +248,20 @@ __device__ __forceinline__ void stage_b(const TcParams &p, char *sB, int k0, int
         const int cpr = kt >> 3; /* 16-byte chunks per staged row */
         for (int c = threadIdx.x; c < NTILE * cpr; c += kThreads) {
             const int j = c / cpr, kc = c - j * cpr, k = k0 + 8 * kc;
-            const __half *src = p.b;
-            int bytes = 0;
-            if (j < nh && k < p.cols) {
-                bytes = 2 * min(8, p.cols - k);
-                src = p.b + (int64_t)(j0 + j) * p.ldb + k;
+            char *dst = sB + 2 * (j * bs + 8 * kc);
+            if (j < nh && k + 8 <= p.cols) {
+                cp_async16(smem_addr(dst), p.b + (int64_t)(j0 + j) * p.ldb + k, 16);
+            } else {
+                /* past n or straddling cols: element loads (a partial cp.async may read all 16 bytes) */
+                unsigned short h[8];
+#pragma unroll
+                for (int t = 0; t < 8; t++)
+                    h[t] = (j < nh && k + t < p.cols)
+                               ? __ldg(reinterpret_cast<const unsigned short *>(p.b) + (int64_t)(j0 + j) * p.ldb + k + t)
+                               : (unsigned short)0;
+                *reinterpret_cast<uint4 *>(dst) = make_uint4(h[0] | (uint32_t)h[1] << 16, h[2] | (uint32_t)h[3] << 16,
+                                                             h[4] | (uint32_t)h[5] << 16, h[6] | (uint32_t)h[7] << 16);
             }
-            cp_async16(smem_addr(sB + 2 * (j * bs + 8 * kc)), src, bytes);
         }
     } else {
         for (int c = threadIdx.x; c < NTILE * kt; c += kThreads) {

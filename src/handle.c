@@ -46,7 +46,6 @@ macko_status_t macko_status_of_cuda_error(int err)
     case cudaSuccess: return MACKO_STATUS_SUCCESS;
     case cudaErrorMemoryAllocation: return MACKO_STATUS_ALLOC_FAILED;
     case cudaErrorNoKernelImageForDevice:
-    case cudaErrorInvalidDeviceFunction: /* what older runtimes say for the same */
         return MACKO_STATUS_ARCH_MISMATCH;
     default: return MACKO_STATUS_EXECUTION_FAILED;
     }
