@@ -297,9 +297,10 @@ void time_spmm(Rig &g, int64_t R, int64_t C, double d)
             OK_MACKO(macko_plan_override(g.h, A, MACKO_OPERATION_NON_TRANSPOSE, &f));
             const float one = 1.0f, zero = 0.0f;
             int err = 0;
+            const macko_half *B = static_cast<const macko_half *>(db.p);
             const double us = time_us(g, [&] {
-                err |= macko_Hspmm(g.h, MACKO_OPERATION_NON_TRANSPOSE, n, &one, A, static_cast<const macko_half *>(db.p),
-                                   C, &zero, static_cast<macko_half *>(dc.p), R) != MACKO_STATUS_SUCCESS;
+                err |= macko_Hspmm(g.h, MACKO_OPERATION_NON_TRANSPOSE, n, &one, A, B, C, &zero,
+                                   static_cast<macko_half *>(dc.p), R) != MACKO_STATUS_SUCCESS;
             });
             g_failed |= err;
             printf("[timing] %s %lldx%lld d=%.1f n=%lld %-22s %8.1f us%s\n", g.prop.name, (long long)R, (long long)C, d,
