@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #define CUDA_CHECK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
@@ -68,46 +69,31 @@ template <class P> void make_matrix(macko_handle_t h, const mt::Dense &m, bool t
     }
 }
 
-/* Bad-argument tests (spmv, spmm, strided-batched spmv): one 40 x 30 matrix A of P's precision on the device (op T
- * analysed: no), the same matrix in the other precision (Aother, on the device) and host-only (Ahost), an input
- * vector/block din of N elements of 0.5 and an output dout of N elements filled with P::sentinel(). expect() checks
- * one call's status and error position and that dout still holds the pattern (out_name: what the message calls it). */
-template <class P, size_t N> struct BadArgFixture {
-    using E = typename P::E;
+/* random_dense in P's precision, with add_structure(structure) (empty, dense and gappy rows) when structure != 0. */
+template <class P>
+mt::Dense random_matrix(int64_t rows, int64_t cols, double d, uint64_t seed, uint64_t structure = 0)
+{
+    mt::Dense m = mt::random_dense(rows, cols, d, seed, P::half);
+    if (structure != 0)
+        mt::add_structure(m, structure);
+    return m;
+}
+
+/* A test's handle and one matrix made on it by make_matrix (op T analysed when trans). */
+template <class P> struct Rig {
     Handle h;
-    Mat A, Aother, Ahost;
-    DevMem din, dout;
-    float one = 1.0f, zero = 0.0f;
-    std::vector<E> pattern;
-    const char *out_name = "the output";
-    void setup()
-    {
-        mt::Dense m = mt::random_dense(40, 30, 0.5, 61, P::half);
-        make_matrix<P>(h.h, m, false, A);
-        std::vector<uint8_t> ob = mt::to_bytes(m, P::half ? MACKO_R_32F : MACKO_R_16F, MACKO_ORDER_ROW, 30);
-        ASSERT_EQ(macko_mat_create_dense_host(&Aother.A, 40, 30, P::half ? MACKO_R_32F : MACKO_R_16F, ob.data(), 30,
-                                              MACKO_ORDER_ROW),
-                  MACKO_STATUS_SUCCESS);
-        ASSERT_EQ(macko_mat_upload(h.h, Aother.A), MACKO_STATUS_SUCCESS);
-        std::vector<uint8_t> hb = mt::to_bytes(m, P::type, MACKO_ORDER_ROW, 30);
-        ASSERT_EQ(macko_mat_create_dense_host(&Ahost.A, 40, 30, P::type, hb.data(), 30, MACKO_ORDER_ROW),
-                  MACKO_STATUS_SUCCESS);
-        din.alloc(N * sizeof(E));
-        dout.alloc(N * sizeof(E));
-        pattern.assign(N, P::sentinel());
-        ASSERT_EQ(cudaMemcpy(dout.p, pattern.data(), dout.bytes, cudaMemcpyHostToDevice), cudaSuccess);
-        std::vector<E> xs(N, P::from(0.5f));
-        ASSERT_EQ(cudaMemcpy(din.p, xs.data(), din.bytes, cudaMemcpyHostToDevice), cudaSuccess);
-    }
-    void expect(macko_status_t got, macko_status_t st, int pos, const char *what)
-    {
-        EXPECT_EQ(got, st) << what << ": " << macko_get_last_error_message();
-        EXPECT_EQ(macko_get_last_error_position(), pos) << what;
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        std::vector<E> now(N);
-        ASSERT_EQ(cudaMemcpy(now.data(), dout.p, dout.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_EQ(std::memcmp(now.data(), pattern.data(), dout.bytes), 0) << what << ": " << out_name << " was written";
-    }
+    const mt::Dense m;
+    Mat A;
+    Rig(mt::Dense dense, bool trans) : m(std::move(dense)) { make_matrix<P>(h.h, m, trans, A); }
+    /* false after a failure (reported): the test returns */
+    bool ok() const { return !::testing::Test::HasFatalFailure(); }
 };
+
+/* make_matrix for a test body: false after a fatal failure (reported), when the test should return. */
+template <class P> bool uploaded(macko_handle_t h, const mt::Dense &m, bool trans, Mat &out)
+{
+    make_matrix<P>(h, m, trans, out);
+    return !::testing::Test::HasFatalFailure();
+}
 
 } // namespace gt

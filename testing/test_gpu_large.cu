@@ -4,7 +4,7 @@
  * computed on the device from the dense matrix, and against cublasGemmEx on the same dense matrix.
  *
  * Tolerances: fp16 output of an fp32 sum, |y - ref| <= 2^-10 |ref| + 2 (k + 4) 2^-24 S + 2^-24 with S = sum |a x|
- * (as in test_gpu_spmv.cpp); relative L2 error < 1e-3 against both the reference and cuBLAS. */
+ * (as in conformance.h); relative L2 error < 1e-3 against both the reference and cuBLAS. */
 #include "common.h"
 
 #include <cublas_v2.h>
