@@ -38,12 +38,11 @@ constexpr macko_status_t kInvalid = MACKO_STATUS_INVALID_VALUE;
 
 inline Arg<macko_handle_t> handle(macko_handle_t h) { return {"handle", h, {{nullptr, kInvalid, "NULL"}}}; }
 
-inline Arg<macko_operation_t> op(macko_operation_t valid)
+/* Held as int: a value outside an enumeration's range may not be stored in an object of its type (C++; UBSan's enum
+ * check reports the load), so it becomes a macko_operation_t only in the call. */
+inline Arg<int> op(macko_operation_t valid)
 {
-    return {"op", valid,
-            {{(macko_operation_t)2, kInvalid, "2"},
-             {(macko_operation_t)-1, kInvalid, "-1"},
-             {(macko_operation_t)7, kInvalid, "7"}}};
+    return {"op", (int)valid, {{2, kInvalid, "2"}, {-1, kInvalid, "-1"}, {7, kInvalid, "7"}}};
 }
 
 /* A scalar passed by pointer (alpha, beta): only NULL is wrong. */
@@ -109,27 +108,30 @@ inline void refused(const Rules &r, macko_status_t got, macko_status_t st, int p
 }
 
 namespace detail {
-template <size_t I, class F, class... T> void walk_arg(const Rules &r, F &f, const std::tuple<Arg<T>...> &args)
+template <size_t I, class... P, class... T>
+void walk_arg(const Rules &r, macko_status_t (*f)(P...), const std::tuple<Arg<T>...> &args)
 {
     const auto &a = std::get<I>(args);
     for (const auto &w : a.wrong) {
         std::tuple<T...> values = std::apply([](const Arg<T> &...x) { return std::tuple<T...>(x.valid...); }, args);
         std::get<I>(values) = w.value;
-        const macko_status_t got = std::apply(f, values);
+        const macko_status_t got = std::apply([f](const T &...v) { return f(static_cast<P>(v)...); }, values);
         refused(r, got, w.status, (int)I + 1, a.name, std::string(a.name) + " " + w.what);
     }
 }
 
-template <class F, class... T, size_t... I>
-void walk(const Rules &r, F &f, const std::tuple<Arg<T>...> &args, std::index_sequence<I...>)
+template <class... P, class... T, size_t... I>
+void walk(const Rules &r, macko_status_t (*f)(P...), const std::tuple<Arg<T>...> &args, std::index_sequence<I...>)
 {
     (walk_arg<I>(r, f, args), ...);
 }
 } // namespace detail
 
-/* Every wrong value of every argument, one at a time, in signature order. f takes the arguments' types. */
-template <class F, class... T> void walk(const Rules &r, F f, const Arg<T> &...args)
+/* Every wrong value of every argument, one at a time, in signature order. f is the routine; each argument converts to
+ * its parameter's type. */
+template <class... P, class... T> void walk(const Rules &r, macko_status_t (*f)(P...), const Arg<T> &...args)
 {
+    static_assert(sizeof...(P) == sizeof...(T), "one Arg per parameter");
     detail::walk(r, f, std::tuple<Arg<T>...>(args...), std::index_sequence_for<T...>{});
 }
 

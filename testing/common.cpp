@@ -6,7 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
+
+#include <unistd.h>
 
 #include "macko_internal.h"
 
@@ -181,21 +185,12 @@ std::vector<uint8_t> values_bytes(const std::vector<float> &v, macko_datatype_t 
 
 std::vector<uint8_t> to_bytes(const Dense &m, macko_datatype_t type, macko_order_t order, int64_t ld)
 {
-    size_t es = type == MACKO_R_16F ? 2 : 4;
-    int64_t outer = order == MACKO_ORDER_ROW ? m.rows : m.cols;
-    std::vector<uint8_t> out((size_t)(std::max<int64_t>(outer, 1) * ld) * es, 0xA5);
-    for (int64_t r = 0; r < m.rows; r++)
-        for (int64_t c = 0; c < m.cols; c++) {
-            int64_t off = order == MACKO_ORDER_ROW ? r * ld + c : c * ld + r;
-            float f = m.at(r, c);
-            if (type == MACKO_R_16F) {
-                uint16_t h = float_to_half(f);
-                std::memcpy(&out[(size_t)off * es], &h, 2);
-            } else {
-                std::memcpy(&out[(size_t)off * es], &f, 4);
-            }
-        }
-    return out;
+    const bool half = type == MACKO_R_16F;
+    return lay_out(m.rows, m.cols, half ? 2 : 4, order, ld, 0xA5, [&](int64_t r, int64_t c, uint8_t *dst) {
+        const float f = m.at(r, c);
+        const uint16_t h = half ? float_to_half(f) : 0;
+        std::memcpy(dst, half ? (const void *)&h : (const void *)&f, half ? 2 : 4);
+    });
 }
 
 Csr to_csr(const Dense &m)
@@ -288,6 +283,85 @@ double rel_l2(const std::vector<double> &a, const std::vector<double> &b)
     if (den == 0)
         return num == 0 ? 0 : INFINITY;
     return std::sqrt(num / den);
+}
+
+Bytes read_file(const std::string &path)
+{
+    std::ifstream f(path, std::ios::binary);
+    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string &path, const Bytes &b)
+{
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char *>(b.data()), (std::streamsize)b.size());
+    EXPECT_TRUE(f.good()) << "cannot write " << path;
+}
+
+Bytes serialized(macko_mat_t A)
+{
+    int64_t n = -1;
+    if (macko_mat_serialized_size(A, &n) != MACKO_STATUS_SUCCESS || n < 0) {
+        ADD_FAILURE() << "macko_mat_serialized_size: " << macko_get_last_error_message();
+        return {};
+    }
+    Bytes b((size_t)n);
+    if (macko_mat_serialize(A, b.data(), n) != MACKO_STATUS_SUCCESS) {
+        ADD_FAILURE() << "macko_mat_serialize: " << macko_get_last_error_message();
+        return {};
+    }
+    return b;
+}
+
+void expect_same_host(macko_mat_t A, macko_mat_t B)
+{
+    int64_t r1, c1, n1, r2, c2, n2, s1, s2, e1, e2, p1, p2;
+    macko_datatype_t t1, t2;
+    ASSERT_EQ(macko_mat_get_info(A, &r1, &c1, &n1, &t1), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_get_info(B, &r2, &c2, &n2, &t2), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(r1, r2);
+    EXPECT_EQ(c1, c2);
+    EXPECT_EQ(n1, n2);
+    EXPECT_EQ(t1, t2);
+    ASSERT_EQ(macko_mat_get_storage(A, &s1, nullptr, nullptr, nullptr), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_get_storage(B, &s2, nullptr, nullptr, nullptr), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(s1, s2);
+    const void *v1, *v2, *rp1, *rp2;
+    const uint8_t *d1, *d2;
+    macko_indextype_t it1, it2;
+    ASSERT_EQ(macko_mat_get_macko_host(A, &v1, &d1, &rp1, &it1, &e1, &p1), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_get_macko_host(B, &v2, &d2, &rp2, &it2, &e2, &p2), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(e1, e2);
+    ASSERT_EQ(p1, p2);
+    ASSERT_EQ(it1, it2);
+    ASSERT_EQ(r1, r2);
+    const size_t ts = t2 == MACKO_R_16F ? 2 : 4, rs = it2 == MACKO_INDEX_64I ? 8 : 4;
+    EXPECT_EQ(std::memcmp(v1, v2, (size_t)p2 * ts), 0) << "values differ";
+    EXPECT_EQ(std::memcmp(d1, d2, (size_t)p2 / 2), 0) << "deltas differ";
+    EXPECT_EQ(std::memcmp(rp1, rp2, (size_t)(r2 + 1) * rs), 0) << "row_ptr differs";
+}
+
+TempDir::TempDir()
+{
+    std::random_device rd;
+    path = std::filesystem::temp_directory_path() /
+           ("macko_test_" + std::to_string(getpid()) + "_" + std::to_string(rd()) + "_" + std::to_string(rd()));
+    std::filesystem::create_directories(path);
+}
+
+TempDir::~TempDir()
+{
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+}
+
+std::vector<std::string> TempDir::entries() const
+{
+    std::vector<std::string> v;
+    for (const auto &e : std::filesystem::directory_iterator(path))
+        v.push_back(e.path().filename().string());
+    std::sort(v.begin(), v.end());
+    return v;
 }
 
 int repeat_count(int def)

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace mt {
@@ -32,6 +35,20 @@ Dense random_dense(int64_t rows, int64_t cols, double density, uint64_t seed, bo
 Dense random_dense_exact(int64_t rows, int64_t cols, double density, uint64_t seed, bool half_exact);
 /* Adds structure that stresses the format: some empty rows, some fully dense rows, and rows with gaps > 16. */
 void add_structure(Dense &m, uint64_t seed);
+
+/* A rows x cols array of es-byte elements laid out in `order` with leading dimension ld, in max(outer, 1) * ld
+ * elements whose bytes outside the array hold `junk`; put(r, c, dst) writes element (r, c) at dst. */
+template <class Put>
+std::vector<uint8_t> lay_out(int64_t rows, int64_t cols, size_t es, macko_order_t order, int64_t ld, uint8_t junk,
+                             Put put)
+{
+    const int64_t outer = order == MACKO_ORDER_ROW ? rows : cols;
+    std::vector<uint8_t> out((size_t)((outer > 1 ? outer : 1) * ld) * es, junk);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++)
+            put(r, c, &out[(size_t)(order == MACKO_ORDER_ROW ? r * ld + c : c * ld + r) * es]);
+    return out;
+}
 
 /* The matrix's values as bytes of type `type`, laid out in `order` with leading dimension ld (padding bytes are
  * filled with a junk pattern that must not be read as matrix entries... they are never read, so any value). */
@@ -64,6 +81,43 @@ void cblas_gemv(const Dense &m, macko_operation_t op, double alpha, const std::v
 
 /* Relative L2 error ||a - b|| / ||b|| (0 when both are zero). */
 double rel_l2(const std::vector<double> &a, const std::vector<double> &b);
+
+/* ---- files and bytes of the host tests */
+using Bytes = std::vector<uint8_t>;
+/* The whole file (empty when it cannot be read). */
+Bytes read_file(const std::string &path);
+/* Replaces the file's contents with b (a failure is reported). */
+void write_file(const std::string &path, const Bytes &b);
+/* A's serialized bytes (empty after a failure, which is reported). */
+Bytes serialized(macko_mat_t A);
+/* A and B (both with a host copy) hold the same info, storage and byte-identical host arrays. */
+void expect_same_host(macko_mat_t A, macko_mat_t B);
+/* A fresh directory under the temporary directory, removed with its contents at scope exit. */
+struct TempDir {
+    std::filesystem::path path;
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir &) = delete;
+    TempDir &operator=(const TempDir &) = delete;
+    std::string file(const std::string &name) const { return (path / name).string(); }
+    std::vector<std::string> entries() const; /* the names in it, sorted */
+};
+
+/* Starts n threads running f(t) at (about) the same moment; returns after all have finished. */
+template <class F> void run_threads(int n, F f)
+{
+    std::atomic<int> ready{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < n; t++)
+        ts.emplace_back([&, t] {
+            ready.fetch_add(1);
+            while (ready.load() < n)
+                std::this_thread::yield();
+            f(t);
+        });
+    for (auto &th : ts)
+        th.join();
+}
 
 /* True when a CUDA device can be used. */
 bool gpu_available();

@@ -88,16 +88,10 @@ inline void raw_add_specials(RawMat &m, uint64_t seed, int count)
  * nonzero value pattern, so reading it would show). */
 inline std::vector<uint8_t> raw_bytes(const RawMat &m, macko_order_t order, int64_t ld)
 {
-    const size_t es = m.es();
-    int64_t outer = order == MACKO_ORDER_ROW ? m.rows : m.cols;
-    std::vector<uint8_t> out((size_t)(std::max<int64_t>(outer, 1) * ld) * es, 0x5A);
-    for (int64_t r = 0; r < m.rows; r++)
-        for (int64_t c = 0; c < m.cols; c++) {
-            int64_t off = order == MACKO_ORDER_ROW ? r * ld + c : c * ld + r;
-            uint32_t v = m.at(r, c);
-            std::memcpy(&out[(size_t)off * es], &v, es); /* little-endian: low bytes first */
-        }
-    return out;
+    return lay_out(m.rows, m.cols, m.es(), order, ld, 0x5A, [&](int64_t r, int64_t c, uint8_t *dst) {
+        const uint32_t v = m.at(r, c);
+        std::memcpy(dst, &v, m.es()); /* little-endian: low bytes first */
+    });
 }
 
 /* The same matrix with every +0/-0 replaced by +0 (what a decoder must give back). */
@@ -210,6 +204,22 @@ inline macko_status_t encode_dense(const RawMat &m, macko_order_t order, int64_t
 {
     std::vector<uint8_t> in = raw_bytes(m, order, ld);
     return macko_mat_create_dense_host(A, m.rows, m.cols, m.type, in.data(), ld, order);
+}
+
+/* A random fp16 or fp32 host matrix (density 0.3) whose row 1 is empty and whose row 2 holds a value only every 40
+ * columns (gaps of 39: padding); NULL after a failure (reported). */
+inline macko_mat_t random_host_matrix(int64_t rows, int64_t cols, macko_datatype_t type, uint64_t seed)
+{
+    RawMat m = raw_random(rows, cols, type, 0.3, seed);
+    for (int64_t c = 0; c < cols; c++) {
+        if (rows > 1)
+            m.at(1, c) = 0;
+        if (rows > 2)
+            m.at(2, c) = (c % 40 == 0) ? 0x3C00u : 0u;
+    }
+    macko_mat_t A = nullptr;
+    EXPECT_EQ(encode_dense(m, MACKO_ORDER_ROW, cols, &A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    return A;
 }
 
 /* Exports A densely in `order` with leading dimension ld into a poisoned buffer and checks every byte: the matrix

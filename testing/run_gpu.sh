@@ -6,7 +6,9 @@
 #   3. the examples' GPU paths where their binaries are in BUILD (C demo, C spmv loop vs cuBLAS, Fortran example and
 #      host test), and the Python wrapper tests + examples/python_linear.py when python3 with numpy (and torch) runs;
 #   4. compute-sanitizer memcheck, racecheck, initcheck and synccheck, each over the whole GPU suite except GpuLarge
-#      (2.4e9 entries: hours under a sanitizer) and the disabled timers, in gtest shards that all run in parallel;
+#      (2.4e9 entries: hours under a sanitizer) and the conversion timing (GpuConvertTiming), in gtest shards that all
+#      run in parallel; the suite is the typed suites Gpu*/H, Gpu*/S, GpuProduct/Hspmv, ... and the parameter tables
+#      <Table>/Gpu*.<Test>/<row> (testing/RELIABILITY.md, "GPU conformance harness"), hence both patterns;
 #   5. the quick timing of the benchmark driver (12288x12288 at d = 0.5 and 0.3, fp16 and fp32);
 #   6. with RUN_E2E=1, a smoke run of the end-to-end benchmark bench/e2e_llm.py (--preset tiny: seconds) when
 #      python3 has torch with CUDA and transformers.
@@ -17,7 +19,7 @@
 #              CMAKE_CUDA_ARCHITECTURES="90-real;90-virtual".
 # environment:
 #   OUT               when set, every log goes there (else build-gpu/logs or BUILD_DIR/logs)
-#   SANITIZER_FILTER  gtest filter for the sanitizer runs (default: every GPU test but GpuLarge)
+#   SANITIZER_FILTER  gtest filter for the sanitizer runs (default: every GPU test but GpuLarge and GpuConvertTiming)
 #   RACECHECK_SHARDS  gtest shards for racecheck (default 6; the other tools use 2)
 #   SANITIZER_TIMEOUT seconds each sanitizer run may take (default: no limit); a run cut short counts as FAIL
 #   SKIP_FAULT=1, SKIP_EXAMPLES=1, SKIP_SANITIZER=1, SKIP_BENCH=1   leave those steps out (SKIP_SANITIZER also

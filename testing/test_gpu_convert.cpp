@@ -1,6 +1,7 @@
 /* GPU conversion (dense / CSR device data -> MACKO), upload / download / release_host, and macko_analysis.
  * The oracle is the host encoder: every device result is downloaded and compared byte for byte. */
 #include "common.h"
+#include "gpu_fixtures.h"
 
 #include "macko_internal.h"
 #include "../kernels/convert.h"
@@ -38,16 +39,8 @@ struct DevBuf {
     ~DevBuf() { cudaFree(p); }
 };
 
-struct Handle {
-    macko_handle_t h = nullptr;
-    Handle() { EXPECT_EQ(macko_create(&h), MACKO_STATUS_SUCCESS); }
-    ~Handle() { macko_destroy(h); }
-};
-
-struct Mat {
-    macko_mat_t m = nullptr;
-    ~Mat() { macko_mat_destroy(m); }
-};
+using gt::Handle;
+using gt::Mat;
 
 const macko_mat_t kPoison = reinterpret_cast<macko_mat_t>(static_cast<uintptr_t>(0x5A5A5A50));
 
@@ -64,32 +57,6 @@ std::string message_tail()
     return p == std::string::npos ? s : s.substr(p + 2);
 }
 
-/* Compares every field and host array of two matrices that both have a host copy. */
-void expect_same_host(macko_mat_t a, macko_mat_t b)
-{
-    int64_t r1, c1, n1, r2, c2, n2;
-    macko_datatype_t t1, t2;
-    ASSERT_EQ(macko_mat_get_info(a, &r1, &c1, &n1, &t1), MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(macko_mat_get_info(b, &r2, &c2, &n2, &t2), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(r1, r2);
-    EXPECT_EQ(c1, c2);
-    EXPECT_EQ(n1, n2);
-    EXPECT_EQ(t1, t2);
-    const void *v1, *v2, *p1, *p2;
-    const uint8_t *d1, *d2;
-    macko_indextype_t i1, i2;
-    int64_t e1, e2, ep1, ep2;
-    ASSERT_EQ(macko_mat_get_macko_host(a, &v1, &d1, &p1, &i1, &e1, &ep1), MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(macko_mat_get_macko_host(b, &v2, &d2, &p2, &i2, &e2, &ep2), MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(e1, e2);
-    ASSERT_EQ(ep1, ep2);
-    ASSERT_EQ(i1, i2);
-    const size_t es = t2 == MACKO_R_16F ? 2 : 4;
-    EXPECT_EQ(std::memcmp(v1, v2, (size_t)ep2 * es), 0) << "values differ";
-    EXPECT_EQ(std::memcmp(d1, d2, (size_t)ep2 / 2), 0) << "deltas differ";
-    EXPECT_EQ(std::memcmp(p1, p2, (size_t)(r2 + 1) * (i2 == MACKO_INDEX_64I ? 8 : 4)), 0) << "row_ptr differs";
-}
-
 /* dev is device-only: download it and compare with host. */
 void expect_same_encoding(macko_handle_t h, macko_mat_t dev, macko_mat_t host, const std::string &what)
 {
@@ -99,7 +66,7 @@ void expect_same_encoding(macko_handle_t h, macko_mat_t dev, macko_mat_t host, c
     EXPECT_EQ(reinterpret_cast<uintptr_t>(dev->dev.values) % 16, 0u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(dev->dev.deltas) % 16, 0u);
     ASSERT_EQ(macko_mat_download(h, dev), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-    expect_same_host(dev, host);
+    mt::expect_same_host(dev, host);
 }
 
 /* CSR of m's nonzeros plus explicit zeros (+0 and -0) at about `zeros` of the zero positions. */
@@ -149,13 +116,13 @@ void check_dense(macko_handle_t h, const mt::Dense &m, macko_datatype_t type, ma
 {
     std::vector<uint8_t> bytes = mt::to_bytes(m, type, order, ld);
     Mat H, D;
-    ASSERT_EQ(macko_mat_create_dense_host(&H.m, m.rows, m.cols, type, bytes.data(), ld, order), MACKO_STATUS_SUCCESS)
+    ASSERT_EQ(macko_mat_create_dense_host(&H.A, m.rows, m.cols, type, bytes.data(), ld, order), MACKO_STATUS_SUCCESS)
         << what << ": " << macko_get_last_error_message();
     DevBuf d(bytes);
-    ASSERT_EQ(macko_mat_create_dense_device(h, &D.m, m.rows, m.cols, type, d.p, ld, order), MACKO_STATUS_SUCCESS)
+    ASSERT_EQ(macko_mat_create_dense_device(h, &D.A, m.rows, m.cols, type, d.p, ld, order), MACKO_STATUS_SUCCESS)
         << what << ": " << macko_get_last_error_message();
     EXPECT_EQ(macko_get_last_error_position(), 0);
-    expect_same_encoding(h, D.m, H.m, what);
+    expect_same_encoding(h, D.A, H.A, what);
 }
 
 void check_csr(macko_handle_t h, int64_t rows, int64_t cols, const mt::Csr &c, macko_datatype_t type,
@@ -165,14 +132,14 @@ void check_csr(macko_handle_t h, int64_t rows, int64_t cols, const mt::Csr &c, m
     std::vector<uint8_t> va = mt::values_bytes(c.val, type);
     const int64_t nnz = (int64_t)c.col_ind.size();
     Mat H, D;
-    ASSERT_EQ(macko_mat_create_csr_host(&H.m, rows, cols, nnz, rp.data(), ci.data(), va.data(), it, base, type),
+    ASSERT_EQ(macko_mat_create_csr_host(&H.A, rows, cols, nnz, rp.data(), ci.data(), va.data(), it, base, type),
               MACKO_STATUS_SUCCESS)
         << what << ": " << macko_get_last_error_message();
     DevBuf drp(rp), dci(ci), dva(va);
-    ASSERT_EQ(macko_mat_create_csr_device(h, &D.m, rows, cols, nnz, drp.p, dci.p, dva.p, it, base, type),
+    ASSERT_EQ(macko_mat_create_csr_device(h, &D.A, rows, cols, nnz, drp.p, dci.p, dva.p, it, base, type),
               MACKO_STATUS_SUCCESS)
         << what << ": " << macko_get_last_error_message();
-    expect_same_encoding(h, D.m, H.m, what);
+    expect_same_encoding(h, D.A, H.A, what);
 }
 
 struct Shape {
@@ -243,12 +210,12 @@ TEST(GpuConvert, DenseUnalignedBase)
         std::memcpy(shifted.data() + es, bytes.data(), bytes.size());
         DevBuf d(shifted);
         Mat D, Ref;
-        ASSERT_EQ(macko_mat_create_dense_host(&Ref.m, 45, 1000, type, bytes.data(), ld, MACKO_ORDER_ROW),
+        ASSERT_EQ(macko_mat_create_dense_host(&Ref.A, 45, 1000, type, bytes.data(), ld, MACKO_ORDER_ROW),
                   MACKO_STATUS_SUCCESS);
-        ASSERT_EQ(macko_mat_create_dense_device(H.h, &D.m, 45, 1000, type, static_cast<uint8_t *>(d.p) + es, ld,
+        ASSERT_EQ(macko_mat_create_dense_device(H.h, &D.A, 45, 1000, type, static_cast<uint8_t *>(d.p) + es, ld,
                                                 MACKO_ORDER_ROW),
                   MACKO_STATUS_SUCCESS);
-        expect_same_encoding(H.h, D.m, Ref.m, "unaligned base");
+        expect_same_encoding(H.h, D.A, Ref.A, "unaligned base");
     }
 }
 
@@ -261,12 +228,12 @@ TEST(GpuConvert, ZeroSizes)
         for (macko_order_t order : {MACKO_ORDER_ROW, MACKO_ORDER_COL}) {
             Mat A, B;
             const int64_t ld = std::max<int64_t>(1, order == MACKO_ORDER_ROW ? s.cols : s.rows);
-            ASSERT_EQ(macko_mat_create_dense_device(H.h, &A.m, s.rows, s.cols, MACKO_R_16F, nullptr, ld, order),
+            ASSERT_EQ(macko_mat_create_dense_device(H.h, &A.A, s.rows, s.cols, MACKO_R_16F, nullptr, ld, order),
                       MACKO_STATUS_SUCCESS)
                 << macko_get_last_error_message();
-            ASSERT_EQ(macko_mat_create_dense_host(&B.m, s.rows, s.cols, MACKO_R_16F, nullptr, ld, order),
+            ASSERT_EQ(macko_mat_create_dense_host(&B.A, s.rows, s.cols, MACKO_R_16F, nullptr, ld, order),
                       MACKO_STATUS_SUCCESS);
-            expect_same_encoding(H.h, A.m, B.m, "zero dense " + std::to_string(s.rows) + "x" + std::to_string(s.cols));
+            expect_same_encoding(H.h, A.A, B.A, "zero dense " + std::to_string(s.rows) + "x" + std::to_string(s.cols));
             mt::Csr c;
             c.row_ptr.assign((size_t)s.rows + 1, 0);
             check_csr(H.h, s.rows, s.cols, c, MACKO_R_32F, MACKO_INDEX_32I, MACKO_INDEX_BASE_ONE, "zero csr");
@@ -405,53 +372,53 @@ TEST(GpuConvert, UploadDownloadReleaseHost)
     mt::add_structure(m, 22);
     std::vector<uint8_t> bytes = mt::to_bytes(m, MACKO_R_16F, MACKO_ORDER_ROW, 517);
     Mat A, Ref;
-    ASSERT_EQ(macko_mat_create_dense_host(&A.m, 300, 517, MACKO_R_16F, bytes.data(), 517, MACKO_ORDER_ROW),
+    ASSERT_EQ(macko_mat_create_dense_host(&A.A, 300, 517, MACKO_R_16F, bytes.data(), 517, MACKO_ORDER_ROW),
               MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(macko_mat_create_dense_host(&Ref.m, 300, 517, MACKO_R_16F, bytes.data(), 517, MACKO_ORDER_ROW),
+    ASSERT_EQ(macko_mat_create_dense_host(&Ref.A, 300, 517, MACKO_R_16F, bytes.data(), 517, MACKO_ORDER_ROW),
               MACKO_STATUS_SUCCESS);
     /* Host-only: release is refused and nothing changes. */
-    EXPECT_EQ(macko_mat_release_host(A.m), MACKO_STATUS_NOT_INITIALIZED);
+    EXPECT_EQ(macko_mat_release_host(A.A), MACKO_STATUS_NOT_INITIALIZED);
     EXPECT_EQ(macko_get_last_error_position(), 1);
-    EXPECT_EQ(A.m->has_host, 1);
-    ASSERT_EQ(macko_mat_upload(H.h, A.m), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-    EXPECT_EQ(A.m->has_device, 1);
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(A.m->dev.values) % 16, 0u);
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(A.m->dev.deltas) % 16, 0u);
-    ASSERT_EQ(macko_mat_upload(H.h, A.m), MACKO_STATUS_SUCCESS); /* again: replaces the device copy */
-    ASSERT_EQ(macko_mat_release_host(A.m), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(macko_mat_release_host(A.m), MACKO_STATUS_SUCCESS); /* twice is fine */
+    EXPECT_EQ(A.A->has_host, 1);
+    ASSERT_EQ(macko_mat_upload(H.h, A.A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    EXPECT_EQ(A.A->has_device, 1);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(A.A->dev.values) % 16, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(A.A->dev.deltas) % 16, 0u);
+    ASSERT_EQ(macko_mat_upload(H.h, A.A), MACKO_STATUS_SUCCESS); /* again: replaces the device copy */
+    ASSERT_EQ(macko_mat_release_host(A.A), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(macko_mat_release_host(A.A), MACKO_STATUS_SUCCESS); /* twice is fine */
     const void *v = nullptr;
-    EXPECT_EQ(macko_mat_get_macko_host(A.m, &v, nullptr, nullptr, nullptr, nullptr, nullptr),
+    EXPECT_EQ(macko_mat_get_macko_host(A.A, &v, nullptr, nullptr, nullptr, nullptr, nullptr),
               MACKO_STATUS_NOT_INITIALIZED);
     EXPECT_EQ(v, nullptr);
     std::vector<int32_t> rp(301), ci((size_t)m.nnz() + 1);
     std::vector<uint16_t> va((size_t)m.nnz() + 1);
-    EXPECT_EQ(macko_mat_export_csr_host(A.m, rp.data(), ci.data(), va.data(), MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO),
+    EXPECT_EQ(macko_mat_export_csr_host(A.A, rp.data(), ci.data(), va.data(), MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO),
               MACKO_STATUS_NOT_INITIALIZED);
     int64_t nnz = -1, entries = -1;
-    EXPECT_EQ(macko_mat_get_info(A.m, nullptr, nullptr, &nnz, nullptr), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(macko_mat_get_info(A.A, nullptr, nullptr, &nnz, nullptr), MACKO_STATUS_SUCCESS);
     EXPECT_EQ(nnz, m.nnz());
-    EXPECT_EQ(macko_mat_get_storage(A.m, nullptr, &entries, nullptr, nullptr), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(macko_mat_get_storage(A.A, nullptr, &entries, nullptr, nullptr), MACKO_STATUS_SUCCESS);
     EXPECT_GT(entries, nnz);
     /* Upload of a device-only matrix: nothing to upload. */
-    EXPECT_EQ(macko_mat_upload(H.h, A.m), MACKO_STATUS_NOT_INITIALIZED);
+    EXPECT_EQ(macko_mat_upload(H.h, A.A), MACKO_STATUS_NOT_INITIALIZED);
     EXPECT_EQ(macko_get_last_error_position(), 2);
     /* Download brings the identical bytes back; the matrix is usable on the host again. */
-    ASSERT_EQ(macko_mat_download(H.h, A.m), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-    EXPECT_EQ(A.m->has_host, 1);
-    expect_same_host(A.m, Ref.m);
-    EXPECT_EQ(macko_mat_export_csr_host(A.m, rp.data(), ci.data(), va.data(), MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO),
+    ASSERT_EQ(macko_mat_download(H.h, A.A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    EXPECT_EQ(A.A->has_host, 1);
+    mt::expect_same_host(A.A, Ref.A);
+    EXPECT_EQ(macko_mat_export_csr_host(A.A, rp.data(), ci.data(), va.data(), MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO),
               MACKO_STATUS_SUCCESS);
     /* Download with a host copy present replaces it with equal bytes. */
-    ASSERT_EQ(macko_mat_download(H.h, A.m), MACKO_STATUS_SUCCESS);
-    expect_same_host(A.m, Ref.m);
+    ASSERT_EQ(macko_mat_download(H.h, A.A), MACKO_STATUS_SUCCESS);
+    mt::expect_same_host(A.A, Ref.A);
     /* A matrix created on the device can be released-from-host trivially (it has none). */
     Mat D;
     DevBuf d(bytes);
-    ASSERT_EQ(macko_mat_create_dense_device(H.h, &D.m, 300, 517, MACKO_R_16F, d.p, 517, MACKO_ORDER_ROW),
+    ASSERT_EQ(macko_mat_create_dense_device(H.h, &D.A, 300, 517, MACKO_R_16F, d.p, 517, MACKO_ORDER_ROW),
               MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(macko_mat_release_host(D.m), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(macko_mat_get_macko_host(D.m, &v, nullptr, nullptr, nullptr, nullptr, nullptr),
+    EXPECT_EQ(macko_mat_release_host(D.A), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(macko_mat_get_macko_host(D.A, &v, nullptr, nullptr, nullptr, nullptr, nullptr),
               MACKO_STATUS_NOT_INITIALIZED);
 }
 
@@ -466,21 +433,21 @@ TEST(GpuConvert, UploadOnUserStream)
     Mat A;
     {
         std::vector<uint8_t> bytes = mt::to_bytes(m, MACKO_R_32F, MACKO_ORDER_COL, 140);
-        ASSERT_EQ(macko_mat_create_dense_host(&A.m, 129, 1000, MACKO_R_32F, bytes.data(), 140, MACKO_ORDER_COL),
+        ASSERT_EQ(macko_mat_create_dense_host(&A.A, 129, 1000, MACKO_R_32F, bytes.data(), 140, MACKO_ORDER_COL),
                   MACKO_STATUS_SUCCESS);
-        ASSERT_EQ(macko_mat_upload(H.h, A.m), MACKO_STATUS_SUCCESS);
-        ASSERT_EQ(macko_mat_release_host(A.m), MACKO_STATUS_SUCCESS); /* right after: the copy owns its source */
+        ASSERT_EQ(macko_mat_upload(H.h, A.A), MACKO_STATUS_SUCCESS);
+        ASSERT_EQ(macko_mat_release_host(A.A), MACKO_STATUS_SUCCESS); /* right after: the copy owns its source */
     }
     Mat Ref;
     std::vector<uint8_t> bytes = mt::to_bytes(m, MACKO_R_32F, MACKO_ORDER_ROW, 1000);
-    ASSERT_EQ(macko_mat_create_dense_host(&Ref.m, 129, 1000, MACKO_R_32F, bytes.data(), 1000, MACKO_ORDER_ROW),
+    ASSERT_EQ(macko_mat_create_dense_host(&Ref.A, 129, 1000, MACKO_R_32F, bytes.data(), 1000, MACKO_ORDER_ROW),
               MACKO_STATUS_SUCCESS);
-    expect_same_encoding(H.h, A.m, Ref.m, "user stream");
+    expect_same_encoding(H.h, A.A, Ref.A, "user stream");
     Mat D;
     DevBuf d(bytes);
-    ASSERT_EQ(macko_mat_create_dense_device(H.h, &D.m, 129, 1000, MACKO_R_32F, d.p, 1000, MACKO_ORDER_ROW),
+    ASSERT_EQ(macko_mat_create_dense_device(H.h, &D.A, 129, 1000, MACKO_R_32F, d.p, 1000, MACKO_ORDER_ROW),
               MACKO_STATUS_SUCCESS);
-    expect_same_encoding(H.h, D.m, Ref.m, "conversion on a user stream");
+    expect_same_encoding(H.h, D.A, Ref.A, "conversion on a user stream");
     macko_set_stream(H.h, nullptr);
     cudaStreamDestroy(s);
 }
@@ -518,7 +485,7 @@ TEST(GpuConvert, AnalysisTransposeMatchesHostEncoding)
                 mt::Dense t = transpose(m);
                 std::vector<uint8_t> tb = mt::to_bytes(t, type, MACKO_ORDER_ROW, std::max<int64_t>(t.cols, 1));
                 Mat Ref, A;
-                ASSERT_EQ(macko_mat_create_dense_host(&Ref.m, t.rows, t.cols, type, tb.data(),
+                ASSERT_EQ(macko_mat_create_dense_host(&Ref.A, t.rows, t.cols, type, tb.data(),
                                                       std::max<int64_t>(t.cols, 1), MACKO_ORDER_ROW),
                           MACKO_STATUS_SUCCESS);
                 /* A from CSR with explicit zeros on the device: they are not nonzeros of A^T. */
@@ -527,20 +494,20 @@ TEST(GpuConvert, AnalysisTransposeMatchesHostEncoding)
                                      ci = index_bytes(c.col_ind, MACKO_INDEX_64I, 0),
                                      va = mt::values_bytes(c.val, type);
                 DevBuf drp(rp), dci(ci), dva(va);
-                ASSERT_EQ(macko_mat_create_csr_device(H.h, &A.m, s.rows, s.cols, (int64_t)c.col_ind.size(), drp.p,
+                ASSERT_EQ(macko_mat_create_csr_device(H.h, &A.A, s.rows, s.cols, (int64_t)c.col_ind.size(), drp.p,
                                                       dci.p, dva.p, MACKO_INDEX_64I, MACKO_INDEX_BASE_ZERO, type),
                           MACKO_STATUS_SUCCESS)
                     << macko_get_last_error_message();
-                ASSERT_EQ(macko_analysis(H.h, MACKO_OPERATION_NON_TRANSPOSE, A.m), MACKO_STATUS_SUCCESS);
-                EXPECT_EQ(A.m->trans, nullptr);
-                ASSERT_EQ(macko_analysis(H.h, MACKO_OPERATION_TRANSPOSE, A.m), MACKO_STATUS_SUCCESS)
+                ASSERT_EQ(macko_analysis(H.h, MACKO_OPERATION_NON_TRANSPOSE, A.A), MACKO_STATUS_SUCCESS);
+                EXPECT_EQ(A.A->trans, nullptr);
+                ASSERT_EQ(macko_analysis(H.h, MACKO_OPERATION_TRANSPOSE, A.A), MACKO_STATUS_SUCCESS)
                     << macko_get_last_error_message();
-                ASSERT_NE(A.m->trans, nullptr);
-                struct macko_mat_s *first = A.m->trans;
-                ASSERT_EQ(macko_analysis(H.h, MACKO_OPERATION_TRANSPOSE, A.m), MACKO_STATUS_SUCCESS); /* twice */
-                EXPECT_EQ(A.m->trans, first);
-                EXPECT_EQ(A.m->has_host, 0); /* the temporary host copy is gone */
-                expect_same_encoding(H.h, A.m->trans, Ref.m, what);
+                ASSERT_NE(A.A->trans, nullptr);
+                struct macko_mat_s *first = A.A->trans;
+                ASSERT_EQ(macko_analysis(H.h, MACKO_OPERATION_TRANSPOSE, A.A), MACKO_STATUS_SUCCESS); /* twice */
+                EXPECT_EQ(A.A->trans, first);
+                EXPECT_EQ(A.A->has_host, 0); /* the temporary host copy is gone */
+                expect_same_encoding(H.h, A.A->trans, Ref.A, what);
                 if (HasFatalFailure())
                     return;
             }
@@ -550,19 +517,19 @@ TEST(GpuConvert, AnalysisTransposeMatchesHostEncoding)
     mt::Dense t = transpose(m);
     std::vector<uint8_t> tb = mt::to_bytes(t, MACKO_R_16F, MACKO_ORDER_ROW, 200);
     Mat A, Ref;
-    ASSERT_EQ(macko_mat_create_dense_host(&A.m, 200, 333, MACKO_R_16F, b.data(), 200, MACKO_ORDER_COL),
+    ASSERT_EQ(macko_mat_create_dense_host(&A.A, 200, 333, MACKO_R_16F, b.data(), 200, MACKO_ORDER_COL),
               MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(macko_mat_create_dense_host(&Ref.m, 333, 200, MACKO_R_16F, tb.data(), 200, MACKO_ORDER_ROW),
+    ASSERT_EQ(macko_mat_create_dense_host(&Ref.A, 333, 200, MACKO_R_16F, tb.data(), 200, MACKO_ORDER_ROW),
               MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(macko_analysis(H.h, MACKO_OPERATION_TRANSPOSE, A.m), MACKO_STATUS_NOT_INITIALIZED);
+    EXPECT_EQ(macko_analysis(H.h, MACKO_OPERATION_TRANSPOSE, A.A), MACKO_STATUS_NOT_INITIALIZED);
     EXPECT_EQ(macko_get_last_error_position(), 3);
-    EXPECT_EQ(A.m->trans, nullptr);
-    ASSERT_EQ(macko_mat_upload(H.h, A.m), MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(macko_analysis(H.h, MACKO_OPERATION_TRANSPOSE, A.m), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(A.m->has_host, 1);
-    expect_same_encoding(H.h, A.m->trans, Ref.m, "analysis T from an uploaded host matrix");
-    ASSERT_EQ(macko_mat_upload(H.h, A.m), MACKO_STATUS_SUCCESS); /* re-upload on the same device keeps A^T */
-    EXPECT_NE(A.m->trans, nullptr);
+    EXPECT_EQ(A.A->trans, nullptr);
+    ASSERT_EQ(macko_mat_upload(H.h, A.A), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_analysis(H.h, MACKO_OPERATION_TRANSPOSE, A.A), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(A.A->has_host, 1);
+    expect_same_encoding(H.h, A.A->trans, Ref.A, "analysis T from an uploaded host matrix");
+    ASSERT_EQ(macko_mat_upload(H.h, A.A), MACKO_STATUS_SUCCESS); /* re-upload on the same device keeps A^T */
+    EXPECT_NE(A.A->trans, nullptr);
 }
 
 TEST(GpuConvert, BadArguments)
@@ -655,29 +622,29 @@ TEST(GpuConvert, BadArguments)
     /* a valid call succeeds with the same buffers */
     ASSERT_EQ(macko_mat_create_csr_device(h, &A, 2, 8, 3, drp.p, dci.p, dva.p, I32, B0, H16), MACKO_STATUS_SUCCESS);
     Mat Aok;
-    Aok.m = A;
+    Aok.A = A;
     A = kPoison;
 
     /* upload / download / release_host / analysis */
     Mat Hm;
-    ASSERT_EQ(macko_mat_create_dense_host(&Hm.m, 8, 8, H16, host.data(), 8, ROW), MACKO_STATUS_SUCCESS);
-    expect_fail(macko_mat_upload(nullptr, Hm.m), MACKO_STATUS_INVALID_VALUE, 1, "upload");
+    ASSERT_EQ(macko_mat_create_dense_host(&Hm.A, 8, 8, H16, host.data(), 8, ROW), MACKO_STATUS_SUCCESS);
+    expect_fail(macko_mat_upload(nullptr, Hm.A), MACKO_STATUS_INVALID_VALUE, 1, "upload");
     expect_fail(macko_mat_upload(h, nullptr), MACKO_STATUS_INVALID_VALUE, 2, "upload");
-    expect_fail(macko_mat_upload(h, Aok.m), MACKO_STATUS_NOT_INITIALIZED, 2, "upload without a host copy");
-    EXPECT_EQ(Aok.m->has_device, 1);
-    expect_fail(macko_mat_download(nullptr, Aok.m), MACKO_STATUS_INVALID_VALUE, 1, "download");
+    expect_fail(macko_mat_upload(h, Aok.A), MACKO_STATUS_NOT_INITIALIZED, 2, "upload without a host copy");
+    EXPECT_EQ(Aok.A->has_device, 1);
+    expect_fail(macko_mat_download(nullptr, Aok.A), MACKO_STATUS_INVALID_VALUE, 1, "download");
     expect_fail(macko_mat_download(h, nullptr), MACKO_STATUS_INVALID_VALUE, 2, "download");
-    expect_fail(macko_mat_download(h, Hm.m), MACKO_STATUS_NOT_INITIALIZED, 2, "download of a host-only matrix");
-    EXPECT_EQ(Aok.m->has_host, 0);
+    expect_fail(macko_mat_download(h, Hm.A), MACKO_STATUS_NOT_INITIALIZED, 2, "download of a host-only matrix");
+    EXPECT_EQ(Aok.A->has_host, 0);
     expect_fail(macko_mat_release_host(nullptr), MACKO_STATUS_INVALID_VALUE, 1, "release_host");
-    expect_fail(macko_mat_release_host(Hm.m), MACKO_STATUS_NOT_INITIALIZED, 1, "release_host off the device");
-    EXPECT_EQ(Hm.m->has_host, 1);
-    expect_fail(macko_analysis(nullptr, MACKO_OPERATION_TRANSPOSE, Aok.m), MACKO_STATUS_INVALID_VALUE, 1, "analysis");
-    expect_fail(macko_analysis(h, (macko_operation_t)2, Aok.m), MACKO_STATUS_INVALID_VALUE, 2, "analysis");
+    expect_fail(macko_mat_release_host(Hm.A), MACKO_STATUS_NOT_INITIALIZED, 1, "release_host off the device");
+    EXPECT_EQ(Hm.A->has_host, 1);
+    expect_fail(macko_analysis(nullptr, MACKO_OPERATION_TRANSPOSE, Aok.A), MACKO_STATUS_INVALID_VALUE, 1, "analysis");
+    expect_fail(macko_analysis(h, (macko_operation_t)2, Aok.A), MACKO_STATUS_INVALID_VALUE, 2, "analysis");
     expect_fail(macko_analysis(h, MACKO_OPERATION_TRANSPOSE, nullptr), MACKO_STATUS_INVALID_VALUE, 3, "analysis");
-    expect_fail(macko_analysis(h, MACKO_OPERATION_TRANSPOSE, Hm.m), MACKO_STATUS_NOT_INITIALIZED, 3, "analysis");
-    EXPECT_EQ(Hm.m->trans, nullptr);
-    EXPECT_EQ(Aok.m->trans, nullptr);
+    expect_fail(macko_analysis(h, MACKO_OPERATION_TRANSPOSE, Hm.A), MACKO_STATUS_NOT_INITIALIZED, 3, "analysis");
+    EXPECT_EQ(Hm.A->trans, nullptr);
+    EXPECT_EQ(Aok.A->trans, nullptr);
 }
 
 /* Not asserted: the conversion's cost against one cuBLAS GEMV over the same dense fp16 matrix. */

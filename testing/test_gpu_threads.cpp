@@ -48,7 +48,7 @@ template <bool HALF> struct Ops {
     }
 };
 
-template <bool HALF> void run_threads(int64_t rows, int64_t cols, double density, uint64_t seed)
+template <bool HALF> void shared_matrix_threads(int64_t rows, int64_t cols, double density, uint64_t seed)
 {
     const size_t es = HALF ? 2 : 4;
     const macko_datatype_t type = HALF ? MACKO_R_16F : MACKO_R_32F;
@@ -108,15 +108,12 @@ template <bool HALF> void run_threads(int64_t rows, int64_t cols, double density
         ASSERT_EQ(cudaMalloc(&k.y, ybytes), cudaSuccess);
         ASSERT_EQ(cudaMemcpy(k.x, xh.data(), xbytes, cudaMemcpyHostToDevice), cudaSuccess);
     }
-    std::atomic<int> ready{0};
+    /* all threads start together (mt::run_threads) */
     auto body = [&](int t) {
         Worker &k = w[(size_t)t];
         const bool mm = t == 0;
         const std::vector<uint8_t> &ref = mm ? ref_mm : ref_mv;
         std::vector<uint8_t> out(ref.size());
-        ready++;
-        while (ready.load() < kThreads) {
-        }
         for (int it = 0; it < kIters && k.err.empty(); it++) {
             if (cudaMemsetAsync(k.y, 0xFF, ref.size(), k.s) != cudaSuccess) {
                 k.err = "memset failed";
@@ -140,11 +137,7 @@ template <bool HALF> void run_threads(int64_t rows, int64_t cols, double density
             }
         }
     };
-    std::vector<std::thread> th;
-    for (int t = 0; t < kThreads; t++)
-        th.emplace_back(body, t);
-    for (std::thread &t : th)
-        t.join();
+    mt::run_threads(kThreads, body);
     for (int t = 0; t < kThreads; t++)
         EXPECT_TRUE(w[(size_t)t].err.empty()) << (HALF ? "fp16" : "fp32") << " thread " << t << " ("
                                                << (t == 0 ? "spmm" : "spmv") << "): " << w[(size_t)t].err;
@@ -162,15 +155,15 @@ template <bool HALF> void run_threads(int64_t rows, int64_t cols, double density
 TEST(GpuThreads, SharedMatrixHalf)
 {
     MACKO_REQUIRE_GPU();
-    run_threads<true>(3001, 2500, 0.3, 101);
-    run_threads<true>(14001, 700, 0.4, 102);
+    shared_matrix_threads<true>(3001, 2500, 0.3, 101);
+    shared_matrix_threads<true>(14001, 700, 0.4, 102);
 }
 
 TEST(GpuThreads, SharedMatrixSingle)
 {
     MACKO_REQUIRE_GPU();
-    run_threads<false>(3001, 2500, 0.3, 201);
-    run_threads<false>(14001, 700, 0.4, 202);
+    shared_matrix_threads<false>(3001, 2500, 0.3, 201);
+    shared_matrix_threads<false>(14001, 700, 0.4, 202);
 }
 
 /* One matrix (op N and op T encodings, each with its launch plan) shared by handles created on their own threads,
@@ -284,11 +277,7 @@ void run_plan_threads(int64_t rows, int64_t cols)
         if (s != nullptr)
             cudaStreamDestroy(s);
     };
-    std::vector<std::thread> th;
-    for (int t = 0; t < kThreads; t++)
-        th.emplace_back(body, t);
-    for (std::thread &t : th)
-        t.join();
+    mt::run_threads(kThreads, body);
     for (int t = 0; t < kThreads; t++)
         EXPECT_TRUE(err[(size_t)t].empty()) << "thread " << t << ": " << err[(size_t)t];
     EXPECT_EQ(std::memcmp(plan_n.data(), &A->plan, sizeof(macko_plan)), 0) << "the op-N plan changed";

@@ -285,31 +285,32 @@ TEST(HostBadArgs, CreateMackoInvalidArrays)
     run({"nonzero tail delta", 7,
          "macko_mat_create_macko_host: argument 7: deltas: tail delta 7 (past entries = 4) is not zero"},
         x, rp, 20);
-    std::vector<int32_t> r = rp;
-    r[0] = 1;
-    run({"row_ptr[0] != 0", 8, "macko_mat_create_macko_host: argument 8: row 0: row_ptr[0] is 1; it must be 0"}, a, r,
-        20);
-    r = rp;
-    r[1] = 5;
-    run({"row_ptr past entries", 8,
-         "macko_mat_create_macko_host: argument 8: row 0: row_ptr[1] = 5 exceeds entries = 4"},
-        a, r, 20);
-    r = rp;
-    r[1] = -1;
-    run({"row_ptr decreasing", 8,
-         "macko_mat_create_macko_host: argument 8: row 0: row_ptr decreases (row_ptr[1] = -1 < row_ptr[0] = 0)"},
-        a, r, 20);
-    r = rp;
-    r[2] = 3;
-    run({"row_ptr wrong end", 8,
-         "macko_mat_create_macko_host: argument 8: row 1: row_ptr[rows] is 3; it must be entries = 4"},
-        a, r, 20);
-    /* Hostile row_ptr values far outside the arrays are caught before any entry is read. */
-    r = rp;
-    r[1] = INT32_MAX;
-    run({"row_ptr huge", 8,
-         "macko_mat_create_macko_host: argument 8: row 0: row_ptr[1] = 2147483647 exceeds entries = 4"},
-        a, r, 20);
+    /* row_ptr faults, one entry changed each; a hostile value far outside the arrays is caught before any entry is
+     * read */
+    const struct {
+        size_t i;
+        int32_t v;
+        Case c;
+    } rp_faults[] = {
+        {0, 1, {"row_ptr[0] != 0", 8, "macko_mat_create_macko_host: argument 8: row 0: row_ptr[0] is 1; it must be 0"}},
+        {1, 5,
+         {"row_ptr past entries", 8,
+          "macko_mat_create_macko_host: argument 8: row 0: row_ptr[1] = 5 exceeds entries = 4"}},
+        {1, -1,
+         {"row_ptr decreasing", 8,
+          "macko_mat_create_macko_host: argument 8: row 0: row_ptr decreases (row_ptr[1] = -1 < row_ptr[0] = 0)"}},
+        {2, 3,
+         {"row_ptr wrong end", 8,
+          "macko_mat_create_macko_host: argument 8: row 1: row_ptr[rows] is 3; it must be entries = 4"}},
+        {1, INT32_MAX,
+         {"row_ptr huge", 8,
+          "macko_mat_create_macko_host: argument 8: row 0: row_ptr[1] = 2147483647 exceeds entries = 4"}},
+    };
+    for (const auto &f : rp_faults) {
+        std::vector<int32_t> r = rp;
+        r[f.i] = f.v;
+        run(f.c, a, r, 20);
+    }
 }
 
 TEST(HostBadArgs, InfoStorageAndMackoHost)

@@ -1,7 +1,6 @@
 /* Reliability (host): hostile CSR indices, 64-bit sizes with tiny inputs (huge dimensions must fail cleanly or
  * succeed, never wrap), outputs left untouched on the error paths the other suites do not poison, a failed save that
- * keeps the earlier file, verbatim messages, and concurrent use of one read-only matrix from 8 threads
- * (Concurrency.*, which .ci/reliability.sh also runs under ThreadSanitizer). */
+ * keeps the earlier file, verbatim messages. Concurrent use from 8 threads: test_concurrency.cpp. */
 #include "common.h"
 #include "encode_ref.h"
 #include "macko_internal.h"
@@ -31,10 +30,8 @@ namespace
 {
 
 namespace fs = std::filesystem;
-using Bytes = std::vector<uint8_t>;
 
 const macko_mat_t kPoison = reinterpret_cast<macko_mat_t>(uintptr_t(0xF00D0));
-constexpr int kThreads = 8;
 
 #define EXPECT_FAIL_AT(call, st, pos)                                                                                  \
     do {                                                                                                               \
@@ -42,64 +39,6 @@ constexpr int kThreads = 8;
         EXPECT_EQ(st_, (st)) << macko_get_status_name(st_) << ": " << macko_get_last_error_message();                  \
         EXPECT_EQ(macko_get_last_error_position(), (pos)) << macko_get_last_error_message();                           \
     } while (0)
-
-Bytes serialize(macko_mat_t A)
-{
-    int64_t n = -1;
-    if (macko_mat_serialized_size(A, &n) != MACKO_STATUS_SUCCESS || n < 0)
-        return {};
-    Bytes b((size_t)n);
-    if (macko_mat_serialize(A, b.data(), n) != MACKO_STATUS_SUCCESS)
-        return {};
-    return b;
-}
-
-Bytes read_file(const std::string &p)
-{
-    std::ifstream f(p, std::ios::binary);
-    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-/* A fresh directory under the temporary directory, removed with its contents at scope exit. */
-struct TempDir {
-    fs::path path;
-    TempDir()
-    {
-        std::random_device rd;
-        path = fs::temp_directory_path() / ("macko_reliability_" + std::to_string(getpid()) + "_" +
-                                            std::to_string(rd()));
-        fs::create_directories(path);
-    }
-    ~TempDir()
-    {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string file(const std::string &name) const { return (path / name).string(); }
-    std::vector<std::string> entries() const
-    {
-        std::vector<std::string> v;
-        for (const auto &e : fs::directory_iterator(path))
-            v.push_back(e.path().filename().string());
-        std::sort(v.begin(), v.end());
-        return v;
-    }
-};
-
-/* A random fp16 or fp32 matrix with empty rows, dense rows and long gaps. */
-macko_mat_t make_matrix(int64_t rows, int64_t cols, macko_datatype_t type, uint64_t seed)
-{
-    RawMat m = raw_random(rows, cols, type, 0.3, seed);
-    for (int64_t c = 0; c < cols; c++) {
-        if (rows > 1)
-            m.at(1, c) = 0; /* empty row */
-        if (rows > 2)
-            m.at(2, c) = (c % 40 == 0) ? 0x3C00u : 0u; /* gaps of 39: padding */
-    }
-    macko_mat_t A = nullptr;
-    EXPECT_EQ(encode_dense(m, MACKO_ORDER_ROW, cols, &A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-    return A;
-}
 
 /* ---------------------------------------------------------------- hostile CSR indices */
 
@@ -180,12 +119,12 @@ TEST(Sizes64, CsrWideMatrixTinyNnz)
         EXPECT_EQ(x, -9);
 
     /* Serialized: cols = 2^40 in the header (bytes 32..39), and back. */
-    Bytes s = serialize(A.A);
+    Bytes s = serialized(A.A);
     ASSERT_EQ(s.size(), 96u + 36u);
     EXPECT_EQ(s[32 + 5], 0x01); /* 2^40 = byte 5 of the little-endian int64 */
     Mat B;
     ASSERT_EQ(macko_mat_deserialize(&B.A, s.data(), (int64_t)s.size()), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(serialize(B.A), s);
+    EXPECT_EQ(serialized(B.A), s);
 
     /* Dense export: 3 x 2^40 is within the element limit, so the checks reach values and ld, with exact numbers. */
     uint16_t dummy[4] = {1, 2, 3, 4};
@@ -250,7 +189,7 @@ TEST(Sizes64, ImportedMatrixWhoseAreaOverflowsInt64)
     EXPECT_EQ(bytes, (rows + 1) * 4);
     EXPECT_GT(dens, 0.0);
     EXPECT_LT(dens, 1e-15);
-    Bytes s = serialize(A.A);
+    Bytes s = serialized(A.A);
     ASSERT_EQ(s.size(), (size_t)(96 + (rows + 1) * 4));
     Mat B;
     ASSERT_EQ(macko_mat_deserialize(&B.A, s.data(), (int64_t)s.size()), MACKO_STATUS_SUCCESS);
@@ -500,7 +439,7 @@ TEST(NoPartialWrites, HandleGettersWithoutHandle)
 TEST(NoPartialWrites, GetMackoHostWithoutHostCopy)
 {
     Mat A;
-    A.A = make_matrix(5, 40, MACKO_R_16F, 3);
+    A.A = random_host_matrix(5, 40, MACKO_R_16F, 3);
     ASSERT_NE(A.A, nullptr);
     macko_host_arrays_free(A.A); /* as after macko_mat_release_host */
     const int sentinel = 0;
@@ -539,12 +478,12 @@ TEST(NoPartialWrites, DeviceRoutinesWithoutHandle)
                    MACKO_STATUS_INVALID_VALUE, 1);
     EXPECT_EQ(A, kPoison);
     Mat M;
-    M.A = make_matrix(4, 30, MACKO_R_16F, 4);
-    const Bytes before = serialize(M.A);
+    M.A = random_host_matrix(4, 30, MACKO_R_16F, 4);
+    const Bytes before = serialized(M.A);
     EXPECT_FAIL_AT(macko_mat_upload(nullptr, M.A), MACKO_STATUS_INVALID_VALUE, 1);
     EXPECT_FAIL_AT(macko_mat_download(nullptr, M.A), MACKO_STATUS_INVALID_VALUE, 1);
     EXPECT_FAIL_AT(macko_analysis(nullptr, MACKO_OPERATION_TRANSPOSE, M.A), MACKO_STATUS_INVALID_VALUE, 1);
-    EXPECT_EQ(serialize(M.A), before);
+    EXPECT_EQ(serialized(M.A), before);
     const float one = 1.0f;
     std::vector<float> x(30, 1.0f), y(4, -2.0f);
     EXPECT_FAIL_AT(macko_Sspmv(nullptr, MACKO_OPERATION_NON_TRANSPOSE, &one, M.A, x.data(), 1, &one, y.data(), 1),
@@ -576,11 +515,11 @@ TEST(NoPartialWrites, FailedSaveKeepsTheEarlierFile)
     TempDir dir;
     const std::string path = dir.file("weights.macko");
     Mat A, B;
-    A.A = make_matrix(3, 20, MACKO_R_16F, 5);
-    B.A = make_matrix(40, 300, MACKO_R_32F, 6); /* serialized far beyond 1000 bytes */
+    A.A = random_host_matrix(3, 20, MACKO_R_16F, 5);
+    B.A = random_host_matrix(40, 300, MACKO_R_32F, 6); /* serialized far beyond 1000 bytes */
     ASSERT_EQ(macko_mat_save(A.A, path.c_str()), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
     const Bytes old = read_file(path);
-    ASSERT_EQ(old, serialize(A.A));
+    ASSERT_EQ(old, serialized(A.A));
     ASSERT_LT(old.size(), 1000u);
     macko_status_t st;
     int pos;
@@ -593,7 +532,7 @@ TEST(NoPartialWrites, FailedSaveKeepsTheEarlierFile)
     EXPECT_EQ(dir.entries(), std::vector<std::string>{"weights.macko"}) << "a temporary file was left behind";
     /* without the limit the same save replaces the file */
     ASSERT_EQ(macko_mat_save(B.A, path.c_str()), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-    EXPECT_EQ(read_file(path), serialize(B.A));
+    EXPECT_EQ(read_file(path), serialized(B.A));
     EXPECT_EQ(dir.entries(), std::vector<std::string>{"weights.macko"});
 }
 
@@ -603,19 +542,19 @@ TEST(NoPartialWrites, SaveReplacesKeepingModeAndLinks)
     TempDir dir;
     const std::string path = dir.file("a.macko"), link = dir.file("link.macko");
     Mat A, B;
-    A.A = make_matrix(3, 20, MACKO_R_16F, 7);
-    B.A = make_matrix(6, 50, MACKO_R_16F, 8);
+    A.A = random_host_matrix(3, 20, MACKO_R_16F, 7);
+    B.A = random_host_matrix(6, 50, MACKO_R_16F, 8);
     ASSERT_EQ(macko_mat_save(A.A, path.c_str()), MACKO_STATUS_SUCCESS);
     ASSERT_EQ(chmod(path.c_str(), 0640), 0);
     ASSERT_EQ(macko_mat_save(B.A, path.c_str()), MACKO_STATUS_SUCCESS);
     struct stat sb;
     ASSERT_EQ(stat(path.c_str(), &sb), 0);
     EXPECT_EQ(sb.st_mode & 07777, 0640u);
-    EXPECT_EQ(read_file(path), serialize(B.A));
+    EXPECT_EQ(read_file(path), serialized(B.A));
     fs::create_symlink("a.macko", link);
     ASSERT_EQ(macko_mat_save(A.A, link.c_str()), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
     EXPECT_TRUE(fs::is_symlink(link));
-    EXPECT_EQ(read_file(path), serialize(A.A));
+    EXPECT_EQ(read_file(path), serialized(A.A));
     EXPECT_EQ(dir.entries(), (std::vector<std::string>{"a.macko", "link.macko"}));
     /* a failed save through the link keeps the target too */
     macko_status_t st;
@@ -623,7 +562,7 @@ TEST(NoPartialWrites, SaveReplacesKeepingModeAndLinks)
     std::string msg;
     set_fsize_limit_and_save(B.A, link, 100, &st, &pos, &msg);
     EXPECT_EQ(st, MACKO_STATUS_IO_ERROR) << msg;
-    EXPECT_EQ(read_file(path), serialize(A.A));
+    EXPECT_EQ(read_file(path), serialized(A.A));
     EXPECT_EQ(dir.entries(), (std::vector<std::string>{"a.macko", "link.macko"}));
 }
 
@@ -636,7 +575,7 @@ TEST(Messages, NameTheRoutineAndTheArgument)
     EXPECT_EQ(macko_get_version(&a, nullptr, &a), MACKO_STATUS_INVALID_VALUE);
     EXPECT_STREQ(macko_get_last_error_message(), "macko_get_version: argument 2: minor is NULL");
     Mat A;
-    A.A = make_matrix(3, 20, MACKO_R_16F, 9);
+    A.A = random_host_matrix(3, 20, MACKO_R_16F, 9);
     uint8_t buf[8];
     EXPECT_EQ(macko_mat_serialize(A.A, buf, -1), MACKO_STATUS_INVALID_VALUE);
     EXPECT_STREQ(macko_get_last_error_message(),
@@ -688,8 +627,8 @@ TEST(Messages, ContentAndFormatErrorsNameTheArgument)
     EXPECT_EQ(B, kPoison);
 
     Mat A;
-    A.A = make_matrix(3, 20, MACKO_R_16F, 4);
-    Bytes b = serialize(A.A);
+    A.A = random_host_matrix(3, 20, MACKO_R_16F, 4);
+    Bytes b = serialized(A.A);
     ASSERT_FALSE(b.empty());
     b[0] = 'X';
     EXPECT_FAIL_AT(macko_mat_deserialize(&B, b.data(), (int64_t)b.size()), MACKO_STATUS_FORMAT_ERROR, 2);
@@ -712,226 +651,6 @@ TEST(Messages, ContentAndFormatErrorsNameTheArgument)
     EXPECT_STREQ(macko_get_last_error_message(),
                  "macko_mat_load: argument 2: path: truncated: 10 bytes, shorter than the 96-byte header");
     EXPECT_EQ(B, kPoison);
-}
-
-/* ---------------------------------------------------------------- concurrency (also run under TSan) */
-
-/* Starts n threads running f(t) at (about) the same moment; returns after all have finished. */
-template <class F> void run_threads(int n, F f)
-{
-    std::atomic<int> ready{0};
-    std::vector<std::thread> ts;
-    for (int t = 0; t < n; t++)
-        ts.emplace_back([&, t] {
-            ready.fetch_add(1);
-            while (ready.load() < n)
-                std::this_thread::yield();
-            f(t);
-        });
-    for (auto &th : ts)
-        th.join();
-}
-
-struct Exports {
-    Bytes ser;
-    std::vector<int32_t> rp32, ci32;
-    std::vector<int64_t> rp64, ci64;
-    Bytes v32, v64, dense_row, dense_col;
-};
-
-/* Everything a reader can get out of A without changing it. */
-Exports exports_of(macko_mat_t A, bool *ok)
-{
-    Exports e;
-    int64_t rows = 0, cols = 0, nnz = 0;
-    macko_datatype_t type = MACKO_R_16F;
-    *ok = macko_mat_get_info(A, &rows, &cols, &nnz, &type) == MACKO_STATUS_SUCCESS;
-    const size_t es = type == MACKO_R_16F ? 2 : 4;
-    e.ser = serialize(A);
-    e.rp32.resize((size_t)rows + 1);
-    e.ci32.resize((size_t)nnz);
-    e.rp64.resize((size_t)rows + 1);
-    e.ci64.resize((size_t)nnz);
-    e.v32.resize((size_t)nnz * es);
-    e.v64.resize((size_t)nnz * es);
-    e.dense_row.resize((size_t)(rows * cols) * es);
-    e.dense_col.resize((size_t)(rows * cols) * es);
-    *ok = *ok && !e.ser.empty() &&
-          macko_mat_export_csr_host(A, e.rp32.data(), e.ci32.data(), e.v32.data(), MACKO_INDEX_32I,
-                                    MACKO_INDEX_BASE_ZERO) == MACKO_STATUS_SUCCESS &&
-          macko_mat_export_csr_host(A, e.rp64.data(), e.ci64.data(), e.v64.data(), MACKO_INDEX_64I,
-                                    MACKO_INDEX_BASE_ONE) == MACKO_STATUS_SUCCESS &&
-          macko_mat_export_dense_host(A, e.dense_row.data(), cols, MACKO_ORDER_ROW) == MACKO_STATUS_SUCCESS &&
-          macko_mat_export_dense_host(A, e.dense_col.data(), rows, MACKO_ORDER_COL) == MACKO_STATUS_SUCCESS;
-    return e;
-}
-
-bool same(const Exports &a, const Exports &b)
-{
-    return a.ser == b.ser && a.rp32 == b.rp32 && a.ci32 == b.ci32 && a.rp64 == b.rp64 && a.ci64 == b.ci64 &&
-           a.v32 == b.v32 && a.v64 == b.v64 && a.dense_row == b.dense_row && a.dense_col == b.dense_col;
-}
-
-/* 8 threads read one matrix at once: serialize, deserialize, save + load (own files), CSR and dense exports, info.
- * Every result equals the single-threaded one, and the shared matrix is unchanged afterwards. */
-TEST(Concurrency, SharedReadOnlyMatrixFromEightThreads)
-{
-    Mat A;
-    A.A = make_matrix(120, 200, MACKO_R_16F, 10);
-    ASSERT_NE(A.A, nullptr);
-    bool ok = false;
-    const Exports ref = exports_of(A.A, &ok);
-    ASSERT_TRUE(ok);
-    TempDir dir;
-    std::atomic<int> bad{0}, done{0};
-    run_threads(kThreads, [&](int t) {
-        const std::string path = dir.file("t" + std::to_string(t) + ".macko");
-        for (int it = 0; it < 6; it++) {
-            bool eok = false;
-            Exports e = exports_of(A.A, &eok);
-            if (!eok || !same(e, ref))
-                bad++;
-            macko_mat_t B = nullptr, C = nullptr;
-            if (macko_mat_deserialize(&B, ref.ser.data(), (int64_t)ref.ser.size()) != MACKO_STATUS_SUCCESS ||
-                serialize(B) != ref.ser)
-                bad++;
-            if (macko_mat_save(A.A, path.c_str()) != MACKO_STATUS_SUCCESS ||
-                macko_mat_load(&C, path.c_str()) != MACKO_STATUS_SUCCESS || serialize(C) != ref.ser)
-                bad++;
-            const void *v = nullptr;
-            if (macko_mat_get_macko_host(A.A, &v, nullptr, nullptr, nullptr, nullptr, nullptr) !=
-                    MACKO_STATUS_SUCCESS ||
-                v == nullptr)
-                bad++;
-            macko_mat_destroy(B);
-            macko_mat_destroy(C);
-            done++;
-        }
-    });
-    EXPECT_EQ(bad.load(), 0);
-    EXPECT_EQ(done.load(), kThreads * 6);
-    bool ok2 = false;
-    EXPECT_TRUE(same(exports_of(A.A, &ok2), ref));
-    EXPECT_TRUE(ok2);
-}
-
-/* 8 threads encode their own data (dense both orders, CSR both index types); every result is byte-identical to the
- * single-threaded encoding of the same data. */
-TEST(Concurrency, ParallelEncodeMatchesSingleThread)
-{
-    struct Job {
-        RawMat m;
-        Bytes row, col, csr;
-    };
-    std::vector<Job> jobs(kThreads);
-    auto encode_all = [](const RawMat &m, Bytes *row, Bytes *col, Bytes *csr) {
-        macko_mat_t A = nullptr;
-        if (encode_dense(m, MACKO_ORDER_ROW, m.cols + 3, &A) == MACKO_STATUS_SUCCESS)
-            *row = serialize(A);
-        macko_mat_destroy(A);
-        A = nullptr;
-        if (encode_dense(m, MACKO_ORDER_COL, m.rows, &A) == MACKO_STATUS_SUCCESS)
-            *col = serialize(A);
-        macko_mat_destroy(A);
-        A = nullptr;
-        std::vector<int64_t> rp{0}, ci;
-        Bytes v;
-        for (int64_t r = 0; r < m.rows; r++) {
-            for (int64_t c = 0; c < m.cols; c++)
-                if (!m.is_zero(m.at(r, c))) {
-                    ci.push_back(c);
-                    uint32_t b = m.at(r, c);
-                    v.insert(v.end(), reinterpret_cast<uint8_t *>(&b), reinterpret_cast<uint8_t *>(&b) + m.es());
-                }
-            rp.push_back((int64_t)ci.size());
-        }
-        if (macko_mat_create_csr_host(&A, m.rows, m.cols, (int64_t)ci.size(), rp.data(), ci.data(), v.data(),
-                                      MACKO_INDEX_64I, MACKO_INDEX_BASE_ZERO, m.type) == MACKO_STATUS_SUCCESS)
-            *csr = serialize(A);
-        macko_mat_destroy(A);
-    };
-    for (int t = 0; t < kThreads; t++) {
-        jobs[(size_t)t].m = raw_random(70 + 13 * t, 90 + 29 * t, t % 2 ? MACKO_R_32F : MACKO_R_16F, 0.1 + 0.1 * t,
-                                       100 + (uint64_t)t);
-        encode_all(jobs[(size_t)t].m, &jobs[(size_t)t].row, &jobs[(size_t)t].col, &jobs[(size_t)t].csr);
-        ASSERT_FALSE(jobs[(size_t)t].row.empty());
-        ASSERT_EQ(jobs[(size_t)t].row, jobs[(size_t)t].col); /* both orders encode the same matrix */
-        ASSERT_EQ(jobs[(size_t)t].row, jobs[(size_t)t].csr);
-    }
-    std::atomic<int> bad{0};
-    run_threads(kThreads, [&](int t) {
-        for (int it = 0; it < 3; it++) {
-            Bytes row, col, csr;
-            encode_all(jobs[(size_t)t].m, &row, &col, &csr);
-            if (row != jobs[(size_t)t].row || col != jobs[(size_t)t].col || csr != jobs[(size_t)t].csr)
-                bad++;
-        }
-    });
-    EXPECT_EQ(bad.load(), 0);
-}
-
-/* Error details are per thread: each thread's failures and successes, interleaved with the others', read back its
- * own position and message. */
-TEST(Concurrency, ErrorDetailsAreThreadLocal)
-{
-    std::atomic<int> bad{0};
-    run_threads(kThreads, [&](int t) {
-        const int64_t rows = -(int64_t)t - 1;
-        const std::string want = "macko_mat_create_dense_host: argument 2: rows is " + std::to_string(rows) +
-                                 "; it must be in [0, 2^56]";
-        int x = 0;
-        for (int it = 0; it < 300; it++) {
-            macko_mat_t A = kPoison;
-            if (macko_mat_create_dense_host(&A, rows, 4, MACKO_R_16F, nullptr, 4, MACKO_ORDER_ROW) !=
-                    MACKO_STATUS_INVALID_VALUE ||
-                macko_get_last_error_position() != 2 || want != macko_get_last_error_message() || A != kPoison)
-                bad++;
-            std::this_thread::yield();
-            if (macko_get_last_error_position() != 2 || want != macko_get_last_error_message())
-                bad++;
-            const int p = 1 + (t + it) % 3;
-            if (macko_get_version(p == 1 ? nullptr : &x, p == 2 ? nullptr : &x, p == 3 ? nullptr : &x) !=
-                    MACKO_STATUS_INVALID_VALUE ||
-                macko_get_last_error_position() != p)
-                bad++;
-            if (macko_get_version(&x, &x, &x) != MACKO_STATUS_SUCCESS || macko_get_last_error_position() != 0 ||
-                macko_get_last_error_message()[0] != '\0')
-                bad++;
-        }
-    });
-    EXPECT_EQ(bad.load(), 0);
-}
-
-/* 8 threads save different matrices to the same path at once: the file is always one complete matrix (the last
- * rename wins), never a mix, and no temporary file is left. */
-TEST(Concurrency, ConcurrentSavesToOnePathNeverTear)
-{
-    std::vector<Mat> ms(kThreads);
-    std::vector<Bytes> sers;
-    for (int t = 0; t < kThreads; t++) {
-        ms[(size_t)t].A = make_matrix(10 + 7 * t, 60 + 11 * t, t % 2 ? MACKO_R_32F : MACKO_R_16F, 200 + (uint64_t)t);
-        sers.push_back(serialize(ms[(size_t)t].A));
-    }
-    TempDir dir;
-    const std::string path = dir.file("shared.macko");
-    std::atomic<int> bad{0};
-    run_threads(kThreads, [&](int t) {
-        for (int it = 0; it < 5; it++) {
-            if (macko_mat_save(ms[(size_t)t].A, path.c_str()) != MACKO_STATUS_SUCCESS)
-                bad++;
-            macko_mat_t B = nullptr;
-            /* a concurrent reader sees a complete file of one of the writers */
-            if (macko_mat_load(&B, path.c_str()) != MACKO_STATUS_SUCCESS)
-                bad++;
-            else if (std::find(sers.begin(), sers.end(), serialize(B)) == sers.end())
-                bad++;
-            macko_mat_destroy(B);
-        }
-    });
-    EXPECT_EQ(bad.load(), 0);
-    const Bytes final_bytes = read_file(path);
-    EXPECT_NE(std::find(sers.begin(), sers.end(), final_bytes), sers.end());
-    EXPECT_EQ(dir.entries(), std::vector<std::string>{"shared.macko"});
 }
 
 } // namespace

@@ -25,6 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
+using mt::read_file;
+using mt::TempDir;
+using mt::write_file;
 
 const macko_mat_t kPoison = reinterpret_cast<macko_mat_t>(static_cast<uintptr_t>(0xDEADBEEF));
 constexpr size_t kHdr = 96;
@@ -40,28 +43,6 @@ macko_mat_t make_dense(const mt::Dense &d, macko_datatype_t type)
               MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
     return A;
-}
-
-Bytes serialize(macko_mat_t A)
-{
-    int64_t n = -1;
-    EXPECT_EQ(macko_mat_serialized_size(A, &n), MACKO_STATUS_SUCCESS);
-    Bytes b((size_t)n);
-    EXPECT_EQ(macko_mat_serialize(A, b.data(), n), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-    return b;
-}
-
-Bytes read_file(const fs::path &p)
-{
-    std::ifstream f(p, std::ios::binary);
-    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-void write_file(const fs::path &p, const Bytes &b)
-{
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char *>(b.data()), (std::streamsize)b.size());
-    ASSERT_TRUE(f.good());
 }
 
 uint32_t crc(const uint8_t *p, size_t n) { return (uint32_t)crc32(0, p, (uInt)n); }
@@ -98,53 +79,6 @@ void fix_payload_crc(Bytes &b)
     set_u32(b, 88, crc(b.data() + kHdr, b.size() - kHdr));
     fix_header_crc(b);
 }
-
-/* Both matrices hold the same info and byte-identical host arrays. */
-void expect_same(macko_mat_t A, macko_mat_t B)
-{
-    int64_t r1, c1, n1, r2, c2, n2, s1, s2, e1, e2, p1, p2;
-    macko_datatype_t t1, t2;
-    ASSERT_EQ(macko_mat_get_info(A, &r1, &c1, &n1, &t1), MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(macko_mat_get_info(B, &r2, &c2, &n2, &t2), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(r1, r2);
-    EXPECT_EQ(c1, c2);
-    EXPECT_EQ(n1, n2);
-    EXPECT_EQ(t1, t2);
-    ASSERT_EQ(macko_mat_get_storage(A, &s1, &e1, &p1, nullptr), MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(macko_mat_get_storage(B, &s2, &e2, &p2, nullptr), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(s1, s2);
-    EXPECT_EQ(e1, e2);
-    EXPECT_EQ(p1, p2);
-    const void *v1, *v2, *rp1, *rp2;
-    const uint8_t *d1, *d2;
-    macko_indextype_t it1, it2;
-    ASSERT_EQ(macko_mat_get_macko_host(A, &v1, &d1, &rp1, &it1, nullptr, nullptr), MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(macko_mat_get_macko_host(B, &v2, &d2, &rp2, &it2, nullptr, nullptr), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(it1, it2);
-    size_t ts = t1 == MACKO_R_16F ? 2 : 4, rs = it1 == MACKO_INDEX_64I ? 8 : 4;
-    EXPECT_EQ(std::memcmp(v1, v2, (size_t)p1 * ts), 0) << "values differ";
-    EXPECT_EQ(std::memcmp(d1, d2, (size_t)p1 / 2), 0) << "deltas differ";
-    EXPECT_EQ(std::memcmp(rp1, rp2, (size_t)(r1 + 1) * rs), 0) << "row_ptr differs";
-}
-
-/* A temporary directory, removed with everything in it at scope exit. */
-struct TempDir {
-    fs::path path;
-    TempDir()
-    {
-        std::random_device rd;
-        path = fs::temp_directory_path() /
-               ("macko_serialize_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-                std::to_string(rd()));
-        fs::create_directories(path);
-    }
-    ~TempDir()
-    {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string file(const std::string &name) const { return (path / name).string(); }
-};
 
 /* The input must be rejected as FORMAT_ERROR at argument 2 through both deserialize and (if a path is given) load,
  * leaving the poisoned out-parameter alone. Returns the deserialize message. */
@@ -273,15 +207,15 @@ TEST(Serialize, RoundTripIsByteIdentical)
             EXPECT_EQ(get_u32(buf, 92), crc(buf.data(), 92));
 
             /* determinism */
-            EXPECT_EQ(serialize(A), buf);
+            EXPECT_EQ(mt::serialized(A), buf);
 
             /* memory round trip */
             macko_mat_t B = nullptr;
             ASSERT_EQ(macko_mat_deserialize(&B, buf.data(), size), MACKO_STATUS_SUCCESS)
                 << macko_get_last_error_message();
             EXPECT_EQ(macko_get_last_error_position(), 0);
-            expect_same(A, B);
-            EXPECT_EQ(serialize(B), buf);
+            mt::expect_same_host(A, B);
+            EXPECT_EQ(mt::serialized(B), buf);
 
             /* file round trip; the file holds exactly the serialized bytes */
             std::string path = dir.file("m.macko");
@@ -289,7 +223,7 @@ TEST(Serialize, RoundTripIsByteIdentical)
             EXPECT_EQ(read_file(path), buf);
             macko_mat_t C = nullptr;
             ASSERT_EQ(macko_mat_load(&C, path.c_str()), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-            expect_same(A, C);
+            mt::expect_same_host(A, C);
             /* saving over an existing file replaces it */
             ASSERT_EQ(macko_mat_save(C, path.c_str()), MACKO_STATUS_SUCCESS);
             EXPECT_EQ(read_file(path), buf);
@@ -305,14 +239,14 @@ TEST(Serialize, GoldenBytesHalf)
 {
     macko_mat_t A = make_dense(golden_dense(), MACKO_R_16F);
     ASSERT_NE(A, nullptr);
-    Bytes b = serialize(A);
+    Bytes b = mt::serialized(A);
     ASSERT_EQ(b.size(), kGoldenHalf.size());
     for (size_t i = 0; i < b.size(); i++)
         EXPECT_EQ(b[i], kGoldenHalf[i]) << "byte " << i;
     macko_mat_t B = nullptr;
     ASSERT_EQ(macko_mat_deserialize(&B, kGoldenHalf.data(), (int64_t)kGoldenHalf.size()), MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
-    expect_same(A, B);
+    mt::expect_same_host(A, B);
     macko_mat_destroy(A);
     macko_mat_destroy(B);
 }
@@ -327,7 +261,7 @@ TEST(Serialize, GoldenBytesFloatFromCsr)
                                         MACKO_INDEX_BASE_ZERO, MACKO_R_32F),
               MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
-    Bytes b = serialize(A);
+    Bytes b = mt::serialized(A);
     ASSERT_EQ(b.size(), kGoldenFloat.size());
     for (size_t i = 0; i < b.size(); i++)
         EXPECT_EQ(b[i], kGoldenFloat[i]) << "byte " << i;
@@ -390,7 +324,7 @@ TEST(Serialize, TruncationAtEveryOffsetIsFormatError)
     /* a larger matrix, many offsets (memory only) */
     mt::Dense d = mt::random_dense(40, 70, 0.4, 7, true);
     macko_mat_t A = make_dense(d, MACKO_R_16F);
-    Bytes full = serialize(A);
+    Bytes full = mt::serialized(A);
     macko_mat_destroy(A);
     for (size_t n = 0; n < full.size(); n += (n < 200 ? 1 : 13)) {
         SCOPED_TRACE(::testing::Message() << "length " << n << " of " << full.size());
@@ -564,7 +498,7 @@ TEST(Serialize, RandomEditsWithValidChecksumsNeverCrash)
     mt::Dense d = mt::random_dense(9, 41, 0.3, 11, true);
     mt::add_structure(d, 12);
     macko_mat_t A = make_dense(d, MACKO_R_16F);
-    const Bytes base = serialize(A);
+    const Bytes base = mt::serialized(A);
     macko_mat_destroy(A);
     std::mt19937_64 g(2024);
     int accepted = 0, rejected = 0;
@@ -581,7 +515,7 @@ TEST(Serialize, RandomEditsWithValidChecksumsNeverCrash)
         macko_status_t st = macko_mat_deserialize(&B, b.data(), (int64_t)b.size());
         if (st == MACKO_STATUS_SUCCESS) {
             accepted++;
-            EXPECT_EQ(serialize(B), b) << "iteration " << it;
+            EXPECT_EQ(mt::serialized(B), b) << "iteration " << it;
             macko_mat_destroy(B);
         } else {
             rejected++;
@@ -717,7 +651,7 @@ TEST(Serialize, BadArgumentsLoad)
     ASSERT_EQ(macko_mat_load(&B, path.c_str()), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
     EXPECT_EQ(macko_get_last_error_position(), 0);
     EXPECT_STREQ(macko_get_last_error_message(), "");
-    EXPECT_EQ(serialize(B), kGoldenHalf);
+    EXPECT_EQ(mt::serialized(B), kGoldenHalf);
     macko_mat_destroy(B);
 }
 

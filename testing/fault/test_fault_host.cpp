@@ -143,17 +143,8 @@ TEST_F(HostFixture, DeserializeAndTheRoutinesWithoutFaultPoints)
 
 /* ---------------------------------------------------------------- save and load */
 
-Bytes read_file(const fs::path &p)
-{
-    std::ifstream f(p, std::ios::binary);
-    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-void write_file(const fs::path &p, const Bytes &b)
-{
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char *>(b.data()), (std::streamsize)b.size());
-}
+using mt::read_file;
+using mt::write_file;
 
 std::vector<std::string> listing(const fs::path &dir)
 {
