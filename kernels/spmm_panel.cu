@@ -15,6 +15,7 @@
  */
 #include "spmm_tc.h"
 
+#include "macko_mma.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -43,29 +44,6 @@ struct PanelParams {
     const float *alpha_dev, *beta_dev;
     float alpha, beta;
 };
-
-/* ---- PTX wrappers (same instructions as spmm_tc.cu) */
-__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr)
-                 : "memory");
-}
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 /* ---- 2. the GEMM: C[row0 + i, j] = alpha * sum_k panel[i, k] * B[k, j] + beta * C */
 
@@ -110,18 +88,7 @@ __device__ __forceinline__ void load_stage(const PanelParams &p, uint4 *sa, uint
 
 __device__ float panel_row_dot(const PanelParams &p, int r, int64_t j)
 {
-    const int b = __ldg(p.row_ptr + r), e = __ldg(p.row_ptr + r + 1);
-    const __half *bj = p.b + j * p.ldb;
-    const unsigned short *vbits = reinterpret_cast<const unsigned short *>(p.values);
-    float acc = 0.0f;
-    int col = -1;
-    for (int k = b; k < e; k++) {
-        col += (int)((__ldg(p.dwords + (k >> 3)) >> (4 * (k & 7))) & 15u) + 1;
-        const unsigned short v = __ldg(vbits + k);
-        if ((v & 0x7FFFu) != 0)
-            acc = fmaf(__half2float(__ushort_as_half(v)), __half2float(bj[col]), acc);
-    }
-    return acc;
+    return exact_row_dot(p.row_ptr, p.dwords, p.values, p.b + j * p.ldb, r);
 }
 
 template <bool VEC> __global__ void __launch_bounds__(kThreads, 2) panel_gemm_kernel(const PanelParams p)
@@ -245,49 +212,37 @@ extern "C" int macko_panel_prepare(void)
 
 extern "C" int macko_panel_spmm_h(const macko_panel_args *a)
 {
+    const macko_tc_args *m = &a->mm;
     PanelParams p;
-    p.rows = (int)a->rows;
-    p.cols = (int)a->cols;
-    p.values = static_cast<const __half *>(a->values);
-    p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
-    p.row_ptr = a->row_ptr;
+    p.rows = (int)m->rows;
+    p.cols = (int)m->cols;
+    p.values = static_cast<const __half *>(m->values);
+    p.dwords = reinterpret_cast<const uint32_t *>(m->deltas);
+    p.row_ptr = m->row_ptr;
     p.panel = static_cast<__half *>(a->ws);
-    p.ldp = (int)((a->cols + 7) & ~(int64_t)7);
-    p.ldb = a->ldb;
-    p.ldc = a->ldc;
-    p.alpha_dev = a->alpha_dev;
-    p.beta_dev = a->beta_dev;
-    p.alpha = a->alpha;
-    p.beta = a->beta;
-    const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
-    const int64_t prow_max = macko_panel_rows(a->cols, a->ws_bytes);
+    p.ldp = (int)((m->cols + 7) & ~(int64_t)7);
+    p.ldb = m->ldb;
+    p.ldc = m->ldc;
+    p.alpha_dev = m->alpha_dev;
+    p.beta_dev = m->beta_dev;
+    p.alpha = m->alpha;
+    p.beta = m->beta;
+    const cudaStream_t st = reinterpret_cast<cudaStream_t>(m->stream);
+    const int64_t prow_max = macko_panel_rows(m->cols, a->ws_bytes);
     if (prow_max < kBM)
         return (int)cudaErrorInvalidValue;
-    const bool vec = a->ldb % 8 == 0 && (reinterpret_cast<uintptr_t>(a->b) & 15u) == 0;
+    const bool vec = m->ldb % 8 == 0 && (reinterpret_cast<uintptr_t>(m->b) & 15u) == 0;
     const int64_t max_n = (int64_t)65535 * kBN;
-    for (int64_t r0 = 0; r0 < a->rows; r0 += prow_max) {
+    for (int64_t r0 = 0; r0 < m->rows; r0 += prow_max) {
         p.row0 = (int)r0;
-        p.prow = (int)(a->rows - r0 < prow_max ? a->rows - r0 : prow_max);
-        macko_tc_args d;
-        memset(&d, 0, sizeof d);
-        d.rows = a->rows;
-        d.cols = a->cols;
-        d.values = a->values;
-        d.deltas = a->deltas;
-        d.row_ptr = a->row_ptr;
-        d.tidx = a->tidx;
-        d.kt = a->kt;
-        d.group = a->group;
-        d.alpha_dev = a->alpha_dev;
-        d.alpha = a->alpha;
-        d.stream = a->stream;
-        cudaError_t e = (cudaError_t)macko_tc_decode_dense(&d, a->ws, p.ldp, r0, p.prow, a->sm_count);
+        p.prow = (int)(m->rows - r0 < prow_max ? m->rows - r0 : prow_max);
+        cudaError_t e = (cudaError_t)macko_tc_decode_dense(m, a->ws, p.ldp, r0, p.prow, a->sm_count);
         if (e != cudaSuccess)
             return (int)e;
-        for (int64_t j = 0; j < a->n; j += max_n) {
-            p.b = static_cast<const __half *>(a->b) + j * a->ldb;
-            p.c = static_cast<__half *>(a->c) + j * a->ldc;
-            p.n = (int)(a->n - j < max_n ? a->n - j : max_n);
+        for (int64_t j = 0; j < m->n; j += max_n) {
+            p.b = static_cast<const __half *>(m->b) + j * m->ldb;
+            p.c = static_cast<__half *>(m->c) + j * m->ldc;
+            p.n = (int)(m->n - j < max_n ? m->n - j : max_n);
             const dim3 grid((unsigned)((p.prow + kBM - 1) / kBM), (unsigned)((p.n + kBN - 1) / kBN));
             if (vec)
                 panel_gemm_kernel<true><<<grid, kThreads, kSmem, st>>>(p);

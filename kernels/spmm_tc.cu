@@ -31,6 +31,7 @@
 #include "spmm_tc.h"
 
 #include "macko_decode.cuh"
+#include "macko_mma.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -74,38 +75,6 @@ struct TcParams {
     __half *panel;
     int ldp, prow0, prow;
 };
-
-/* ---- PTX wrappers */
-__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr)
-                 : "memory");
-}
-__device__ __forceinline__ void ldsm_x2(uint32_t (&r)[2], uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(addr)
-                 : "memory");
-}
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-/* 16 bytes global -> shared; bytes < 16 are read, the rest zero-filled (0: nothing read). */
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
 /* ---- one lane's 16 entries of a pass */
 struct Pass16 {
@@ -213,18 +182,7 @@ __device__ void scale_block(const TcParams &p, int row0, int j0, int nh, float b
 /* The exact sum of row r times column j of B over the row's stored nonzeros, in entry order. */
 __device__ float row_dot(const TcParams &p, int r, int64_t j)
 {
-    const int b = __ldg(p.row_ptr + r), e = __ldg(p.row_ptr + r + 1);
-    const __half *bj = p.b + j * p.ldb;
-    const unsigned short *vbits = reinterpret_cast<const unsigned short *>(p.values);
-    float acc = 0.0f;
-    int col = -1;
-    for (int k = b; k < e; k++) {
-        col += (int)((__ldg(p.dwords + (k >> 3)) >> (4 * (k & 7))) & 15u) + 1;
-        const unsigned short v = __ldg(vbits + k);
-        if ((v & 0x7FFFu) != 0)
-            acc = fmaf(__half2float(__ushort_as_half(v)), __half2float(bj[col]), acc);
-    }
-    return acc;
+    return exact_row_dot(p.row_ptr, p.dwords, p.values, p.b + j * p.ldb, r);
 }
 
 __device__ __forceinline__ void put_c(const TcParams &p, int r, int64_t j, float v, float alpha, float beta)
@@ -415,7 +373,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(cons
     int buf = 0;
     if (t_begin < t_end)
         walk_tiles<G>(p, sA, wrow0, p.rows, t_begin, t_end, lane, [&](int t) {
-            cp_async_wait_all();
+            cp_async_wait<0>();
             __syncthreads(); /* B tile t staged; every warp is done with the other buffer */
             if (t + 1 < t_end)
                 stage_b<NTILE, VEC>(p, sB + (buf ^ 1) * bbytes, (t + 1) * kt, j0, nh);
@@ -628,8 +586,8 @@ extern "C" int macko_tc_prepare(int group, int max_smem_optin)
     return macko_panel_prepare();
 }
 
-extern "C" int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow,
-                                     int sm_count)
+/* The kernels' view of the encoding and the scalars (the rest of TcParams zero). */
+static TcParams params_of(const macko_tc_args *a)
 {
     TcParams p;
     memset(&p, 0, sizeof p);
@@ -642,7 +600,16 @@ extern "C" int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_
     p.kt = a->kt;
     p.T = (int)ceil_div(a->cols, a->kt);
     p.alpha_dev = a->alpha_dev;
+    p.beta_dev = a->beta_dev;
     p.alpha = a->alpha;
+    p.beta = a->beta;
+    return p;
+}
+
+extern "C" int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow,
+                                     int sm_count)
+{
+    TcParams p = params_of(a);
     p.panel = static_cast<__half *>(panel);
     p.ldp = (int)ldp;
     p.prow0 = (int)prow0;
@@ -672,25 +639,13 @@ extern "C" int macko_tc_spmm_h(const macko_tc_args *a)
     const tc_kernel_fn k = pick(a->ntile, a->group, vec);
     if (k == nullptr || a->kt < 32 || a->kt % 16 != 0 || a->splits < 1)
         return (int)cudaErrorInvalidValue;
-    TcParams p;
-    p.rows = (int)a->rows;
-    p.cols = (int)a->cols;
-    p.values = static_cast<const __half *>(a->values);
-    p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
-    p.row_ptr = a->row_ptr;
-    p.tidx = a->tidx;
-    p.T = (int)ceil_div(a->cols, a->kt);
-    p.kt = a->kt;
+    TcParams p = params_of(a);
     p.tiles_per_split = (int)ceil_div(p.T, a->splits);
     p.splits = p.T > 0 ? (int)ceil_div(p.T, p.tiles_per_split) : 1;
     p.ldb = a->ldb;
     p.ldc = a->ldc;
     p.ws = a->ws;
     p.counters = a->counters;
-    p.alpha_dev = a->alpha_dev;
-    p.beta_dev = a->beta_dev;
-    p.alpha = a->alpha;
-    p.beta = a->beta;
     const size_t smem = macko_tc_smem_bytes(a->kt, a->ntile);
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
     /* Column tiles go to grid.z (at most 65535 per launch). */

@@ -83,23 +83,11 @@ int macko_tc_build_index(int64_t rows, int64_t cols, const uint8_t *deltas, cons
 /* Large n: the rows are decoded a panel at a time into a dense fp16 workspace, and a dense tensor-core GEMM
  * multiplies each panel by B (kernels/spmm_panel.cu). */
 typedef struct macko_panel_args {
-    int64_t rows, cols;      /* of M; int32 arithmetic as for the tile kernel */
-    const void *values;      /* fp16 MACKO arrays */
-    const uint8_t *deltas;
-    const int32_t *row_ptr;
-    const uint32_t *tidx;    /* the tile index (for kt) and the decode group, as for the tile kernel */
-    int kt, group;
+    macko_tc_args mm;        /* the encoding (with its tile index, kt and decode group), B, C, the scalars and the
+                              * stream, as for the tile kernel; its ntile, splits, ws and counters are not used */
     int sm_count;
-    int64_t n;
-    const void *b;
-    int64_t ldb;
-    void *c;
-    int64_t ldc;
-    const float *alpha_dev, *beta_dev;
-    float alpha, beta;
     void *ws;                /* 16-byte aligned workspace for the dense panel */
     int64_t ws_bytes;        /* at least macko_panel_min_ws(cols) */
-    macko_stream_t stream;
 } macko_panel_args;
 
 /* Rows of one panel that fit ws_bytes (a multiple of 128; 0 when not even 128 rows fit). */

@@ -617,58 +617,42 @@ static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_laun
 int macko_plan_launch_tc(const macko_plan *p, const macko_kargs *a, const macko_launch *L,
                          const macko_workspace *ws, const macko_devprops *dp)
 {
+    macko_tc_args t;
+    memset(&t, 0, sizeof t);
+    t.rows = a->rows;
+    t.cols = a->cols;
+    t.values = a->values;
+    t.deltas = a->deltas;
+    t.row_ptr = (const int32_t *)a->row_ptr;
+    t.tidx = p->tc.tidx;
+    t.kt = p->tc.kt;
+    t.group = p->tc.group;
+    t.n = a->n;
+    t.b = a->b;
+    t.ldb = a->ldb;
+    t.c = a->c;
+    t.ldc = a->ldc;
+    t.alpha_dev = a->alpha_dev;
+    t.beta_dev = a->beta_dev;
+    t.alpha = a->alpha;
+    t.beta = a->beta;
+    t.stream = a->stream;
     if (L->kernel == MACKO_K_MM_TC) {
-        macko_tc_args t;
-        memset(&t, 0, sizeof t);
-        t.rows = a->rows;
-        t.cols = a->cols;
-        t.values = a->values;
-        t.deltas = a->deltas;
-        t.row_ptr = (const int32_t *)a->row_ptr;
-        t.tidx = p->tc.tidx;
-        t.kt = p->tc.kt;
-        t.group = p->tc.group;
         t.ntile = L->tile;
         t.splits = tc_splits(p, a, L, ws, dp);
-        t.n = a->n;
-        t.b = a->b;
-        t.ldb = a->ldb;
-        t.c = a->c;
-        t.ldc = a->ldc;
-        t.alpha_dev = a->alpha_dev;
-        t.beta_dev = a->beta_dev;
-        t.alpha = a->alpha;
-        t.beta = a->beta;
         t.ws = ws->partial;
         t.counters = ws->counters;
-        t.stream = a->stream;
         return macko_tc_spmm_h(&t);
     } else {
+        const int64_t row_bytes = 2 * ((a->cols + 7) & ~INT64_C(7)); /* one fp16 panel row */
         macko_panel_args q;
         memset(&q, 0, sizeof q);
-        q.rows = a->rows;
-        q.cols = a->cols;
-        q.values = a->values;
-        q.deltas = a->deltas;
-        q.row_ptr = (const int32_t *)a->row_ptr;
-        q.tidx = p->tc.tidx;
-        q.kt = p->tc.kt;
-        q.group = p->tc.group;
+        q.mm = t;
         q.sm_count = dp->sm_count;
-        q.n = a->n;
-        q.b = a->b;
-        q.ldb = a->ldb;
-        q.c = a->c;
-        q.ldc = a->ldc;
-        q.alpha_dev = a->alpha_dev;
-        q.beta_dev = a->beta_dev;
-        q.alpha = a->alpha;
-        q.beta = a->beta;
         q.ws = ws->partial;
         q.ws_bytes = ws->partial_bytes;
-        if (p->tc.panel_rows > 0 && p->tc.panel_rows * 2 * ((a->cols + 7) & ~INT64_C(7)) < q.ws_bytes)
-            q.ws_bytes = p->tc.panel_rows * 2 * ((a->cols + 7) & ~INT64_C(7));
-        q.stream = a->stream;
+        if (p->tc.panel_rows > 0 && p->tc.panel_rows * row_bytes < q.ws_bytes)
+            q.ws_bytes = p->tc.panel_rows * row_bytes;
         return macko_panel_spmm_h(&q);
     }
 }

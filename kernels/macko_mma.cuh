@@ -1,0 +1,71 @@
+/* Device code shared by the tensor-core paths (kernels/spmm_tc.cu, kernels/spmm_panel.cu): PTX wrappers of
+ * ldmatrix, mma.sync m16n8k16 (fp16 operands, fp32 accumulators) and cp.async, and the exact row product that
+ * replaces a NaN sum. Header-only, sm_80 and newer. */
+#ifndef MACKO_MMA_CUH
+#define MACKO_MMA_CUH
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+static __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+static __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void ldsm_x2(uint32_t (&r)[2], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(addr)
+                 : "memory");
+}
+
+/* d += a * b for one 16 x 8 x 16 tile (row-major A fragment, column-major B fragment). */
+static __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* 16 bytes global -> shared; bytes < 16 are read, the rest zero-filled (0: nothing read). */
+static __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+/* Waits until at most N of this thread's committed groups are still in flight. */
+template <int N> static __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* The exact sum of row r of an fp16 MACKO encoding times bj (a column of B) over the row's stored nonzeros, in
+ * entry order, fp32. */
+static __device__ __forceinline__ float exact_row_dot(const int32_t *row_ptr, const uint32_t *dwords,
+                                                      const __half *values, const __half *bj, int r)
+{
+    const int b = __ldg(row_ptr + r), e = __ldg(row_ptr + r + 1);
+    const unsigned short *vbits = reinterpret_cast<const unsigned short *>(values);
+    float acc = 0.0f;
+    int col = -1;
+    for (int k = b; k < e; k++) {
+        col += (int)((__ldg(dwords + (k >> 3)) >> (4 * (k & 7))) & 15u) + 1;
+        const unsigned short v = __ldg(vbits + k);
+        if ((v & 0x7FFFu) != 0)
+            acc = fmaf(__half2float(__ushort_as_half(v)), __half2float(bj[col]), acc);
+    }
+    return acc;
+}
+
+#endif
