@@ -138,6 +138,28 @@ const Bytes kGoldenHalf = {
     0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, /* row_ptr */
 };
 
+/* One edit of the golden fp16 file, and a substring the FORMAT_ERROR message must contain. */
+struct Edit {
+    const char *name;
+    std::function<void(Bytes &)> edit;
+    const char *expect;
+};
+
+/* Each edit, with its checksums made valid again by fix, must be a FORMAT_ERROR naming its expect. */
+void expect_edits_are_format_errors(const std::vector<Edit> &edits, void (*fix)(Bytes &), const char *file)
+{
+    TempDir dir;
+    const std::string path = dir.file(file);
+    for (const Edit &c : edits) {
+        SCOPED_TRACE(c.name);
+        Bytes b = kGoldenHalf;
+        c.edit(b);
+        fix(b);
+        const std::string msg = expect_format_error(b, path);
+        EXPECT_NE(msg.find(c.expect), std::string::npos) << msg;
+    }
+}
+
 const Bytes kGoldenFloat = {
     0x4d, 0x41, 0x43, 0x4b, 0x4f, 0x4d, 0x41, 0x54, 0x01, 0x00, 0x00, 0x00, 0x60, 0x00, 0x00, 0x00,
     0x00, 0x20, 0x04, 0x04, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -353,12 +375,18 @@ TEST(Serialize, TrailingBytesAreFormatError)
 TEST(Serialize, HostileHeadersWithValidChecksumAreFormatErrors)
 {
     const int64_t big = INT64_C(1) << 62;
-    struct Case {
-        const char *name;
-        std::function<void(Bytes &)> edit;
-        const char *field; /* the message must name it */
+    /* A header that announces e fp16 entries, with values, deltas and 64-bit row offsets sized to match:
+     * self-consistent, but far more data than the file holds. */
+    const auto announce_entries = [](Bytes &b, int64_t e) {
+        set_i64(b, 48, e);
+        set_i64(b, 56, e);
+        b[19] = 8;
+        set_i64(b, 64, 2 * e);
+        set_i64(b, 72, e / 2);
+        set_i64(b, 80, 4 * 8);
     };
-    const std::vector<Case> cases = {
+    /* the message must name the field */
+    const std::vector<Edit> cases = {
         {"version 2", [](Bytes &b) { set_u32(b, 8, 2); }, "'version'"},
         {"version 0", [](Bytes &b) { set_u32(b, 8, 0); }, "'version'"},
         {"header size 97", [](Bytes &b) { set_u32(b, 12, 97); }, "'header_size'"},
@@ -402,28 +430,8 @@ TEST(Serialize, HostileHeadersWithValidChecksumAreFormatErrors)
         {"row_ptr total 12", [](Bytes &b) { set_i64(b, 80, 12); }, "'row_ptr_total_bytes'"},
         {"row_ptr total 2^62", [&](Bytes &b) { set_i64(b, 80, big); }, "'row_ptr_total_bytes'"},
         /* self-consistent headers that announce far more data than there is */
-        {"2^31 entries, consistent sizes",
-         [](Bytes &b) {
-             int64_t e = INT64_C(1) << 31;
-             set_i64(b, 48, e);
-             set_i64(b, 56, e);
-             b[19] = 8;
-             set_i64(b, 64, 2 * e);
-             set_i64(b, 72, e / 2);
-             set_i64(b, 80, 4 * 8);
-         },
-         "truncated"},
-        {"2^56 entries, consistent sizes",
-         [](Bytes &b) {
-             int64_t e = INT64_C(1) << 56;
-             set_i64(b, 48, e);
-             set_i64(b, 56, e);
-             b[19] = 8;
-             set_i64(b, 64, 2 * e);
-             set_i64(b, 72, e / 2);
-             set_i64(b, 80, 4 * 8);
-         },
-         "truncated"},
+        {"2^31 entries, consistent sizes", [&](Bytes &b) { announce_entries(b, INT64_C(1) << 31); }, "truncated"},
+        {"2^56 entries, consistent sizes", [&](Bytes &b) { announce_entries(b, INT64_C(1) << 56); }, "truncated"},
         {"2^56 rows, consistent sizes",
          [](Bytes &b) {
              int64_t r = INT64_C(1) << 56;
@@ -438,28 +446,14 @@ TEST(Serialize, HostileHeadersWithValidChecksumAreFormatErrors)
          },
          "truncated"},
     };
-    TempDir dir;
-    std::string path = dir.file("hostile.macko");
-    for (const Case &c : cases) {
-        SCOPED_TRACE(c.name);
-        Bytes b = kGoldenHalf;
-        c.edit(b);
-        fix_header_crc(b);
-        std::string msg = expect_format_error(b, path);
-        EXPECT_NE(msg.find(c.field), std::string::npos) << msg;
-    }
+    expect_edits_are_format_errors(cases, fix_header_crc, "hostile.macko");
 }
 
 /* Payloads with a recomputed (valid) checksum that do not decode to a valid matrix. */
 TEST(Serialize, InvalidPayloadWithValidChecksumIsFormatError)
 {
     /* golden fp16 payload: values at 96..111 (8 x u16), deltas at 112..115, row_ptr at 116..131 (4 x i32) */
-    struct Case {
-        const char *name;
-        std::function<void(Bytes &)> edit;
-        const char *expect; /* a substring of the message */
-    };
-    const std::vector<Case> cases = {
+    const std::vector<Edit> cases = {
         {"column beyond cols (last delta 3 -> 4)", [](Bytes &b) { b[114] = 0x04; }, "payload"},
         {"column beyond cols (first delta 0 -> 15, 15 -> 15)", [](Bytes &b) { b[112] = 0xFF; }, "payload"},
         {"row_ptr decreasing", [](Bytes &b) { set_u32(b, 124, 2); }, "payload"},
@@ -472,23 +466,9 @@ TEST(Serialize, InvalidPayloadWithValidChecksumIsFormatError)
         {"padding entry became nonzero (nnz 4 != 3)", [](Bytes &b) { b[99] = 0x3c; }, "'nnz'"},
         {"value became +0 (nnz 2 != 3)", [](Bytes &b) { b[97] = 0x00; }, "'nnz'"},
         {"value became -0 (nnz 2 != 3)", [](Bytes &b) { b[97] = 0x80; }, "'nnz'"},
+        {"header nnz 2, valid payload with 3", [](Bytes &b) { set_i64(b, 40, 2); }, "'nnz'"},
     };
-    TempDir dir;
-    std::string path = dir.file("payload.macko");
-    for (const Case &c : cases) {
-        SCOPED_TRACE(c.name);
-        Bytes b = kGoldenHalf;
-        c.edit(b);
-        fix_payload_crc(b);
-        std::string msg = expect_format_error(b, path);
-        EXPECT_NE(msg.find(c.expect), std::string::npos) << msg;
-    }
-    /* the header's nnz disagreeing with a valid payload */
-    Bytes b = kGoldenHalf;
-    set_i64(b, 40, 2);
-    fix_header_crc(b);
-    std::string msg = expect_format_error(b, path);
-    EXPECT_NE(msg.find("'nnz'"), std::string::npos) << msg;
+    expect_edits_are_format_errors(cases, fix_payload_crc, "payload.macko");
 }
 
 /* Random edits with recomputed checksums: never a crash; whatever is accepted is a valid matrix that serializes back

@@ -102,6 +102,14 @@ Tally sweep(const Case &c)
             const mf_ledger base = mf_ledger_now();
             c.prepare();
             const mf_ledger before = mf_ledger_now();
+            /* After every run: the case's cleanup leaves the ledger as before prepare(), and no CUDA error waits. */
+            const auto cleanup_and_check = [&] {
+                c.cleanup();
+                EXPECT_TRUE(same(mf_ledger_now(), base)) << "after the run: " << describe(mf_ledger_now())
+                                                         << "; before it: " << describe(base);
+                EXPECT_EQ(mf_pending_cuda_error(), 0) << "a CUDA error is left for the next call";
+                mf_clear_pending_cuda_error();
+            };
             mf_arm(k, sticky);
             const macko_status_t st = c.call();
             const long points = mf_points();
@@ -114,11 +122,7 @@ Tally sweep(const Case &c)
                 EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_status_name(st) << ": " << msg;
                 if (st == MACKO_STATUS_SUCCESS)
                     c.succeeded();
-                c.cleanup();
-                EXPECT_TRUE(same(mf_ledger_now(), base)) << "after the run: " << describe(mf_ledger_now())
-                                                         << "; before it: " << describe(base);
-                EXPECT_EQ(mf_pending_cuda_error(), 0) << "a CUDA error is left for the next call";
-                mf_clear_pending_cuda_error();
+                cleanup_and_check();
                 if (!sticky)
                     t.points = points;
                 break;
@@ -167,11 +171,7 @@ Tally sweep(const Case &c)
                 if (again == MACKO_STATUS_SUCCESS)
                     c.succeeded();
             }
-            c.cleanup();
-            EXPECT_TRUE(same(mf_ledger_now(), base)) << "after the run: " << describe(mf_ledger_now())
-                                                     << "; before it: " << describe(base);
-            EXPECT_EQ(mf_pending_cuda_error(), 0) << "a CUDA error is left for the next call";
-            mf_clear_pending_cuda_error();
+            cleanup_and_check();
             if (::testing::Test::HasFatalFailure())
                 return t;
         }
