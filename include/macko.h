@@ -37,8 +37,9 @@ extern "C" {
 struct CUstream_st;
 typedef struct CUstream_st *macko_stream_t;
 
-/* fp16 values cross the API as their IEEE binary16 bit pattern. */
+/* fp16 values cross the API as their IEEE binary16 bit pattern, bf16 values as theirs (the upper half of a float). */
 typedef uint16_t macko_half;
+typedef uint16_t macko_bfloat16;
 
 /* Status codes: pinned numbers, never renumbered (they match cuSPARSE where the meaning overlaps). */
 typedef enum {
@@ -57,8 +58,10 @@ typedef enum {
 
 /* Value types: numbers of cudaDataType. */
 typedef enum {
-    MACKO_R_32F = 0, /* float */
-    MACKO_R_16F = 2  /* IEEE half, as macko_half bit patterns on the host */
+    MACKO_R_32F = 0,  /* float */
+    MACKO_R_64F = 1,  /* double */
+    MACKO_R_16F = 2,  /* IEEE half, as macko_half bit patterns on the host */
+    MACKO_R_16BF = 14 /* bfloat16, as macko_bfloat16 bit patterns on the host */
 } macko_datatype_t;
 
 /* Index types of CSR input/output and of row pointers: numbers of cusparseIndexType_t. */
@@ -228,6 +231,33 @@ MACKO_API macko_status_t macko_Sspmv_strided_batched(macko_handle_t handle, mack
                                                      macko_mat_t A, const float *x, int64_t incx, int64_t stridex,
                                                      const float *beta, float *y, int64_t incy, int64_t stridey,
                                                      int64_t batch);
+
+/* ---------------------------------------------------------------- fp64 (BLAS's D routines: fp64 A, vectors,
+ * alpha/beta and accumulation) */
+MACKO_API macko_status_t macko_Dspmv(macko_handle_t handle, macko_operation_t op, const double *alpha, macko_mat_t A,
+                                     const double *x, int64_t incx, const double *beta, double *y, int64_t incy);
+MACKO_API macko_status_t macko_Dspmm(macko_handle_t handle, macko_operation_t op, int64_t n, const double *alpha,
+                                     macko_mat_t A, const double *B, int64_t ldb, const double *beta, double *C,
+                                     int64_t ldc);
+MACKO_API macko_status_t macko_Dspmv_strided_batched(macko_handle_t handle, macko_operation_t op, const double *alpha,
+                                                     macko_mat_t A, const double *x, int64_t incx, int64_t stridex,
+                                                     const double *beta, double *y, int64_t incy, int64_t stridey,
+                                                     int64_t batch);
+
+/* ---------------------------------------------------------------- generic entry points (cusparseSpMV /
+ * cublasGemmEx style): A's value type is the matrix's own; x (B) and y (C) have the types given; alpha and beta
+ * point to scalars of compute_type (host or device pointers as the pointer mode says). Supported (A, x, y, compute):
+ *   16F  16F  16F  32F      16BF 16BF 16BF 32F      32F 32F 32F 32F      64F 64F 64F 64F
+ *   16F  32F  32F  32F      16BF 32F  32F  32F
+ * Any other combination returns MACKO_STATUS_NOT_SUPPORTED with the position of the first type argument that no
+ * supported combination allows (given A's type and the type arguments before it). */
+MACKO_API macko_status_t macko_spmv_ex(macko_handle_t handle, macko_operation_t op, const void *alpha, macko_mat_t A,
+                                       const void *x, macko_datatype_t xtype, int64_t incx, const void *beta, void *y,
+                                       macko_datatype_t ytype, int64_t incy, macko_datatype_t compute_type);
+MACKO_API macko_status_t macko_spmm_ex(macko_handle_t handle, macko_operation_t op, int64_t n, const void *alpha,
+                                       macko_mat_t A, const void *B, macko_datatype_t btype, int64_t ldb,
+                                       const void *beta, void *C, macko_datatype_t ctype, int64_t ldc,
+                                       macko_datatype_t compute_type);
 
 #ifdef __cplusplus
 }

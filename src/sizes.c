@@ -6,6 +6,8 @@ size_t macko_type_size(macko_datatype_t t)
     switch (t) {
     case MACKO_R_16F: return 2;
     case MACKO_R_32F: return 4;
+    case MACKO_R_64F:  /* not a matrix value type yet (issue 17) */
+    case MACKO_R_16BF: return 0;
     }
     return 0;
 }
