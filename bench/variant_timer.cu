@@ -135,14 +135,19 @@ template <typename T> void time_spmv(Rig &g, int64_t R, int64_t C, double d)
     int64_t bytes = 0;
     macko_mat_get_storage(A, &bytes, nullptr, nullptr, nullptr);
 
-    constexpr int kGeometries = 2; /* MACKO_SPMV_WARP, MACKO_SPMV_STAGED */
-    const int chosen = A->plan.spmv_unit.kernel == MACKO_K_SPMV_STAGED ? MACKO_SPMV_STAGED : MACKO_SPMV_WARP;
+    /* (geometry, prefetch depth) pairs: WARP and STAGED at depth 1, then both at depths 2..MACKO_SPMV_MAX_DEPTH */
+    constexpr int kGeometries = 2 * MACKO_SPMV_MAX_DEPTH;
+    auto geometry_of = [](int k) { return k % 2 == 0 ? MACKO_SPMV_WARP : MACKO_SPMV_STAGED; };
+    auto depth_of = [](int k) { return k / 2 + 1; };
+    const int chosen = (A->plan.spmv_unit.kernel == MACKO_K_SPMV_STAGED ? MACKO_SPMV_STAGED : MACKO_SPMV_WARP) +
+                       2 * (A->plan.spmv_unit.depth - 1);
     const float one = 1.0f, zero = 0.0f;
     bool runs[kGeometries];
     /* geometry k forced into A's plan (cuBLAS: nothing); false where the plan cannot run it */
     auto force = [&](int k) {
         macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
-        f.spmv_geometry = k;
+        f.spmv_geometry = k < kGeometries ? geometry_of(k) : -1;
+        f.spmv_depth = k < kGeometries ? depth_of(k) : 0;
         return k >= kGeometries ||
                macko_plan_override(g.h, A, MACKO_OPERATION_NON_TRANSPOSE, &f) == MACKO_STATUS_SUCCESS;
     };
@@ -224,14 +229,16 @@ template <typename T> void time_spmv(Rig &g, int64_t R, int64_t C, double d)
     const double blas_us = median_us(t[(size_t)M - 1]);
     printf("[timing] %s %c %lldx%lld d=%.2f cuBLAS %7.1f us |", g.prop.name, half ? 'H' : 'S', (long long)R,
            (long long)C, d, blas_us);
-    const char *names[kGeometries] = {"warp", "staged"};
     for (int k = 0; k < kGeometries; k++) {
+        char name[32];
+        snprintf(name, sizeof name, depth_of(k) == 1 ? "%s" : "%s-d%d",
+                 geometry_of(k) == MACKO_SPMV_WARP ? "warp" : "staged", depth_of(k));
         if (!runs[k]) {
-            printf(" %s n/a", names[k]);
+            printf(" %s n/a", name);
             continue;
         }
         const double us = median_us(t[(size_t)k]);
-        printf(" %s%s %.1f (%.2fx, %.0f GB/s)", k == chosen ? "*" : "", names[k], us, blas_us / us,
+        printf(" %s%s %.1f (%.2fx, %.0f GB/s)", k == chosen ? "*" : "", name, us, blas_us / us,
                (double)(bytes + (R + C) * (int64_t)sizeof(T)) / (us * 1e3));
     }
     printf(" | maxrelerr %.1e\n", *std::max_element(relerr.begin(), relerr.end()));

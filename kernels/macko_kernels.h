@@ -28,6 +28,8 @@ extern "C" {
 #define MACKO_SPMV_STAGED_THREADS 512     /* STAGED geometry: x staged in shared memory by each block */
 #define MACKO_SPMV_STAGED_BLOCKS_PER_SM_H 3
 #define MACKO_SPMV_STAGED_BLOCKS_PER_SM_S 2
+#define MACKO_SPMV_DEEP_BLOCKS_PER_SM 4        /* WARP with loads 2..3 chunks ahead (depth > 1): 64 registers */
+#define MACKO_SPMV_STAGED_DEEP_BLOCKS_PER_SM 2 /* STAGED likewise */
 #define MACKO_SPMV_STAGE_MAX_COLS 28928   /* 113 KiB of fp32 x per block: 2 blocks per SM on sm_90 (228 KiB) */
 #define MACKO_MM_STAGED_THREADS 1024      /* one block per SM: the staged tile fills the shared memory */
 #define MACKO_MM_GLOBAL_THREADS 256
@@ -77,6 +79,7 @@ typedef struct macko_launch {
     int tile;              /* columns of B/C per launch (the kernel's NT); 1 for SpMV */
     int swizzle;           /* MM_STAGED: spacing shift s of the swizzled layout; 0: plain */
     int blocks_per_sm;     /* resident blocks per SM the grid is sized for */
+    int depth;             /* SpMV WARP (I32_UNIT) and STAGED: chunks each warp keeps loading ahead (1..3) */
     unsigned grid, block;  /* blocks, threads per block */
     uint32_t smem;         /* dynamic shared memory bytes */
     uint32_t slots;        /* MM_STAGED: rows per plane before the zero row (cols rounded up to 8 << swizzle) */

@@ -163,6 +163,59 @@ __device__ __forceinline__ void walk_rows(const P &p, Cursor<P, IDX> &c, typenam
     }
 }
 
+/* The load side of walk_rows_deep: a second cursor that walks the same chunk sequence DEPTH chunks in front of the
+ * decode and loads into a ring of DEPTH register buffers, so that each warp keeps DEPTH chunks in flight instead of
+ * one. prime() issues the first DEPTH loads (a kernel may do other work, such as staging x, before walking). */
+template <int DEPTH, typename T, typename P, typename IDX> struct LoadRing {
+    using G = typename Ty<T>::Group;
+    Cursor<P, IDX> lc;
+    bool more; /* lc is on a chunk still to be loaded */
+    G buf[DEPTH];
+    __device__ __forceinline__ void load_next(const P &p, G &dst, IDX lane_off, IDX nwarps)
+    {
+        dst = more ? load_group<T, IDX>(p.values, p.dwords, lc.cb + lane_off, lc.e) : Ty<T>::zero();
+        if (more && lc.advance(p, nwarps) && lc.row >= (IDX)p.rows)
+            more = false;
+    }
+    __device__ __forceinline__ void prime(const P &p, const Cursor<P, IDX> &c, IDX nwarps, int lane)
+    {
+        lc = c;
+        more = true;
+#pragma unroll
+        for (int i = 0; i < DEPTH; i++)
+            load_next(p, buf[i], (IDX)(lane * kLaneEntries), nwarps);
+    }
+};
+
+/* walk_rows with the loads DEPTH chunks ahead of the decode (ring: primed at c's position). Same chunks, same order
+ * of accumulation: the results are bitwise those of walk_rows. About 5 registers per buffer and one more cursor, so
+ * the kernels that use it run fewer warps (plan.c; bench/NOTES.md, session 5: it pays where the memory is fast
+ * enough that one chunk per warp in flight does not cover the latency). */
+template <int DEPTH, typename T, typename P, typename IDX, typename CHUNK, typename FINISH, typename BEGIN>
+__device__ __forceinline__ void walk_rows_deep(const P &p, Cursor<P, IDX> &c, LoadRing<DEPTH, T, P, IDX> &ring,
+                                               IDX nwarps, int lane, CHUNK &&chunk, FINISH &&finish, BEGIN &&begin)
+{
+    using G = typename Ty<T>::Group;
+    const IDX lane_off = (IDX)(lane * kLaneEntries);
+    IDX carry = 0;
+    for (;;) {
+#pragma unroll
+        for (int i = 0; i < DEPTH; i++) {
+            G cur = ring.buf[i];
+            ring.load_next(p, ring.buf[i], lane_off, nwarps);
+            chunk(cur, c.cb, c.b, c.e, carry);
+            const IDX row = c.row;
+            if (c.advance(p, nwarps)) {
+                finish(row);
+                if (c.row >= (IDX)p.rows)
+                    return;
+                begin();
+                carry = 0;
+            }
+        }
+    }
+}
+
 } // namespace macko_walk
 
 #endif

@@ -135,31 +135,55 @@ __device__ __forceinline__ void finish_row(const Params<T, RP> &p, int64_t row, 
 }
 
 /* The row walk of one warp (see the file comment) with one fp32 partial sum per lane, summed over the warp and
- * written at each row's end. CHUNK(cur, cb, b, e, carry, acc): chunk_fma or chunk_fma_staged. */
-template <typename T, typename RP, typename IDX, typename CHUNK>
+ * written at each row's end. CHUNK(cur, cb, b, e, carry, acc): chunk_fma or chunk_fma_staged. START: the first
+ * chunk's loads, already issued: its register buffer (DEPTH 1: walk_rows) or the primed load ring (walk_rows_deep). */
+template <int DEPTH, typename T, typename RP, typename IDX, typename START, typename CHUNK>
 __device__ __forceinline__ void walk_vector(const Params<T, RP> &p, float alpha, float beta,
-                                            Cursor<Params<T, RP>, IDX> &c, typename Ty<T>::Group buf0, IDX nwarps,
-                                            int lane, CHUNK &&chunk)
+                                            Cursor<Params<T, RP>, IDX> &c, START &start, IDX nwarps, int lane,
+                                            CHUNK &&chunk)
 {
     using G = typename Ty<T>::Group;
     float yold = 0.0f;
     if (beta != 0.0f && lane == 0)
         yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
     float acc = 0.0f;
-    walk_rows<T>(
-        p, c, buf0, nwarps, lane, [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) { chunk(cur, cb, b, e, carry, acc); },
-        [&](IDX row) { finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane); },
-        [&]() {
-            if (beta != 0.0f && lane == 0)
-                yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
-            acc = 0.0f;
-        });
+    auto fma = [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) { chunk(cur, cb, b, e, carry, acc); };
+    auto finish = [&](IDX row) { finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane); };
+    auto begin = [&]() {
+        if (beta != 0.0f && lane == 0)
+            yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
+        acc = 0.0f;
+    };
+    if constexpr (DEPTH == 1)
+        walk_rows<T>(p, c, start, nwarps, lane, fma, finish, begin);
+    else
+        walk_rows_deep<DEPTH, T>(p, c, start, nwarps, lane, fma, finish, begin);
 }
+
+/* The first chunk's loads of a warp whose cursor is c: its register buffer (DEPTH 1) or the primed ring. */
+template <int DEPTH, typename T, typename RP, typename IDX> struct Start {
+    using type = LoadRing<DEPTH, T, Params<T, RP>, IDX>;
+    static __device__ __forceinline__ void issue(type &s, const Params<T, RP> &p, const Cursor<Params<T, RP>, IDX> &c,
+                                                 IDX nwarps, int lane)
+    {
+        s.prime(p, c, nwarps, lane);
+    }
+};
+template <typename T, typename RP, typename IDX> struct Start<1, T, RP, IDX> {
+    using type = typename Ty<T>::Group;
+    static __device__ __forceinline__ void issue(type &s, const Params<T, RP> &p, const Cursor<Params<T, RP>, IDX> &c,
+                                                 IDX, int lane)
+    {
+        s = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
+    }
+};
 
 /* RP: row_ptr element type in memory. IDX: index arithmetic (rows, entries and columns; int32 only when all stay far
  * below 2^31, which the plan checks). UNIT: incx == 1. */
-template <typename T, typename RP, typename IDX, bool UNIT>
-__global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())) spmv_kernel(const Params<T, RP> p)
+template <typename T, typename RP, typename IDX, bool UNIT, int DEPTH>
+__global__ void __launch_bounds__(kBlockThreads, (DEPTH == 1 ? blocks_per_sm<T, IDX, UNIT>()
+                                                              : resident(MACKO_SPMV_DEEP_BLOCKS_PER_SM, kBlockThreads)))
+    spmv_kernel(const Params<T, RP> p)
 {
     using G = typename Ty<T>::Group;
     float alpha, beta;
@@ -172,11 +196,12 @@ __global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())
         return;
     Cursor<Params<T, RP>, IDX> c;
     c.start(p, first, nwarps);
-    const G buf0 = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
-    walk_vector<T, RP, IDX>(p, alpha, beta, c, buf0, nwarps, lane,
-                            [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry, float &acc) {
-                                chunk_fma<T, RP, IDX, UNIT>(p, cur, cb, b, e, lane, carry, acc);
-                            });
+    typename Start<DEPTH, T, RP, IDX>::type s;
+    Start<DEPTH, T, RP, IDX>::issue(s, p, c, nwarps, lane);
+    walk_vector<DEPTH>(p, alpha, beta, c, s, nwarps, lane,
+                       [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry, float &acc) {
+                           chunk_fma<T, RP, IDX, UNIT>(p, cur, cb, b, e, lane, carry, acc);
+                       });
 }
 
 /* ---- STAGED: x in shared memory as fp32 (fast path only: int32 indices, incx == 1, cols <= STAGE_MAX_COLS) */
@@ -238,10 +263,14 @@ template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const 
 }
 
 /* x lives in dynamic shared memory: cols fp32 values rounded up to 16 bytes (the plan's smem). */
-template <typename T>
-__global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spmv_staged(const Params<T, int32_t> p)
+template <typename T, int DEPTH>
+__global__ void __launch_bounds__(kStagedThreads, (DEPTH == 1 ? staged_blocks_per_sm<T>()
+                                                               : resident(MACKO_SPMV_STAGED_DEEP_BLOCKS_PER_SM,
+                                                                          kStagedThreads)))
+    spmv_staged(const Params<T, int32_t> p)
 {
     using G = typename Ty<T>::Group;
+    using S = Start<DEPTH, T, int32_t, int32_t>;
     extern __shared__ __align__(16) float sx[];
     float alpha, beta;
     if (scaled_only<true>(p, alpha, beta))
@@ -250,52 +279,83 @@ __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spm
     warp_rows<kStagedWarps>(lane, first, nwarps);
     /* Start the A stream first, so that DRAM is busy while x is staged. */
     Cursor<Params<T, int32_t>, int32_t> c;
-    G buf0 = Ty<T>::zero();
+    typename S::type s;
     const bool active = first < (int)p.rows;
     if (active) {
         c.start(p, first, nwarps);
-        buf0 = load_group(p, c.cb + lane * kLaneEntries, c.e);
+        S::issue(s, p, c, nwarps, lane);
     }
     const int nonfinite = __syncthreads_or(stage_x<T, kStagedThreads>(p.b, (int)p.cols, sx));
     if (!active)
         return;
     const uint32_t last_col = (uint32_t)(p.cols - 1);
     if (nonfinite)
-        walk_vector<T, int32_t, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
-                                         [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
-                                             chunk_fma_staged<T, int32_t, true>(sx, last_col, cur, cb, b, e, lane,
-                                                                                carry, acc);
-                                         });
+        walk_vector<DEPTH>(p, alpha, beta, c, s, nwarps, lane,
+                           [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
+                               chunk_fma_staged<T, int32_t, true>(sx, last_col, cur, cb, b, e, lane, carry, acc);
+                           });
     else
-        walk_vector<T, int32_t, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
-                                         [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
-                                             chunk_fma_staged<T, int32_t, false>(sx, last_col, cur, cb, b, e, lane,
-                                                                                 carry, acc);
-                                         });
+        walk_vector<DEPTH>(p, alpha, beta, c, s, nwarps, lane,
+                           [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
+                               chunk_fma_staged<T, int32_t, false>(sx, last_col, cur, cb, b, e, lane, carry, acc);
+                           });
 }
 
+template <typename T, typename RP, typename IDX, bool UNIT, int DEPTH>
+int launch_warp_at(const macko_kargs *a, const macko_launch *L)
+{
+    spmv_kernel<T, RP, IDX, UNIT, DEPTH><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, RP>(a));
+    return (int)cudaGetLastError();
+}
+
+/* The prefetch depth is the plan's (L->depth); only the fast variant has deep instances. */
 template <typename T, typename RP, typename IDX, bool UNIT> int launch_warp(const macko_kargs *a, const macko_launch *L)
 {
-    spmv_kernel<T, RP, IDX, UNIT><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
-        make_params<T, RP>(a));
+    if constexpr (sizeof(IDX) == 4 && UNIT) {
+        if (L->depth == 2)
+            return launch_warp_at<T, RP, IDX, UNIT, 2>(a, L);
+        if constexpr (sizeof(T) == 2)
+            if (L->depth == 3)
+                return launch_warp_at<T, RP, IDX, UNIT, 3>(a, L);
+
+    }
+    return launch_warp_at<T, RP, IDX, UNIT, 1>(a, L);
+}
+
+template <typename T, int DEPTH> int launch_staged_at(const macko_kargs *a, const macko_launch *L)
+{
+    spmv_staged<T, DEPTH><<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, int32_t>(a));
     return (int)cudaGetLastError();
 }
 
 template <typename T> int launch_staged(const macko_kargs *a, const macko_launch *L)
 {
-    spmv_staged<T><<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(
-        make_params<T, int32_t>(a));
-    return (int)cudaGetLastError();
+    if (L->depth == 2)
+        return launch_staged_at<T, 2>(a, L);
+    if constexpr (sizeof(T) == 2)
+        if (L->depth == 3)
+            return launch_staged_at<T, 3>(a, L);
+    return launch_staged_at<T, 1>(a, L);
+}
+
+template <typename T> cudaError_t staged_optin(int bytes)
+{
+    cudaError_t e = cudaFuncSetAttribute(spmv_staged<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(spmv_staged<T, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if constexpr (sizeof(T) == 2)
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(spmv_staged<T, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    return e;
 }
 
 } // namespace
 
 extern "C" int macko_spmv_staged_optin(int elem, int bytes)
 {
-    const cudaError_t e =
-        elem == 2 ? cudaFuncSetAttribute(spmv_staged<__half>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
-                  : cudaFuncSetAttribute(spmv_staged<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    return (int)e;
+    return (int)(elem == 2 ? staged_optin<__half>(bytes) : staged_optin<float>(bytes));
 }
 
 /* The thin C launchers: one list, stamped per value type. */

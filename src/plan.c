@@ -78,6 +78,7 @@ static macko_launch launch_of(int kernel, int tile, int block, int bps, unsigned
     L.tile = tile;
     L.block = (unsigned)block;
     L.blocks_per_sm = bps;
+    L.depth = 1;
     L.grid = grid;
     return L;
 }
@@ -131,11 +132,26 @@ static macko_launch spmv_warp(int kernel, int64_t rows, const macko_devprops *dp
     return launch_of(kernel, 1, MACKO_SPMV_BLOCK_THREADS, bps, grid_blocks(rows, dp->sm_count, bps, wpb, 1));
 }
 
+/* Chunks each warp of the incx == 1 launch keeps loading ahead (macko_walk.cuh's walk_rows_deep above 1). Deeper
+ * costs registers: the deep kernels run 32 warps per SM instead of 48, so depth pays only where those warps already
+ * hold every row (no second round) and the rows are long enough that one chunk in flight per warp leaves DRAM idle:
+ * 3584 x 18944 at d 0.5 / 0.3 6-11 % faster on the H100 and the H200, shapes with more rows than the deep grid has
+ * warps 5-25 % slower (bench/NOTES.md, session 5). fp16 only: fp32 gained at most 1-2 %. */
+static int spmv_depth(int64_t rows, int64_t entries, int elem, const macko_devprops *dp)
+{
+    const int64_t deep_warps = (int64_t)dp->sm_count * resident(MACKO_SPMV_STAGED_DEEP_BLOCKS_PER_SM,
+                                                                MACKO_SPMV_STAGED_THREADS, dp) *
+                               (MACKO_SPMV_STAGED_THREADS / WARP);
+    if (elem != 2 || rows == 0 || rows > deep_warps || entries < MACKO_SPMV_DEEP_MIN_ROW * rows)
+        return 1;
+    return MACKO_SPMV_MAX_DEPTH_OF(elem);
+}
+
 static macko_status_t plan_spmv(const struct macko_mat_s *m, const macko_devprops *dp, int forced_geometry,
-                                macko_plan *p, char *msg, size_t msg_size)
+                                int forced_depth, macko_plan *p, char *msg, size_t msg_size)
 {
     const int elem = (int)macko_type_size(m->type);
-    int geometry, bps;
+    int geometry, bps, depth;
     if (p->index != MACKO_IDX_I32) {
         const int k = p->index == MACKO_IDX_I64_RP64 ? MACKO_K_SPMV_WARP_I64_RP64 : MACKO_K_SPMV_WARP_I64_RP32;
         if (forced_geometry == MACKO_SPMV_STAGED) {
@@ -153,15 +169,26 @@ static macko_status_t plan_spmv(const struct macko_mat_s *m, const macko_devprop
                  "on this device", (long long)m->cols, (long long)spmv_staged_bytes(m->cols));
         return MACKO_STATUS_NOT_SUPPORTED;
     }
+    depth = forced_depth > 0 ? forced_depth : spmv_depth(m->rows, m->entries, elem, dp);
+    if (depth > MACKO_SPMV_MAX_DEPTH_OF(elem)) {
+        snprintf(msg, msg_size, "the SpMV prefetch depth %d is above this value type's deepest, %d", depth,
+                 MACKO_SPMV_MAX_DEPTH_OF(elem));
+        return MACKO_STATUS_NOT_SUPPORTED;
+    }
     if (bps > 0) {
         const int wpb = MACKO_SPMV_STAGED_THREADS / WARP;
+        if (depth > 1)
+            bps = (int)min64(bps, resident(MACKO_SPMV_STAGED_DEEP_BLOCKS_PER_SM, MACKO_SPMV_STAGED_THREADS, dp));
         p->spmv_unit = launch_of(MACKO_K_SPMV_STAGED, 1, MACKO_SPMV_STAGED_THREADS, bps,
                                  grid_blocks(m->rows, dp->sm_count, bps, wpb, 1));
         p->spmv_unit.smem = (uint32_t)spmv_staged_bytes(m->cols);
     } else {
         p->spmv_unit = spmv_warp(MACKO_K_SPMV_WARP_I32_UNIT, m->rows, dp,
-                                 elem == 2 ? MACKO_SPMV_BLOCKS_PER_SM_H : MACKO_SPMV_BLOCKS_PER_SM_S);
+                                 depth > 1   ? MACKO_SPMV_DEEP_BLOCKS_PER_SM
+                                 : elem == 2 ? MACKO_SPMV_BLOCKS_PER_SM_H
+                                             : MACKO_SPMV_BLOCKS_PER_SM_S);
     }
+    p->spmv_unit.depth = depth;
     return MACKO_STATUS_SUCCESS;
 }
 
@@ -455,6 +482,10 @@ static macko_status_t check_forced(const struct macko_mat_s *m, const macko_plan
                  automatic);
         return MACKO_STATUS_NOT_SUPPORTED;
     }
+    if (f->spmv_depth < 0 || f->spmv_depth > MACKO_SPMV_MAX_DEPTH) {
+        snprintf(msg, n, "spmv_depth is %d; it must be 0 (automatic) or 1..%d", f->spmv_depth, MACKO_SPMV_MAX_DEPTH);
+        return MACKO_STATUS_INVALID_VALUE;
+    }
     if (f->spmv_geometry < -1 || f->spmv_geometry > MACKO_SPMV_STAGED) {
         snprintf(msg, n, "spmv_geometry is %d; it must be -1, MACKO_SPMV_WARP or MACKO_SPMV_STAGED",
                  f->spmv_geometry);
@@ -518,7 +549,7 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
         p.tc.panel_rows = f->panel_rows;
         p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
     }
-    st = plan_spmv(m, dp, f->spmv_geometry, &p, msg, msg_size);
+    st = plan_spmv(m, dp, f->spmv_geometry, f->spmv_depth, &p, msg, msg_size);
     if (st == MACKO_STATUS_SUCCESS)
         st = plan_mm(m, dp, f, &p, msg, msg_size);
     if (st == MACKO_STATUS_SUCCESS)

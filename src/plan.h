@@ -29,12 +29,16 @@ enum { MACKO_IDX_I32 = 0, MACKO_IDX_I64_RP32 = 1, MACKO_IDX_I64_RP64 = 2 };
 /* SpMV geometries of the incx == 1 launch on 32-bit indices (macko_kernels.h): WARP, or STAGED (x in shared
  * memory). Both sum in the same order: the choice moves time, never results. */
 enum { MACKO_SPMV_WARP = 0, MACKO_SPMV_STAGED = 1 };
-/* STAGED is chosen for cols <= MACKO_SPMV_STAGE_MAX_COLS (fp16) or <= 4096 (fp32) unless at least this fraction of
+/* STAGED is chosen for cols <= MACKO_SPMV_STAGE_MAX_COLS (fp16) or <= 12288 (fp32; 4096 until session 5, when
+ * STAGED measured 0-5 % faster than WARP up to 12288 fp32 columns on the H100 and 4-14 % on the H200) unless at least this fraction of
  * the positions is stored (then a lane's 8 entries are 8 consecutive columns and the staged gather of a warp lands
  * on 4 of the 32 banks: WARP 9-43 % faster at d = 1.0, STAGED 5-17 % faster at d = 0.95 on the H100), and runs
  * where the device holds at least 2 blocks' x per SM (else WARP). bench/NOTES.md has the measurements. */
 #define MACKO_SPMV_DENSE_FRACTION 0.97
-#define MACKO_SPMV_STAGE_MAX_COLS_S 4096
+#define MACKO_SPMV_STAGE_MAX_COLS_S 12288
+/* Stored entries per row (on average) from which the fp16 SpMV loads 3 chunks ahead where the deep grid holds every
+ * row (plan.c's spmv_depth) */
+#define MACKO_SPMV_DEEP_MIN_ROW 5632
 
 /* SpMM paths: SPMV (n == 1: the SpMV launch, so that a one-column product is bitwise the SpMV result), STAGED (B's
  * tile in shared memory), GLOBAL (B gathered through the read-only cache), TC (fp16 only: the rows decoded a K-tile
@@ -102,8 +106,12 @@ typedef struct macko_plan_forced {
     int tc_group;      /* 0 (automatic), or 4, 8, 16 lanes per row segment */
     int tc_splits;     /* 0 (automatic), or the TC path's blocks along K for every call (1..64) */
     int64_t panel_rows; /* 0 (automatic), or the PANEL path's rows per panel (a multiple of 128) */
+    int spmv_depth;     /* 0 (automatic), or 1..MACKO_SPMV_MAX_DEPTH chunks loaded ahead by the incx == 1 SpMV */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0}
+/* Deepest prefetch of the incx == 1 SpMV per value type (macko_walk.cuh's LoadRing; deeper spills at 64 registers) */
+#define MACKO_SPMV_MAX_DEPTH 3
+#define MACKO_SPMV_MAX_DEPTH_OF(elem) ((elem) == 2 ? 3 : 2)
 
 /* The plan of the encoding m (its rows, cols, entries, entries_padded, type and rp64; row_ptr: its device row
  * pointers) on a device with properties dp, with the forced choices f (NULL: automatic). No CUDA call: the host

@@ -128,13 +128,19 @@ TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
             const char *name;
             int index, geometry, kernel;
             int64_t incx;
+            int depth; /* chunks loaded ahead (macko_walk.cuh's walk_rows_deep above 1): same sums, same bits */
         };
-        const Run runs[] = {{"warp i32 unit", MACKO_IDX_I32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I32_UNIT, 1},
-                            {"warp i32 strided", MACKO_IDX_I32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I32_STRIDED, 2},
-                            {"warp i64 rp32", MACKO_IDX_I64_RP32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I64_RP32, 1},
-                            {"warp i64 rp64", MACKO_IDX_I64_RP64, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I64_RP64, 1},
-                            {"staged", MACKO_IDX_I32, MACKO_SPMV_STAGED, MACKO_K_SPMV_STAGED, 1},
-                            {"staged again", MACKO_IDX_I32, MACKO_SPMV_STAGED, MACKO_K_SPMV_STAGED, 1}};
+        const Run runs[] = {
+            {"warp i32 unit", MACKO_IDX_I32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I32_UNIT, 1, 1},
+            {"warp i32 strided", MACKO_IDX_I32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I32_STRIDED, 2, 1},
+            {"warp i64 rp32", MACKO_IDX_I64_RP32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I64_RP32, 1, 1},
+            {"warp i64 rp64", MACKO_IDX_I64_RP64, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I64_RP64, 1, 1},
+            {"staged", MACKO_IDX_I32, MACKO_SPMV_STAGED, MACKO_K_SPMV_STAGED, 1, 1},
+            {"staged again", MACKO_IDX_I32, MACKO_SPMV_STAGED, MACKO_K_SPMV_STAGED, 1, 1},
+            {"warp depth 2", MACKO_IDX_I32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I32_UNIT, 1, 2},
+            {"warp depth 3", MACKO_IDX_I32, MACKO_SPMV_WARP, MACKO_K_SPMV_WARP_I32_UNIT, 1, 3},
+            {"staged depth 2", MACKO_IDX_I32, MACKO_SPMV_STAGED, MACKO_K_SPMV_STAGED, 1, 2},
+            {"staged depth 3", MACKO_IDX_I32, MACKO_SPMV_STAGED, MACKO_K_SPMV_STAGED, 1, 3}};
         /* STAGED can run where two blocks' x fit an SM (1 KiB reserved per block) */
         const int64_t xbytes = (m.cols * 4 + 15) / 16 * 16;
         const bool staged_fits = xbytes <= 48 * 1024 || (xbytes <= dp.smem_per_block_optin &&
@@ -145,7 +151,12 @@ TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
             macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
             f.index = r.index;
             f.spmv_geometry = r.geometry;
+            f.spmv_depth = r.depth;
             const macko_status_t st = macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f);
+            if (r.depth > MACKO_SPMV_MAX_DEPTH_OF((int)sizeof(E))) {
+                EXPECT_EQ(st, MACKO_STATUS_NOT_SUPPORTED) << "no such depth for this value type";
+                continue;
+            }
             if (r.geometry == MACKO_SPMV_STAGED && !staged_fits) {
                 EXPECT_EQ(st, MACKO_STATUS_NOT_SUPPORTED) << "STAGED cannot hold x here";
                 EXPECT_EQ(macko_get_last_error_position(), 4);
@@ -154,6 +165,7 @@ TYPED_TEST(GpuSpmv, KernelVariantsAgreeBitwise)
             ASSERT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
             const macko_launch *L = macko_plan_spmv(&A.A->plan, r.incx);
             EXPECT_EQ(L->kernel, r.kernel);
+            EXPECT_EQ(L->depth, r.depth);
             if (r.kernel == MACKO_K_SPMV_STAGED) {
                 EXPECT_GE(L->blocks_per_sm, 2);
             }

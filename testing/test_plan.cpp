@@ -29,6 +29,9 @@ macko_devprops h100()
     return d;
 }
 
+/* H200: the same SMs, shared memory and L2 as the H100 (only the memory differs, which the plan does not read) */
+macko_devprops h200() { return h100(); }
+
 macko_devprops rtx3090()
 {
     macko_devprops d = h100();
@@ -105,15 +108,42 @@ TEST(Plan, SpmvGeometryByColumnsDensityAndType)
     EXPECT_EQ(spmv_kernel(4096, (int64_t)(0.95 * (double)(R * 4096))), S);
     /* padding entries count as stored entries, and a sparse matrix with much padding stays far below the fraction */
     EXPECT_EQ(spmv_kernel(4096, R * 4096 / 16), S);
-    /* fp32: STAGED only up to 4096 columns */
+    /* fp32: STAGED only up to 12288 columns (48 KiB of x) */
     EXPECT_EQ(spmv_kernel(4096, half_full(4096), MACKO_R_32F), S);
-    EXPECT_EQ(spmv_kernel(4097, half_full(4097), MACKO_R_32F), W);
+    EXPECT_EQ(spmv_kernel(12288, half_full(12288), MACKO_R_32F), S);
+    EXPECT_EQ(spmv_kernel(12289, half_full(12289), MACKO_R_32F), W);
     EXPECT_EQ(spmv_kernel(4096, R * 4096, MACKO_R_32F), W);
     /* empty shapes take WARP (which writes beta*y or zeros) */
     EXPECT_EQ(plan_of(shape(0, 0, 0), h100()).spmv_unit.kernel, W);
     EXPECT_EQ(plan_of(shape(5, 0, 0), h100()).spmv_unit.kernel, W);
     /* incx > 1 always runs the strided WARP kernel */
     EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096)), h100()).spmv_strided.kernel, MACKO_K_SPMV_WARP_I32_STRIDED);
+}
+
+TEST(Plan, SpmvDepthForFewLongRows)
+{
+    /* 3584 x 18944 at d 0.5: 3584 rows <= 132 SMs x 32 deep warps, 9472 entries per row: fp16 loads 3 chunks ahead,
+     * in 2 STAGED blocks per SM (the same rule on the H100 and the H200: both measured it) */
+    for (const macko_devprops &d : {h100(), h200()}) {
+        const macko_plan p = plan_of(shape(3584, 18944, 3584 * 9472), d);
+        EXPECT_EQ(p.spmv_unit.kernel, S);
+        EXPECT_EQ(p.spmv_unit.depth, 3);
+        EXPECT_EQ(p.spmv_unit.blocks_per_sm, MACKO_SPMV_STAGED_DEEP_BLOCKS_PER_SM);
+        EXPECT_EQ(p.spmv_strided.depth, 1);
+    }
+    /* rows below MACKO_SPMV_DEEP_MIN_ROW entries, more rows than the deep grid's warps, fp32: depth 1 */
+    EXPECT_EQ(plan_of(shape(3584, 18944, 3584 * (MACKO_SPMV_DEEP_MIN_ROW - 1)), h100()).spmv_unit.depth, 1);
+    EXPECT_EQ(plan_of(shape(3584, 18944, 3584 * MACKO_SPMV_DEEP_MIN_ROW), h100()).spmv_unit.depth, 3);
+    EXPECT_EQ(plan_of(shape(132 * 32 + 1, 18944, (132 * 32 + 1) * 9472), h100()).spmv_unit.depth, 1);
+    EXPECT_EQ(plan_of(shape(132 * 32, 18944, 132 * 32 * 9472), h100()).spmv_unit.depth, 3);
+    EXPECT_EQ(plan_of(shape(3584, 18944, 3584 * 9472, MACKO_R_32F), h100()).spmv_unit.depth, 1);
+    /* a device with fewer SMs has fewer deep warps */
+    EXPECT_EQ(plan_of(shape(3584, 18944, 3584 * 9472), rtx3090()).spmv_unit.depth, 1);
+    /* wider than STAGED holds: WARP, 4 blocks of 256 per SM at depth 3 */
+    const macko_plan w = plan_of(shape(2048, 40000, 2048 * 8000), h100());
+    EXPECT_EQ(w.spmv_unit.kernel, W);
+    EXPECT_EQ(w.spmv_unit.depth, 3);
+    EXPECT_EQ(w.spmv_unit.blocks_per_sm, MACKO_SPMV_DEEP_BLOCKS_PER_SM);
 }
 
 TEST(Plan, SpmvStagedRunsWhereTheDeviceHoldsTwoBlocksOfX)
@@ -341,23 +371,26 @@ TEST(Plan, ForcedChoices)
         macko_status_t st;
     };
     const macko_mat_s big = shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), huge = shape(70000, 70000, MACKO_RP32_LIMIT);
-    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{3, -1, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the tensor-core paths: fp16 with 32-bit indices only */
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100}, MACKO_STATUS_INVALID_VALUE}};
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0}, MACKO_STATUS_INVALID_VALUE},
+                       /* SpMV prefetch depth: 1..MACKO_SPMV_MAX_DEPTH */
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1}, MACKO_STATUS_INVALID_VALUE}};
     for (const Bad &b : bad) {
         macko_plan out;
         char msg[256];
@@ -374,6 +407,15 @@ TEST(Plan, ForcedChoices)
     EXPECT_EQ(macko_plan_compute(&big, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
     f.index = MACKO_IDX_I64_RP32;
     EXPECT_EQ(macko_plan_compute(&huge, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+    /* fp32 runs at most depth 2 (depth 3 spills at 64 registers) */
+    f = MACKO_PLAN_FORCED_NONE;
+    f.spmv_depth = 3;
+    const macko_mat_s single = shape(R, 4096, half_full(4096), MACKO_R_32F);
+    EXPECT_EQ(macko_plan_compute(&single, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+    f.spmv_depth = 2;
+    EXPECT_EQ(macko_plan_compute(&single, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_SUCCESS) << msg;
+    EXPECT_EQ(out.spmv_unit.depth, 2);
+    EXPECT_EQ(out.spmv_unit.blocks_per_sm, MACKO_SPMV_STAGED_DEEP_BLOCKS_PER_SM);
     /* the staged SpMM path with a tile that no shared memory holds */
     f = MACKO_PLAN_FORCED_NONE;
     f.mm_path = MACKO_MM_PATH_STAGED;
