@@ -20,6 +20,7 @@
 #include "macko_kernels.h"
 #include "macko_walk.cuh"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -49,24 +50,25 @@ constexpr int resident(int blocks, int threads)
 /* Blocks per SM the grid is sized for, per variant; __launch_bounds__ makes ptxas fit the registers to it. */
 template <typename T, typename IDX, bool UNIT> constexpr int blocks_per_sm()
 {
-    return resident(!(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
+    return resident(sizeof(T) == 8                 ? MACKO_SPMV_BLOCKS_PER_SM_D
+                    : !(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
                     : sizeof(T) == 2            ? MACKO_SPMV_BLOCKS_PER_SM_H
                                                 : MACKO_SPMV_BLOCKS_PER_SM_S,
                     kBlockThreads);
 }
 static_assert(kBlockThreads % kWarp == 0, "whole warps per block");
 
-template <typename T, typename RP, typename IDX>
-__device__ __forceinline__ typename Ty<T>::Group load_group(const Params<T, RP> &p, IDX k0, IDX e)
+template <typename T, typename RP, typename X, typename Y, typename IDX>
+__device__ __forceinline__ typename Ty<T>::Group load_group(const Params<T, RP, X, Y> &p, IDX k0, IDX e)
 {
     return macko_decode::load_group<T, IDX>(p.values, p.dwords, k0, e);
 }
 
 /* One warp step on the chunk at cb of the row [b, e): mask the entries outside the row, decode the columns, gather
  * x, accumulate into acc (this lane's partial sum, in entry order). carry: delta sum of the row's entries before cb. */
-template <typename T, typename RP, typename IDX, bool UNIT>
-__device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>::Group &cur, IDX cb, IDX b, IDX e,
-                                          int lane, IDX &carry, float &acc)
+template <typename T, typename RP, typename X, typename Y, typename IDX, bool UNIT, typename A>
+__device__ __forceinline__ void chunk_fma(const Params<T, RP, X, Y> &p, typename Ty<T>::Group &cur, IDX cb, IDX b,
+                                          IDX e, int lane, IDX &carry, A &acc)
 {
     const ChunkCols<IDX> cc = decode_chunk<T, IDX>(cur, cb, b, e, lane, carry);
     const IDX base = cc.base;
@@ -77,22 +79,22 @@ __device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>
 #pragma unroll
     for (int i = 0; i < kLaneEntries; i++)
         off[i] = cc.off(i);
-    uint32_t xs[kLaneEntries];
+    typename Ty<X>::Bits xs[kLaneEntries];
     if (UNIT) {
         const uint64_t xl = reinterpret_cast<uint64_t>(p.b + base);
 #pragma unroll
         for (int i = 0; i < kLaneEntries; i++)
             xs[i] = Ty<T>::nonzero(cur, i)
-                        ? Ty<T>::x_bits(reinterpret_cast<const T *>(xl + (uint64_t)off[i] * sizeof(T)))
+                        ? Ty<X>::x_bits(reinterpret_cast<const X *>(xl + (uint64_t)off[i] * sizeof(X)))
                         : 0u;
     } else {
 #pragma unroll
         for (int i = 0; i < kLaneEntries; i++)
-            xs[i] = Ty<T>::nonzero(cur, i) ? Ty<T>::x_bits(p.b + (int64_t)(base + (IDX)off[i]) * p.incb) : 0u;
+            xs[i] = Ty<T>::nonzero(cur, i) ? Ty<X>::x_bits(p.b + (int64_t)(base + (IDX)off[i]) * p.incb) : 0u;
     }
 #pragma unroll
     for (int i = 0; i < kLaneEntries; i++)
-        acc = fmaf(Ty<T>::value(cur, i), Ty<T>::x_value(xs[i]), acc);
+        acc = fma_acc((A)Ty<T>::value(cur, i), (A)Ty<X>::x_value(xs[i]), acc);
 }
 
 /* chunk_fma with x staged in shared memory as fp32 (sx, cols elements). GUARD: the block's x holds a non-finite
@@ -119,40 +121,42 @@ __device__ __forceinline__ void chunk_fma_staged(const float *sx, uint32_t last_
 }
 
 /* Lane 0 writes y[row] = alpha * (warp sum of acc) + beta * y_old (y_old not read when beta == 0). */
-template <typename T, typename RP>
-__device__ __forceinline__ void finish_row(const Params<T, RP> &p, int64_t row, float acc, float alpha, float beta,
-                                           float yold, int lane)
+template <typename T, typename RP, typename X, typename Y, typename A>
+__device__ __forceinline__ void finish_row(const Params<T, RP, X, Y> &p, int64_t row, A acc, A alpha, A beta, A yold,
+                                           int lane)
 {
 #pragma unroll
     for (int o = kWarp / 2; o > 0; o >>= 1)
         acc += __shfl_down_sync(kFull, acc, o);
     if (lane == 0) {
-        float r = alpha * acc;
-        if (beta != 0.0f)
-            r = fmaf(beta, yold, r);
-        Ty<T>::y_put(p.c + row * p.incc, r);
+        A r = alpha * acc;
+        if (beta != (A)0)
+            r = fma_acc(beta, yold, r);
+        Ty<Y>::y_put(p.c + row * p.incc, r);
     }
 }
 
-/* The row walk of one warp (see the file comment) with one fp32 partial sum per lane, summed over the warp and
- * written at each row's end. CHUNK(cur, cb, b, e, carry, acc): chunk_fma or chunk_fma_staged. START: the first
- * chunk's loads, already issued: its register buffer (DEPTH 1: walk_rows) or the primed load ring (walk_rows_deep). */
-template <int DEPTH, typename T, typename RP, typename IDX, typename START, typename CHUNK>
-__device__ __forceinline__ void walk_vector(const Params<T, RP> &p, float alpha, float beta,
-                                            Cursor<Params<T, RP>, IDX> &c, START &start, IDX nwarps, int lane,
+/* The row walk of one warp (see the file comment) with one partial sum per lane (accumulation type A), summed over
+ * the warp and written at each row's end. CHUNK(cur, cb, b, e, carry, acc): chunk_fma or chunk_fma_staged. START:
+ * the first chunk's loads, already issued: its register buffer (DEPTH 1: walk_rows) or the primed load ring
+ * (walk_rows_deep). */
+template <int DEPTH, typename T, typename RP, typename X, typename Y, typename IDX, typename START, typename CHUNK,
+          typename A>
+__device__ __forceinline__ void walk_vector(const Params<T, RP, X, Y> &p, A alpha, A beta,
+                                            Cursor<Params<T, RP, X, Y>, IDX> &c, START &start, IDX nwarps, int lane,
                                             CHUNK &&chunk)
 {
     using G = typename Ty<T>::Group;
-    float yold = 0.0f;
-    if (beta != 0.0f && lane == 0)
-        yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
-    float acc = 0.0f;
+    A yold = 0;
+    if (beta != (A)0 && lane == 0)
+        yold = Ty<Y>::y_at(p.c + (int64_t)c.row * p.incc);
+    A acc = 0;
     auto fma = [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) { chunk(cur, cb, b, e, carry, acc); };
     auto finish = [&](IDX row) { finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane); };
     auto begin = [&]() {
-        if (beta != 0.0f && lane == 0)
-            yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
-        acc = 0.0f;
+        if (beta != (A)0 && lane == 0)
+            yold = Ty<Y>::y_at(p.c + (int64_t)c.row * p.incc);
+        acc = 0;
     };
     if constexpr (DEPTH == 1)
         walk_rows<T>(p, c, start, nwarps, lane, fma, finish, begin);
@@ -161,18 +165,16 @@ __device__ __forceinline__ void walk_vector(const Params<T, RP> &p, float alpha,
 }
 
 /* The first chunk's loads of a warp whose cursor is c: its register buffer (DEPTH 1) or the primed ring. */
-template <int DEPTH, typename T, typename RP, typename IDX> struct Start {
-    using type = LoadRing<DEPTH, T, Params<T, RP>, IDX>;
-    static __device__ __forceinline__ void issue(type &s, const Params<T, RP> &p, const Cursor<Params<T, RP>, IDX> &c,
-                                                 IDX nwarps, int lane)
+template <int DEPTH, typename T, typename P, typename IDX> struct Start {
+    using type = LoadRing<DEPTH, T, P, IDX>;
+    static __device__ __forceinline__ void issue(type &s, const P &p, const Cursor<P, IDX> &c, IDX nwarps, int lane)
     {
         s.prime(p, c, nwarps, lane);
     }
 };
-template <typename T, typename RP, typename IDX> struct Start<1, T, RP, IDX> {
+template <typename T, typename P, typename IDX> struct Start<1, T, P, IDX> {
     using type = typename Ty<T>::Group;
-    static __device__ __forceinline__ void issue(type &s, const Params<T, RP> &p, const Cursor<Params<T, RP>, IDX> &c,
-                                                 IDX, int lane)
+    static __device__ __forceinline__ void issue(type &s, const P &p, const Cursor<P, IDX> &c, IDX, int lane)
     {
         s = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
     }
@@ -180,13 +182,14 @@ template <typename T, typename RP, typename IDX> struct Start<1, T, RP, IDX> {
 
 /* RP: row_ptr element type in memory. IDX: index arithmetic (rows, entries and columns; int32 only when all stay far
  * below 2^31, which the plan checks). UNIT: incx == 1. */
-template <typename T, typename RP, typename IDX, bool UNIT, int DEPTH>
+template <typename T, typename RP, typename IDX, bool UNIT, typename X, typename Y, int DEPTH>
 __global__ void __launch_bounds__(kBlockThreads, (DEPTH == 1 ? blocks_per_sm<T, IDX, UNIT>()
                                                               : resident(MACKO_SPMV_DEEP_BLOCKS_PER_SM, kBlockThreads)))
-    spmv_kernel(const Params<T, RP> p)
+    spmv_kernel(const Params<T, RP, X, Y> p)
 {
     using G = typename Ty<T>::Group;
-    float alpha, beta;
+    using A = typename Ty<T>::Acc;
+    A alpha, beta;
     if (scaled_only<true>(p, alpha, beta))
         return;
     int lane;
@@ -194,14 +197,14 @@ __global__ void __launch_bounds__(kBlockThreads, (DEPTH == 1 ? blocks_per_sm<T, 
     warp_rows<kWarpsPerBlock>(lane, first, nwarps);
     if (first >= (IDX)p.rows)
         return;
-    Cursor<Params<T, RP>, IDX> c;
+    Cursor<Params<T, RP, X, Y>, IDX> c;
     c.start(p, first, nwarps);
-    typename Start<DEPTH, T, RP, IDX>::type s;
-    Start<DEPTH, T, RP, IDX>::issue(s, p, c, nwarps, lane);
-    walk_vector<DEPTH>(p, alpha, beta, c, s, nwarps, lane,
-                       [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry, float &acc) {
-                           chunk_fma<T, RP, IDX, UNIT>(p, cur, cb, b, e, lane, carry, acc);
-                       });
+    using S = Start<DEPTH, T, Params<T, RP, X, Y>, IDX>;
+    typename S::type s;
+    S::issue(s, p, c, nwarps, lane);
+    walk_vector<DEPTH>(p, alpha, beta, c, s, nwarps, lane, [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry, A &acc) {
+        chunk_fma<T, RP, X, Y, IDX, UNIT>(p, cur, cb, b, e, lane, carry, acc);
+    });
 }
 
 /* ---- STAGED: x in shared memory as fp32 (fast path only: int32 indices, incx == 1, cols <= STAGE_MAX_COLS) */
@@ -263,14 +266,14 @@ template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const 
 }
 
 /* x lives in dynamic shared memory: cols fp32 values rounded up to 16 bytes (the plan's smem). */
-template <typename T, int DEPTH>
+template <typename T, typename X, typename Y, int DEPTH>
 __global__ void __launch_bounds__(kStagedThreads, (DEPTH == 1 ? staged_blocks_per_sm<T>()
                                                                : resident(MACKO_SPMV_STAGED_DEEP_BLOCKS_PER_SM,
                                                                           kStagedThreads)))
-    spmv_staged(const Params<T, int32_t> p)
+    spmv_staged(const Params<T, int32_t, X, Y> p)
 {
     using G = typename Ty<T>::Group;
-    using S = Start<DEPTH, T, int32_t, int32_t>;
+    using S = Start<DEPTH, T, Params<T, int32_t, X, Y>, int32_t>;
     extern __shared__ __align__(16) float sx[];
     float alpha, beta;
     if (scaled_only<true>(p, alpha, beta))
@@ -278,14 +281,14 @@ __global__ void __launch_bounds__(kStagedThreads, (DEPTH == 1 ? staged_blocks_pe
     int lane, first, nwarps;
     warp_rows<kStagedWarps>(lane, first, nwarps);
     /* Start the A stream first, so that DRAM is busy while x is staged. */
-    Cursor<Params<T, int32_t>, int32_t> c;
+    Cursor<Params<T, int32_t, X, Y>, int32_t> c;
     typename S::type s;
     const bool active = first < (int)p.rows;
     if (active) {
         c.start(p, first, nwarps);
         S::issue(s, p, c, nwarps, lane);
     }
-    const int nonfinite = __syncthreads_or(stage_x<T, kStagedThreads>(p.b, (int)p.cols, sx));
+    const int nonfinite = __syncthreads_or(stage_x<X, kStagedThreads>(p.b, (int)p.cols, sx));
     if (!active)
         return;
     const uint32_t last_col = (uint32_t)(p.cols - 1);
@@ -301,78 +304,101 @@ __global__ void __launch_bounds__(kStagedThreads, (DEPTH == 1 ? staged_blocks_pe
                            });
 }
 
-template <typename T, typename RP, typename IDX, bool UNIT, int DEPTH>
+/* The deepest prefetch with instances (macko_walk.cuh's LoadRing): 3 chunks for 16-bit values, 2 for fp32, none
+ * for fp64; deeper spills at the deep kernels' 64 registers (the plan's MACKO_SPMV_MAX_DEPTH_OF says the same). */
+template <typename T> constexpr int max_depth() { return sizeof(T) == 2 ? 3 : sizeof(T) == 4 ? 2 : 1; }
+
+template <typename T, typename RP, typename IDX, bool UNIT, typename X, typename Y, int DEPTH>
 int launch_warp_at(const macko_kargs *a, const macko_launch *L)
 {
-    spmv_kernel<T, RP, IDX, UNIT, DEPTH><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
-        make_params<T, RP>(a));
+    spmv_kernel<T, RP, IDX, UNIT, X, Y, DEPTH><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, RP, X, Y>(a));
     return (int)cudaGetLastError();
 }
 
-/* The prefetch depth is the plan's (L->depth); only the fast variant has deep instances. */
-template <typename T, typename RP, typename IDX, bool UNIT> int launch_warp(const macko_kargs *a, const macko_launch *L)
+/* The prefetch depth is the plan's (L->depth); only the fast variant (int32, incx == 1) has deep instances. */
+template <typename T, typename RP, typename IDX, bool UNIT, typename X, typename Y>
+int launch_warp(const macko_kargs *a, const macko_launch *L)
 {
-    if constexpr (sizeof(IDX) == 4 && UNIT) {
+    if constexpr (sizeof(IDX) == 4 && UNIT && max_depth<T>() >= 2) {
         if (L->depth == 2)
-            return launch_warp_at<T, RP, IDX, UNIT, 2>(a, L);
-        if constexpr (sizeof(T) == 2)
+            return launch_warp_at<T, RP, IDX, UNIT, X, Y, 2>(a, L);
+        if constexpr (max_depth<T>() >= 3)
             if (L->depth == 3)
-                return launch_warp_at<T, RP, IDX, UNIT, 3>(a, L);
-
+                return launch_warp_at<T, RP, IDX, UNIT, X, Y, 3>(a, L);
     }
-    return launch_warp_at<T, RP, IDX, UNIT, 1>(a, L);
+    return launch_warp_at<T, RP, IDX, UNIT, X, Y, 1>(a, L);
 }
 
-template <typename T, int DEPTH> int launch_staged_at(const macko_kargs *a, const macko_launch *L)
+template <typename T, typename X, typename Y, int DEPTH> int launch_staged_at(const macko_kargs *a, const macko_launch *L)
 {
-    spmv_staged<T, DEPTH><<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(
-        make_params<T, int32_t>(a));
+    spmv_staged<T, X, Y, DEPTH><<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, int32_t, X, Y>(a));
     return (int)cudaGetLastError();
 }
 
-template <typename T> int launch_staged(const macko_kargs *a, const macko_launch *L)
+template <typename T, typename X, typename Y> int launch_staged(const macko_kargs *a, const macko_launch *L)
 {
-    if (L->depth == 2)
-        return launch_staged_at<T, 2>(a, L);
-    if constexpr (sizeof(T) == 2)
-        if (L->depth == 3)
-            return launch_staged_at<T, 3>(a, L);
-    return launch_staged_at<T, 1>(a, L);
+    if constexpr (sizeof(T) == 8) {
+        return (int)cudaErrorInvalidValue; /* no STAGED for fp64: the plan never asks for it */
+    } else {
+        if (L->depth == 2)
+            return launch_staged_at<T, X, Y, 2>(a, L);
+        if constexpr (max_depth<T>() >= 3)
+            if (L->depth == 3)
+                return launch_staged_at<T, X, Y, 3>(a, L);
+        return launch_staged_at<T, X, Y, 1>(a, L);
+    }
 }
 
-template <typename T> cudaError_t staged_optin(int bytes)
+template <typename T, typename X, typename Y> cudaError_t staged_optin(int bytes)
 {
-    cudaError_t e = cudaFuncSetAttribute(spmv_staged<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    const cudaFuncAttribute attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    cudaError_t e = cudaFuncSetAttribute(spmv_staged<T, X, Y, 1>, attr, bytes);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(spmv_staged<T, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if constexpr (sizeof(T) == 2)
+        e = cudaFuncSetAttribute(spmv_staged<T, X, Y, 2>, attr, bytes);
+    if constexpr (max_depth<T>() >= 3)
         if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(spmv_staged<T, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+            e = cudaFuncSetAttribute(spmv_staged<T, X, Y, 3>, attr, bytes);
     return e;
 }
 
 } // namespace
 
-extern "C" int macko_spmv_staged_optin(int elem, int bytes)
+extern "C" int macko_spmv_staged_optin(macko_datatype_t type, int bytes)
 {
-    return (int)(elem == 2 ? staged_optin<__half>(bytes) : staged_optin<float>(bytes));
+    cudaError_t e;
+    switch (type) {
+    case MACKO_R_16F:
+        e = staged_optin<__half, __half, __half>(bytes);
+        return (int)(e != cudaSuccess ? e : staged_optin<__half, float, float>(bytes));
+    case MACKO_R_16BF:
+        e = staged_optin<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16>(bytes);
+        return (int)(e != cudaSuccess ? e : staged_optin<__nv_bfloat16, float, float>(bytes));
+    case MACKO_R_32F: return (int)staged_optin<float, float, float>(bytes);
+    default: return (int)cudaErrorInvalidValue;
+    }
 }
 
-/* The thin C launchers: one list, stamped per value type. */
-#define MACKO_SPMV_LAUNCHER(L, T, NAME, RP, IDX, UNIT)                                                               \
+/* The thin C launchers: one list, stamped per type combination (macko_kernels.h). */
+#define MACKO_SPMV_LAUNCHER(L, T, X, Y, NAME, RP, IDX, UNIT)                                                         \
     extern "C" int macko_##L##_spmv_warp_##NAME(const macko_kargs *a, const macko_launch *k)                         \
     {                                                                                                                \
-        return launch_warp<T, RP, IDX, UNIT>(a, k);                                                                  \
+        return launch_warp<T, RP, IDX, UNIT, X, Y>(a, k);                                                            \
     }
-#define MACKO_SPMV_LAUNCHERS(L, T)                                                                                   \
-    MACKO_SPMV_LAUNCHER(L, T, i32_unit, int32_t, int32_t, true)                                                      \
-    MACKO_SPMV_LAUNCHER(L, T, i32_strided, int32_t, int32_t, false)                                                  \
-    MACKO_SPMV_LAUNCHER(L, T, i64_rp32, int32_t, int64_t, false)                                                     \
-    MACKO_SPMV_LAUNCHER(L, T, i64_rp64, int64_t, int64_t, false)                                                     \
+#define MACKO_SPMV_LAUNCHERS(L, T, X, Y)                                                                             \
+    MACKO_SPMV_LAUNCHER(L, T, X, Y, i32_unit, int32_t, int32_t, true)                                                \
+    MACKO_SPMV_LAUNCHER(L, T, X, Y, i32_strided, int32_t, int32_t, false)                                            \
+    MACKO_SPMV_LAUNCHER(L, T, X, Y, i64_rp32, int32_t, int64_t, false)                                               \
+    MACKO_SPMV_LAUNCHER(L, T, X, Y, i64_rp64, int64_t, int64_t, false)                                               \
     extern "C" int macko_##L##_spmv_staged(const macko_kargs *a, const macko_launch *k)                              \
     {                                                                                                                \
-        return launch_staged<T>(a, k);                                                                               \
+        return launch_staged<T, X, Y>(a, k);                                                                         \
     }
 
-MACKO_SPMV_LAUNCHERS(h, __half)
-MACKO_SPMV_LAUNCHERS(s, float)
+MACKO_SPMV_LAUNCHERS(h, __half, __half, __half)
+MACKO_SPMV_LAUNCHERS(s, float, float, float)
+MACKO_SPMV_LAUNCHERS(b, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16)
+MACKO_SPMV_LAUNCHERS(d, double, double, double)
+MACKO_SPMV_LAUNCHERS(hs, __half, float, float)
+MACKO_SPMV_LAUNCHERS(bs, __nv_bfloat16, float, float)

@@ -33,7 +33,8 @@ macko_status_t macko_check_array(const char *fn, int pos, const char *name, cons
  * "row_ptr is NULL (it holds|receives rows + 1 entries)". */
 macko_status_t macko_check_row_ptr(const char *fn, int pos, const void *row_ptr, int out);
 
-/* ---- enumerations: "<name> is <v>; it must be <FIRST> (<v1>) or <SECOND> (<v2>)", named as in the API */
+/* ---- enumerations: "<name> is <v>; it must be <FIRST> (<v1>) or <SECOND> (<v2>)", named as in the API; the value
+ * types list all four: "... it must be MACKO_R_16F (2), MACKO_R_32F (0), MACKO_R_16BF (14) or MACKO_R_64F (1)" */
 typedef enum {
     MACKO_ARG_OP,           /* op: macko_operation_t */
     MACKO_ARG_POINTER_MODE, /* mode: macko_pointer_mode_t */
@@ -67,6 +68,19 @@ macko_status_t macko_check_host_mat(const char *fn, int pos, macko_mat_t A);
  * needs A's transposed encoding (else NOT_INITIALIZED at op_pos). *M (M may be NULL): the encoding op selects. */
 macko_status_t macko_check_dev_mat(const char *fn, int pos, macko_mat_t A, macko_handle_t handle, int type,
                                    int op_pos, macko_operation_t op, const struct macko_mat_s **M);
+
+/* ---- the type combination of a compute call (macko_combo, kernels/macko_kernels.h) */
+/* The combination of a matrix of value type a with x (B) type x, y (C) type y and compute type c: the combo of a
+ * supported row of macko.h's table. A type argument that is not a macko_datatype_t is INVALID_VALUE at its position;
+ * a combination no row allows is NOT_SUPPORTED at the first type argument (x, then y, then c) that no row allows
+ * given a and the arguments before it ("<name> is <T> with an <A> matrix; supported: ..."). */
+macko_status_t macko_check_combo(const char *fn, macko_datatype_t a, int x_pos, const char *x_name, int x, int y_pos,
+                                 const char *y_name, int y, int c_pos, int c, int *combo);
+/* The combination of the BLAS-letter routines: A's type must be `type` (INVALID_VALUE at A's position otherwise,
+ * as macko_check_dev_mat says); their x, y and compute types are the letter's. */
+int macko_combo_of_type(macko_datatype_t type);
+/* Bytes of one x / y element of a combination. */
+size_t macko_combo_xelem(int combo);
 
 /* ---- the inputs of the encoders, shared by the host and device routines */
 /* Input arrays that live on `device`: readable(p, device) says whether the device can read p. NULL: host input. */
