@@ -26,8 +26,8 @@ __global__ void scatter_rows(const int32_t *__restrict__ row_ptr, const int32_t 
 void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std::function<void(const Row &)> &emit)
 {
     const Config &cfg = *cx.cfg;
-    const bool fp32 = cfg.fp32;
-    const size_t tsz = fp32 ? 4 : 2;
+    const ValueType &vt = cfg.vt();
+    const size_t tsz = (size_t)vt.size;
     const int64_t R = s.rows, C = s.cols;
     const std::string case_tag = strf("%s d=%.2f", shape_str(s).c_str(), d);
     fprintf(stderr, "[%d/%d] %s: generating\n", idx + 1, count, case_tag.c_str());
@@ -39,7 +39,7 @@ void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std:
     // ---- host matrix
     const uint64_t cseed = case_seed(cfg.seed, s, d);
     auto t0 = std::chrono::steady_clock::now();
-    HostCsr m = generate(s, d, fp32, cseed, cfg.threads);
+    HostCsr m = generate(s, d, vt.type, cseed, cfg.threads);
     row.nnz = m.nnz;
     const double t_gen = seconds_since(t0);
 
@@ -47,8 +47,7 @@ void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std:
     t0 = std::chrono::steady_clock::now();
     macko_mat_t A = nullptr;
     macko_status_t mst = macko_mat_create_csr_host(&A, R, C, m.nnz, m.row_ptr.get(), m.col.get(), m.values(),
-                                                   MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO,
-                                                   fp32 ? MACKO_R_32F : MACKO_R_16F);
+                                                   MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO, vt.type);
     if (mst != MACKO_STATUS_SUCCESS) {
         row.status = "FAIL " + macko_error("macko_mat_create_csr_host", mst);
         A = nullptr;
@@ -69,7 +68,11 @@ void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std:
     CUDA_OK(cudaMemsetAsync(d_dense.p, 0, d_dense.bytes, st));
     {
         const unsigned blocks = (unsigned)((R + 7) / 8);
-        if (fp32)
+        /* the values are copied as bits: one instance per value size */
+        if (tsz == 8)
+            scatter_rows<uint64_t><<<blocks, 256, 0, st>>>(d_rp.as<int32_t>(), d_col.as<int32_t>(),
+                                                           d_val.as<uint64_t>(), d_dense.as<uint64_t>(), R, C);
+        else if (tsz == 4)
             scatter_rows<float><<<blocks, 256, 0, st>>>(d_rp.as<int32_t>(), d_col.as<int32_t>(), d_val.as<float>(),
                                                         d_dense.as<float>(), R, C);
         else
@@ -94,7 +97,7 @@ void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std:
         pool.handle = cx.macko;
         pool.stream = st;
         pool.cfg = &cfg;
-        pool.fp32 = fp32;
+        pool.type = vt.type;
         pool.rows = R;
         pool.cols = C;
         pool.nnz = m.nnz;

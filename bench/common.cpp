@@ -1,6 +1,8 @@
 /* common.cpp -- see common.h. */
 #include "common.h"
 
+#include "macko.h"
+
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 void die(const char *fmt, ...)
 {
@@ -47,6 +50,16 @@ double half_value(uint16_t bits)
     return (double)__half2float(__half(r));
 }
 
+double bits_value(uint16_t bits, int t)
+{
+    if (t == MACKO_R_16F)
+        return half_value(bits);
+    const uint32_t u = (uint32_t)bits << 16; /* bf16: the upper half of a float */
+    float f;
+    memcpy(&f, &u, 4);
+    return (double)f;
+}
+
 DevBuf::DevBuf(size_t n) : bytes(n)
 {
     const cudaError_t e = cudaMalloc(&p, std::max<size_t>(n, 16));
@@ -80,19 +93,27 @@ std::vector<unsigned char> raw_bytes(const DevBuf &d, cudaStream_t stream)
     return out;
 }
 
-std::vector<float> to_host(const DevBuf &d, int64_t n, bool fp32, cudaStream_t stream)
+std::vector<double> to_host(const DevBuf &d, int64_t n, int t, cudaStream_t stream)
 {
-    std::vector<float> out((size_t)n);
-    if (fp32) {
-        CUDA_OK(cudaMemcpyAsync(out.data(), d.p, (size_t)n * 4, cudaMemcpyDeviceToHost, stream));
+    std::vector<double> out((size_t)n);
+    if (t == MACKO_R_64F) {
+        CUDA_OK(cudaMemcpyAsync(out.data(), d.p, (size_t)n * 8, cudaMemcpyDeviceToHost, stream));
         CUDA_OK(cudaStreamSynchronize(stream));
         return out;
     }
-    std::vector<uint16_t> t((size_t)n);
-    CUDA_OK(cudaMemcpyAsync(t.data(), d.p, (size_t)n * 2, cudaMemcpyDeviceToHost, stream));
+    if (t == MACKO_R_32F) {
+        std::vector<float> f((size_t)n);
+        CUDA_OK(cudaMemcpyAsync(f.data(), d.p, (size_t)n * 4, cudaMemcpyDeviceToHost, stream));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        for (int64_t i = 0; i < n; ++i)
+            out[(size_t)i] = f[(size_t)i];
+        return out;
+    }
+    std::vector<uint16_t> b((size_t)n);
+    CUDA_OK(cudaMemcpyAsync(b.data(), d.p, (size_t)n * 2, cudaMemcpyDeviceToHost, stream));
     CUDA_OK(cudaStreamSynchronize(stream));
     for (int64_t i = 0; i < n; ++i)
-        out[(size_t)i] = (float)half_value(t[(size_t)i]);
+        out[(size_t)i] = bits_value(b[(size_t)i], t);
     return out;
 }
 

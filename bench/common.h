@@ -27,6 +27,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0);
 
 /* fp16 bits -> value (exact). */
 double half_value(uint16_t bits);
+/* 16-bit pattern of type t (MACKO_R_16F or MACKO_R_16BF) -> value (exact). */
+double bits_value(uint16_t bits, int t);
 
 /* call must return ok_value; otherwise die with the call, its place and to_string(status). */
 #define CHECK_STATUS(call, ok_value, to_string)                                                                      \
@@ -58,9 +60,9 @@ inline size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 /* The bytes of d, on the host (the stream is synchronized). */
 std::vector<unsigned char> raw_bytes(const DevBuf &d, cudaStream_t stream);
 
-/* The first n values of d (fp32, or fp16 bits), as floats: exact for both types, so a comparison in double of these
- * is the comparison of the values themselves. */
-std::vector<float> to_host(const DevBuf &d, int64_t n, bool fp32, cudaStream_t stream);
+/* The first n values of d, of value type t (a macko_datatype_t), as doubles: exact for every type, so a comparison of
+ * these is the comparison of the values themselves. */
+std::vector<double> to_host(const DevBuf &d, int64_t n, int t, cudaStream_t stream);
 
 /* ||a - ref|| / ||ref|| accumulated in double; +Inf when a holds a NaN or Inf. */
 double rel_l2(const std::vector<float> &a, const std::vector<float> &ref);

@@ -22,6 +22,43 @@ uint16_t half_bits(float f)
     return (uint16_t)(sign | (t >> 13));
 }
 
+uint16_t bf16_bits(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
+/* One random value in [-1, 1), never zero after rounding to t, stored at out[i] (out: t's values). */
+static void draw_nonzero(Rng &g, macko_datatype_t t, void *out, int64_t i)
+{
+    switch (t) {
+    case MACKO_R_64F: {
+        double v;
+        do
+            v = g.pm1();
+        while (v == 0.0);
+        static_cast<double *>(out)[i] = v;
+        return;
+    }
+    case MACKO_R_32F: {
+        float v;
+        do
+            v = (float)g.pm1();
+        while (v == 0.0f);
+        static_cast<float *>(out)[i] = v;
+        return;
+    }
+    default: {
+        uint16_t v;
+        do
+            v = t == MACKO_R_16BF ? bf16_bits((float)g.pm1()) : half_bits((float)g.pm1());
+        while ((v & 0x7FFF) == 0);
+        static_cast<uint16_t *>(out)[i] = v;
+    }
+    }
+}
+
 /* Runs f(begin, end, thread) over [0, n) in chunks of `grain`, on `threads` threads. */
 template <class F> static void parallel_for(int64_t n, int64_t grain, int threads, F &&f)
 {
@@ -54,9 +91,10 @@ uint64_t case_seed(uint64_t seed, const Shape &s, double d)
 /* Exactly round(d*R*C) nonzeros: row counts ~ Binomial(C, d), then +-1 on uniformly drawn rows until the total is
  * exact; columns within a row a uniform k-subset (Floyd's algorithm on a bitmap, or on the complement when k > C/2);
  * values uniform in [-1, 1], never zero (fp16-rounded in fp16 mode). */
-HostCsr generate(const Shape &s, double d, bool fp32, uint64_t cseed, int threads)
+HostCsr generate(const Shape &s, double d, macko_datatype_t t, uint64_t cseed, int threads)
 {
     HostCsr m;
+    m.t = t;
     const int64_t R = s.rows, C = s.cols;
     m.rows = R;
     m.cols = C;
@@ -102,10 +140,13 @@ HostCsr generate(const Shape &s, double d, bool fp32, uint64_t cseed, int thread
     for (int64_t r = 0; r < R; ++r)
         m.row_ptr[r + 1] = (int32_t)(m.row_ptr[r] + cnt[r]);
     m.col.reset(new int32_t[std::max<int64_t>(K, 1)]);
-    if (fp32)
+    if (t == MACKO_R_64F)
+        m.d.reset(new double[std::max<int64_t>(K, 1)]);
+    else if (t == MACKO_R_32F)
         m.f.reset(new float[std::max<int64_t>(K, 1)]);
     else
         m.h.reset(new uint16_t[std::max<int64_t>(K, 1)]);
+    void *vals = const_cast<void *>(m.values());
 
     const int64_t words = (C + 63) / 64;
     std::vector<std::vector<uint64_t>> bitmaps((size_t)threads, std::vector<uint64_t>((size_t)words, 0));
@@ -147,37 +188,30 @@ HostCsr generate(const Shape &s, double d, bool fp32, uint64_t cseed, int thread
             }
             Rng gv(cseed, 3, (uint64_t)r);
             const int64_t base = m.row_ptr[r];
-            for (int64_t i = 0; i < k; ++i) {
-                if (fp32) {
-                    float v;
-                    do
-                        v = (float)gv.pm1();
-                    while (v == 0.0f);
-                    m.f[base + i] = v;
-                } else {
-                    uint16_t v;
-                    do
-                        v = half_bits((float)gv.pm1());
-                    while ((v & 0x7FFF) == 0);
-                    m.h[base + i] = v;
-                }
-            }
+            for (int64_t i = 0; i < k; ++i)
+                draw_nonzero(gv, m.t, vals, base + i);
         }
     });
     return m;
 }
 
-std::vector<unsigned char> random_operand(uint64_t cseed, uint64_t stream, uint64_t index, int64_t count, bool fp32)
+std::vector<unsigned char> random_operand(uint64_t cseed, uint64_t stream, uint64_t index, int64_t count,
+                                          macko_datatype_t t)
 {
-    std::vector<unsigned char> out((size_t)count * (fp32 ? 4 : 2));
+    const size_t sz = (size_t)value_type(t).size;
+    std::vector<unsigned char> out((size_t)count * sz);
     Rng g(cseed, stream, index);
     for (int64_t j = 0; j < count; ++j) {
-        if (fp32) {
-            const float v = (float)g.pm1();
-            memcpy(&out[(size_t)j * 4], &v, 4);
+        const double r = g.pm1();
+        unsigned char *o = &out[(size_t)j * sz];
+        if (t == MACKO_R_64F) {
+            memcpy(o, &r, 8);
+        } else if (t == MACKO_R_32F) {
+            const float v = (float)r;
+            memcpy(o, &v, 4);
         } else {
-            const uint16_t v = half_bits((float)g.pm1());
-            memcpy(&out[(size_t)j * 2], &v, 2);
+            const uint16_t v = t == MACKO_R_16BF ? bf16_bits((float)r) : half_bits((float)r);
+            memcpy(o, &v, 2);
         }
     }
     return out;

@@ -63,25 +63,32 @@ struct Rng {
 
 /* float -> fp16 bits, round to nearest even, for finite |f| < 65520. */
 uint16_t half_bits(float f);
+/* float -> bf16 bits, round to nearest even, for finite f. */
+uint16_t bf16_bits(float f);
 
-/* A random CSR matrix on the host: int32 indices, values as fp16 bits (h) or float (f). */
+/* A random CSR matrix on the host: int32 indices, values of type t as 16-bit patterns (h: fp16 or bf16), float
+ * (f) or double (d). */
 struct HostCsr {
     int64_t rows = 0, cols = 0, nnz = 0;
+    macko_datatype_t t = MACKO_R_16F;
     std::unique_ptr<int32_t[]> row_ptr, col;
     std::unique_ptr<uint16_t[]> h;
     std::unique_ptr<float[]> f;
-    const void *values() const { return h ? (const void *)h.get() : (const void *)f.get(); }
-    double value(int64_t k) const { return h ? half_value(h[k]) : (double)f[k]; }
+    std::unique_ptr<double[]> d;
+    const void *values() const { return h ? (const void *)h.get() : f ? (const void *)f.get() : (const void *)d.get(); }
+    double value(int64_t k) const { return h ? bits_value(h[k], t) : f ? (double)f[k] : d[k]; }
 };
 
 /* The seed of one (shape, density), derived from the run's seed. */
 uint64_t case_seed(uint64_t seed, const Shape &s, double d);
 
 /* The matrix of one (shape, density); cseed from case_seed. */
-HostCsr generate(const Shape &s, double d, bool fp32, uint64_t cseed, int threads);
+HostCsr generate(const Shape &s, double d, macko_datatype_t t, uint64_t cseed, int threads);
 
-/* count values uniform in [-1, 1) from the random stream (cseed, stream, index), as fp32 or fp16 bits (the x of an
- * SpMV row: stream 4, index 0; the B of an SpMM row: stream 6, index n). */
-std::vector<unsigned char> random_operand(uint64_t cseed, uint64_t stream, uint64_t index, int64_t count, bool fp32);
+/* count values uniform in [-1, 1) from the random stream (cseed, stream, index), in type t (the x of an SpMV row:
+ * stream 4, index 0; the B of an SpMM row: stream 6, index n). The positions and the random numbers do not depend on
+ * t: an fp16 and a bf16 run time the same pattern, with the same values rounded to each type. */
+std::vector<unsigned char> random_operand(uint64_t cseed, uint64_t stream, uint64_t index, int64_t count,
+                                          macko_datatype_t t);
 
 #endif

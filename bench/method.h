@@ -22,8 +22,14 @@ struct RowInputs {
     DevBuf *out = nullptr;
     int n = 1;
     int64_t R = 0, C = 0;
-    bool fp32 = false;
+    const ValueType *vt = nullptr;
     float alpha = 1.0f, beta = 0.0f;
+    double alpha_d = 1.0, beta_d = 0.0;
+    cudaDataType cuda_type() const { return (cudaDataType)vt->type; } /* macko's numbers are cudaDataType's */
+    cudaDataType compute() const { return vt->fp64_compute ? CUDA_R_64F : CUDA_R_32F; }
+    /* alpha / beta as a scalar of the compute type */
+    const void *alpha_c() const { return vt->fp64_compute ? (const void *)&alpha_d : (const void *)&alpha; }
+    const void *beta_c() const { return vt->fp64_compute ? (const void *)&beta_d : (const void *)&beta; }
 };
 
 /* Which methods share a K (--flush rotate: one set of copies per family) and which role they play: the first Blas
@@ -57,12 +63,14 @@ struct Method {
     std::string note;                    /* alternatives: "n/a (...)", "~us (one run; ...)" or the time */
 };
 
-/* n = 1: fp16 cublasGemmEx (N = 1, the reference) and cublasHSHgemvStridedBatched, fp32 cublasSgemv; n > 1:
- * cublasGemmEx with N = n (fp16) or cublasSgemm (fp32). */
+/* n = 1: fp16 / bf16 cublasGemmEx (N = 1, the reference) and cublasHSHgemvStridedBatched /
+ * cublasTSTgemvStridedBatched, fp32 cublasSgemv, fp64 cublasDgemv; n > 1: cublasGemmEx with N = n (fp16, bf16),
+ * cublasSgemm (fp32) or cublasDgemm (fp64). */
 std::vector<Method> cublas_methods(const RowInputs &in);
 /* n = 1: cusparseSpMV ALG_DEFAULT and CSR_ALG2; n > 1: cusparseSpMM ALG_DEFAULT, CSR_ALG1..3 (alternatives). */
 std::vector<Method> cusparse_methods(const RowInputs &in);
-/* n = 1: macko_Hspmv / macko_Sspmv; n > 1: macko_Hspmm / macko_Sspmm. */
+/* n = 1: macko_Hspmv / _Sspmv / _Dspmv, macko_spmv_ex for bf16; n > 1: macko_Hspmm / _Sspmm / _Dspmm, macko_spmm_ex
+ * for bf16. */
 Method macko_method(const RowInputs &in);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * methods_cusparse.cpp -- the sparse baselines: cusparseSpMV (n = 1) and cusparseSpMM (n > 1, column-major B and C)
- * on the case's CSR (int32 indices, fp16 or fp32 values, CUDA_R_32F compute). Each algorithm has its own matrix
+ * on the case's CSR (int32 indices, values of the run's type; CUDA_R_32F compute, CUDA_R_64F for fp64). Each algorithm has its own matrix
  * descriptor and preprocessed work buffer per copy; the x / B descriptors of a copy and the output's are shared.
  */
 #include "method.h"
@@ -19,7 +19,7 @@ struct Operands {
 
     explicit Operands(const RowInputs *p) : in(p)
     {
-        const cudaDataType vt = p->fp32 ? CUDA_R_32F : CUDA_R_16F;
+        const cudaDataType vt = p->cuda_type();
         if (p->n == 1)
             CUSPARSE_OK(cusparseCreateDnVec(&vy, p->R, p->out->p, vt));
         else
@@ -41,7 +41,7 @@ struct Operands {
     /* Makes the descriptors of copies up to k. */
     void reach(int k)
     {
-        const cudaDataType vt = in->fp32 ? CUDA_R_32F : CUDA_R_16F;
+        const cudaDataType vt = in->cuda_type();
         while ((int)(in->n == 1 ? vx.size() : mb.size()) <= k) {
             void *x = const_cast<void *>(in->rot->x[in->n == 1 ? vx.size() : mb.size()]);
             if (in->n == 1) {
@@ -78,7 +78,7 @@ struct Alg {
     {
         const RowInputs &in = *ops->in;
         const Ctx &cx = *in.cx;
-        const cudaDataType vt = in.fp32 ? CUDA_R_32F : CUDA_R_16F;
+        const cudaDataType vt = in.cuda_type();
         const cusparseOperation_t opn = CUSPARSE_OPERATION_NON_TRANSPOSE;
         *bytes = 0;
         if (k != (int)A.size())
@@ -92,10 +92,10 @@ struct Alg {
         A.push_back(d);
         size_t bs = 0;
         cusparseStatus_t s =
-            in.n == 1 ? cusparseSpMV_bufferSize(cx.sparse, opn, &in.alpha, d, ops->vx[(size_t)k], &in.beta, ops->vy,
-                                                CUDA_R_32F, (cusparseSpMVAlg_t)alg, &bs)
-                      : cusparseSpMM_bufferSize(cx.sparse, opn, opn, &in.alpha, d, ops->mb[(size_t)k], &in.beta,
-                                                ops->mc, CUDA_R_32F, (cusparseSpMMAlg_t)alg, &bs);
+            in.n == 1 ? cusparseSpMV_bufferSize(cx.sparse, opn, in.alpha_c(), d, ops->vx[(size_t)k], in.beta_c(),
+                                                ops->vy, in.compute(), (cusparseSpMVAlg_t)alg, &bs)
+                      : cusparseSpMM_bufferSize(cx.sparse, opn, opn, in.alpha_c(), d, ops->mb[(size_t)k], in.beta_c(),
+                                                ops->mc, in.compute(), (cusparseSpMMAlg_t)alg, &bs);
         if (s != CUSPARSE_STATUS_SUCCESS)
             return strf("bufferSize: %s", cusparseGetErrorString(s));
         std::unique_ptr<DevBuf> b = DevBuf::try_alloc(bs);
@@ -103,10 +103,10 @@ struct Alg {
             return strf("cudaMalloc of the work buffer (%zu bytes) failed", bs);
         buf.push_back(std::move(b));
         *bytes = bs;
-        s = in.n == 1 ? cusparseSpMV_preprocess(cx.sparse, opn, &in.alpha, d, ops->vx[(size_t)k], &in.beta, ops->vy,
-                                                CUDA_R_32F, (cusparseSpMVAlg_t)alg, buf.back()->p)
-                      : cusparseSpMM_preprocess(cx.sparse, opn, opn, &in.alpha, d, ops->mb[(size_t)k], &in.beta,
-                                                ops->mc, CUDA_R_32F, (cusparseSpMMAlg_t)alg, buf.back()->p);
+        s = in.n == 1 ? cusparseSpMV_preprocess(cx.sparse, opn, in.alpha_c(), d, ops->vx[(size_t)k], in.beta_c(),
+                                                ops->vy, in.compute(), (cusparseSpMVAlg_t)alg, buf.back()->p)
+                      : cusparseSpMM_preprocess(cx.sparse, opn, opn, in.alpha_c(), d, ops->mb[(size_t)k], in.beta_c(),
+                                                ops->mc, in.compute(), (cusparseSpMMAlg_t)alg, buf.back()->p);
         return s == CUSPARSE_STATUS_SUCCESS ? std::string() : strf("preprocess: %s", cusparseGetErrorString(s));
     }
 
@@ -116,10 +116,10 @@ struct Alg {
         const cusparseOperation_t opn = CUSPARSE_OPERATION_NON_TRANSPOSE;
         const size_t i = (size_t)k;
         const cusparseStatus_t s =
-            in.n == 1 ? cusparseSpMV(in.cx->sparse, opn, &in.alpha, A[i], ops->vx[i], &in.beta, ops->vy, CUDA_R_32F,
-                                     (cusparseSpMVAlg_t)alg, buf[i]->p)
-                      : cusparseSpMM(in.cx->sparse, opn, opn, &in.alpha, A[i], ops->mb[i], &in.beta, ops->mc,
-                                     CUDA_R_32F, (cusparseSpMMAlg_t)alg, buf[i]->p);
+            in.n == 1 ? cusparseSpMV(in.cx->sparse, opn, in.alpha_c(), A[i], ops->vx[i], in.beta_c(), ops->vy,
+                                     in.compute(), (cusparseSpMVAlg_t)alg, buf[i]->p)
+                      : cusparseSpMM(in.cx->sparse, opn, opn, in.alpha_c(), A[i], ops->mb[i], in.beta_c(), ops->mc,
+                                     in.compute(), (cusparseSpMMAlg_t)alg, buf[i]->p);
         return s == CUSPARSE_STATUS_SUCCESS ? std::string()
                                             : strf("%s: %s", in.n == 1 ? "cusparseSpMV" : "cusparseSpMM",
                                                    cusparseGetErrorString(s));

@@ -19,14 +19,28 @@ static const char *const kAllShapes =
     "49152x12288 12288x49152";
 static const char *const kDefaultDensities = "1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0.05";
 
+/* bf16 keeps 8 significant bits (fp16 11): its results round 8x coarser, hence the looser bound. */
+const ValueType kValueTypes[4] = {{MACKO_R_16F, 'H', "fp16", 2, false, 1e-2},
+                                  {MACKO_R_16BF, 'B', "bf16", 2, false, 4e-2},
+                                  {MACKO_R_32F, 'S', "fp32", 4, false, 1e-4},
+                                  {MACKO_R_64F, 'D', "fp64", 8, true, 1e-12}};
+
+const ValueType &value_type(macko_datatype_t t)
+{
+    for (const ValueType &v : kValueTypes)
+        if (v.type == t)
+            return v;
+    die("internal: value type %d", (int)t);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: macko-bench [options]\n"
             "\n"
-            "Times macko SpMV (macko_Hspmv / macko_Sspmv) and SpMM (macko_Hspmm / macko_Sspmm) against cuBLAS and\n"
-            "cuSPARSE on the same random matrices, with the method of BENCH.md, and checks every macko result\n"
-            "against cuBLAS before timing it.\n"
+            "Times macko SpMV (macko_Hspmv / _Sspmv / _Dspmv; macko_spmv_ex for bf16) and SpMM (macko_Hspmm /\n"
+            "_Sspmm / _Dspmm; macko_spmm_ex for bf16) against cuBLAS and cuSPARSE on the same random matrices, with\n"
+            "the method of BENCH.md, and checks every macko result against cuBLAS before timing it.\n"
             "\n"
             "Matrices:\n"
             "  --shapes LIST      'quick' (default: %s),\n"
@@ -37,7 +51,15 @@ static void usage(FILE *f)
             "                     N = n, or macko_Sspmm vs cublasSgemm without TF32, and cusparseSpMM CSR,\n"
             "                     column-major B and C, fastest algorithm)\n"
             "  --seed S           random seed (default %" PRIu64 "); every (shape, density) derives its own seed from it\n"
-            "  --fp32 | --type S  fp32 mode: macko_Sspmv vs cublasSgemv and cuSPARSE fp32 (default --type H: fp16)\n"
+            "  --type H|B|S|D     value type of A, x and y (default H):\n"
+            "                     H fp16: vs cublasGemmEx (N = 1) / cublasHSHgemvStridedBatched, cuSPARSE fp16\n"
+            "                     B bf16: macko_spmv_ex (16BF, compute 32F) vs cublasGemmEx CUDA_R_16BF (N = 1) /\n"
+            "                             cublasTSTgemvStridedBatched, cuSPARSE bf16 (compute 32F)\n"
+            "                     S fp32 (also --fp32): vs cublasSgemv, cuSPARSE fp32\n"
+            "                     D fp64: macko_Dspmv vs cublasDgemv, cuSPARSE fp64 (compute 64F)\n"
+            "                     (n > 1: GemmEx with N = n / Sgemm / Dgemm and cusparseSpMM of that type)\n"
+            "                     bench/compare_types.py puts the rows of two runs side by side (bf16 vs fp16);\n"
+            "                     bench/quick_types.sh runs H, B and D and compares them in one command\n"
             "  --quick12288       preset: only 12288x12288 at densities 0.5 and 0.3 (quick test of the kernels)\n"
             "\n"
             "Timing:\n"
@@ -189,15 +211,17 @@ Config parse_args(int argc, char **argv)
         } else if (a == "--seed") {
             cfg.seed = (uint64_t)parse_int("--seed", value(), 0, INT64_MAX);
         } else if (a == "--fp32") {
-            cfg.fp32 = true;
+            cfg.type = MACKO_R_32F;
         } else if (a == "--type") {
             const std::string t = value();
-            if (t == "H" || t == "h" || t == "fp16")
-                cfg.fp32 = false;
-            else if (t == "S" || t == "s" || t == "fp32")
-                cfg.fp32 = true;
-            else
-                die("--type: '%s' is not H or S", t.c_str());
+            bool found = false;
+            for (const ValueType &v : kValueTypes)
+                if ((t.size() == 1 && toupper((unsigned char)t[0]) == v.letter) || t == v.name) {
+                    cfg.type = v.type;
+                    found = true;
+                }
+            if (!found)
+                die("--type: '%s' is not H, B, S or D (fp16, bf16, fp32, fp64)", t.c_str());
         } else if (a == "--quick12288") {
             shapes = "12288x12288";
             densities = "0.5,0.3";

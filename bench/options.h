@@ -15,6 +15,20 @@ struct Shape {
     int64_t rows, cols;
 };
 
+/* What a run's value type (--type) decides: the matrix, x / B and y / C all have it; fp16 and bf16 accumulate in
+ * fp32, fp32 in fp32, fp64 in fp64 (the baselines' compute type too). */
+struct ValueType {
+    macko_datatype_t type; /* macko's and cudaDataType's number: MACKO_R_16F == CUDA_R_16F, ... */
+    char letter;           /* H, B, S, D: the CSV's type column and --type's argument */
+    const char *name;      /* "fp16", "bf16", "fp32", "fp64" */
+    int size;              /* bytes per value */
+    bool fp64_compute;     /* compute type CUDA_R_64F (double alpha/beta) instead of CUDA_R_32F */
+    double tol;            /* the check's relative L2 error bound against the reference */
+};
+/* H, B, S, D; the one of a macko type. */
+extern const ValueType kValueTypes[4];
+const ValueType &value_type(macko_datatype_t t);
+
 /* --flush rotate: the most copies one method may cycle through (beyond it the row falls back to the write flush). */
 static const int kMaxCopies = 1024;
 /* --flush rotate: the copies of one method's inputs together are at least kRotateL2Mult x L2. */
@@ -26,7 +40,8 @@ struct Config {
     std::vector<Shape> shapes;
     std::vector<double> densities;
     std::vector<int> ns{1};
-    bool fp32 = false;
+    macko_datatype_t type = MACKO_R_16F; /* --type */
+    const ValueType &vt() const { return value_type(type); }
     uint64_t seed = 20261121;
     int warmup = 20, iters = 100;
     int flush_mult = 4;  /* flush buffer = flush_mult x L2 */

@@ -24,7 +24,7 @@ void write_csv_header(FILE *f)
 
 void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
 {
-    const double tsz = cfg.fp32 ? 4.0 : 2.0;
+    const double tsz = cfg.vt().size;
     const double dense_bytes = tsz * ((double)r.s.rows * (double)r.s.cols + (double)r.s.rows + (double)r.s.cols);
     auto g = [](double v) { return std::isfinite(v) ? strf("%.6g", v) : std::string(); };
     std::string st = r.status;
@@ -34,7 +34,7 @@ void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
     auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string(); };
     fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%g,%d,%" PRId64 ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64
                ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\",%s,%s,%s,%s,%s,%s,%s\n",
-            cfg.fp32 ? "S" : "H", r.s.rows, r.s.cols, r.density, r.n, r.nnz, g(r.cublas_us).c_str(),
+            std::string(1, cfg.vt().letter).c_str(), r.s.rows, r.s.cols, r.density, r.n, r.nnz, g(r.cublas_us).c_str(),
             r.cublas_variant.c_str(), g(r.gemm_us).c_str(), g(r.gemv_us).c_str(), g(r.cusparse_us).c_str(),
             r.cusparse_alg.c_str(), g(r.sp_default_us).c_str(), g(r.sp_alg2_us).c_str(), g(r.macko_us).c_str(),
             g(r.vs_cublas()).c_str(), g(r.vs_cusparse()).c_str(), r.macko_bytes, g(r.macko_gbps()).c_str(),
@@ -51,6 +51,7 @@ void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
 struct Geo {
     int count = 0, count_sp = 0;
     double log_blas = 0, log_sp = 0;
+    double min_blas = INFINITY, min_sp = INFINITY; /* the smallest speedup over one shape */
 };
 
 static std::map<std::pair<double, int>, Geo> geomeans(const std::vector<Row> &rows)
@@ -62,9 +63,11 @@ static std::map<std::pair<double, int>, Geo> geomeans(const std::vector<Row> &ro
         Geo &g = m[{-r.density, r.n}];
         ++g.count;
         g.log_blas += std::log(r.vs_cublas());
+        g.min_blas = std::min(g.min_blas, r.vs_cublas());
         if (std::isfinite(r.vs_cusparse())) {
             ++g.count_sp;
             g.log_sp += std::log(r.vs_cusparse());
+            g.min_sp = std::min(g.min_sp, r.vs_cusparse());
         }
     }
     return m;
@@ -72,7 +75,7 @@ static std::map<std::pair<double, int>, Geo> geomeans(const std::vector<Row> &ro
 
 std::string report_body(const Config &cfg, const Env &env, const std::vector<Row> &rows)
 {
-    const double tsz = cfg.fp32 ? 4.0 : 2.0;
+    const double tsz = cfg.vt().size;
     std::string o;
     const bool kcol = cfg.rotate && !cfg.check_only; /* K column: copies per method, or the flush ("write-fallback") */
     /* launches column: only when some method of some row was timed over fewer launches than --iters (slow launches) */
@@ -111,15 +114,17 @@ std::string report_body(const Config &cfg, const Env &env, const std::vector<Row
     }
     const auto geo = geomeans(rows);
     if (!geo.empty()) {
-        o += "\nGeometric mean of macko's speedup over the shapes, per density:\n\n";
-        o += "| density | n | shapes | vs cuBLAS | vs cuSPARSE |\n|---|---|---|---|---|\n";
+        o += "\nGeometric mean of macko's speedup over the shapes, per density (min: the smallest over one shape):\n\n";
+        o += "| density | n | shapes | vs cuBLAS | vs cuSPARSE | min vs cuBLAS | min vs cuSPARSE |\n"
+             "|---|---|---|---|---|---|---|\n";
         for (const auto &kv : geo) {
             const Geo &g = kv.second;
             std::string sp = g.count_sp ? strf("%.2fx", std::exp(g.log_sp / g.count_sp)) : std::string("–");
             if (g.count_sp && g.count_sp != g.count)
                 sp += strf(" (%d shape%s)", g.count_sp, g.count_sp == 1 ? "" : "s");
-            o += strf("| %.2f | %d | %d | %.2fx | %s |\n", -kv.first.first, kv.first.second, g.count,
-                      std::exp(g.log_blas / g.count), sp.c_str());
+            o += strf("| %.2f | %d | %d | %.2fx | %s | %.2fx | %s |\n", -kv.first.first, kv.first.second, g.count,
+                      std::exp(g.log_blas / g.count), sp.c_str(), g.min_blas,
+                      g.count_sp ? strf("%.2fx", g.min_sp).c_str() : "–");
         }
     }
     if (icol)
@@ -140,8 +145,10 @@ std::string report_header(const Config &cfg, const Env &env)
     o += "- CUDA runtime " + cuda_ver(env.runtime) + ", driver API " + cuda_ver(env.driver) + ", kernel driver " +
          env.kernel_driver + ", cuBLAS " + env.cublas_ver + ", cuSPARSE " + env.cusparse_ver + ", macko " +
          env.macko_ver + "\n";
-    o += strf("- type: %s; seed %" PRIu64 " (each (shape, density) derives its own seed from it)\n",
-              cfg.fp32 ? "fp32 (macko_Sspmv)" : "fp16 (macko_Hspmv)", cfg.seed);
+    static const char *const kMacko[] = {"fp16 (macko_Hspmv)", "bf16 (macko_spmv_ex: 16BF A, x, y, compute 32F)",
+                                         "fp32 (macko_Sspmv)", "fp64 (macko_Dspmv)"};
+    o += strf("- type: %c = %s; seed %" PRIu64 " (each (shape, density) derives its own seed from it)\n",
+              cfg.vt().letter, kMacko[&cfg.vt() - kValueTypes], cfg.seed);
     if (cfg.forced())
         o += strf("- FORCED through the library's test-only plan override: SpMV geometry %s, SpMM path %s\n",
                   cfg.spmv_geometry == MACKO_SPMV_WARP ? "WARP" : cfg.spmv_geometry == MACKO_SPMV_STAGED ? "STAGED"
@@ -170,21 +177,36 @@ std::string report_header(const Config &cfg, const Env &env)
                   cfg.iters, cfg.warmup, kRotateL2Mult, kMaxCopies, (double)env.flush_bytes / 1048576.0,
                   cfg.flush_mult);
     o += strf("- device-to-device copy bandwidth (1 GiB cudaMemcpy, read + write): %.0f GB/s\n", env.copy_gbps);
-    if (cfg.fp32)
+    switch (cfg.type) {
+    case MACKO_R_32F:
         o += "- cuBLAS = cublasSgemv (row-major A, CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 fp32, CUDA_R_32F, "
              "preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
-    else
-        o += "- cuBLAS = faster of cublasGemmEx (N = 1, fp16 in/out, CUBLAS_COMPUTE_32F) and "
-             "cublasHSHgemvStridedBatched (batch 1), row-major A (CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 "
-             "fp16, CUDA_R_32F, preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
+        break;
+    case MACKO_R_64F:
+        o += "- cuBLAS = cublasDgemv (row-major A, CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 fp64, CUDA_R_64F, "
+             "preprocessed, faster of ALG_DEFAULT and CSR_ALG2\n";
+        break;
+    default: {
+        const bool bf = cfg.type == MACKO_R_16BF;
+        o += strf("- cuBLAS = faster of cublasGemmEx (N = 1, %s in/out, CUBLAS_COMPUTE_32F) and %s (batch 1), "
+                  "row-major A (CUBLAS_OP_T); cuSPARSE = cusparseSpMV CSR int32 %s, CUDA_R_32F, preprocessed, faster "
+                  "of ALG_DEFAULT and CSR_ALG2\n",
+                  bf ? "bf16 (CUDA_R_16BF)" : "fp16",
+                  bf ? "cublasTSTgemvStridedBatched" : "cublasHSHgemvStridedBatched", bf ? "bf16" : "fp16");
+    }
+    }
     if (std::any_of(cfg.ns.begin(), cfg.ns.end(), [](int n) { return n > 1; }))
         o += strf("- n > 1: macko = %s (column-major B and C, ld = rows); cuBLAS = %s, row-major A (CUBLAS_OP_T); "
-                  "cuSPARSE = cusparseSpMM CSR int32, column-major B and C, CUDA_R_32F compute, preprocessed, fastest "
+                  "cuSPARSE = cusparseSpMM CSR int32, column-major B and C, %s compute, preprocessed, fastest "
                   "of ALG_DEFAULT, CSR_ALG1, CSR_ALG2, CSR_ALG3 among those that accept the problem (all in the CSV's "
                   "cusparse_algs; one more than 10x slower than the fastest in its one run is not timed)\n",
-                  cfg.fp32 ? "macko_Sspmm" : "macko_Hspmm",
-                  cfg.fp32 ? "cublasSgemm with N = n, math mode CUBLAS_DEFAULT_MATH (fp32 FMA, no TF32)"
-                           : "cublasGemmEx with N = n (fp16 in/out, CUBLAS_COMPUTE_32F)");
+                  cfg.type == MACKO_R_16BF ? "macko_spmm_ex (16BF, compute 32F)"
+                                           : strf("macko_%cspmm", cfg.vt().letter).c_str(),
+                  cfg.type == MACKO_R_32F   ? "cublasSgemm with N = n, math mode CUBLAS_DEFAULT_MATH (fp32 FMA, no TF32)"
+                  : cfg.type == MACKO_R_64F ? "cublasDgemm with N = n"
+                                            : strf("cublasGemmEx with N = n (%s in/out, CUBLAS_COMPUTE_32F)",
+                                                   cfg.vt().name).c_str(),
+                  cfg.vt().fp64_compute ? "CUDA_R_64F" : "CUDA_R_32F");
     if (!cfg.cusparse)
         o += "- --no-cusparse: cuSPARSE not run (its columns are empty)\n";
     o += "- macko GB/s counts values + deltas + row pointers + x + y (B + C for n > 1); % copy is of the copy "

@@ -73,8 +73,7 @@ std::string Pool::grow(int64_t kb, int64_t ks, int64_t km, std::string &macko_fa
              * host copy is released once on the device. */
             macko_mat_t B = nullptr;
             const char *fn = "macko_mat_create_macko_host";
-            st = macko_mat_create_macko_host(&B, rows, cols, fp32 ? MACKO_R_32F : MACKO_R_16F, entries, values,
-                                             deltas, row_ptr);
+            st = macko_mat_create_macko_host(&B, rows, cols, type, entries, values, deltas, row_ptr);
             if (st == MACKO_STATUS_SUCCESS && (st = macko_mat_upload(handle, B)) != MACKO_STATUS_SUCCESS)
                 fn = "macko_mat_upload";
             else if (st == MACKO_STATUS_SUCCESS &&

@@ -36,7 +36,7 @@ struct Pool {
     macko_handle_t handle = nullptr;
     cudaStream_t stream = nullptr;
     const Config *cfg = nullptr; /* its forced plan choices go into the copies too */
-    bool fp32 = false;
+    macko_datatype_t type = MACKO_R_16F;
     int64_t rows = 0, cols = 0, nnz = 0, storage = 0;
     size_t dense_bytes = 0, rp_bytes = 0, col_bytes = 0, val_bytes = 0;
     std::vector<const void *> dense;

@@ -20,13 +20,16 @@ namespace {
 
 /* ||reference - host product|| / ||host product|| on 256 entries of the product: for n = 1 the first 256 rows (all
  * rows when fewer) or 256 random ones, for n > 1 256 random (row, column) pairs; each its own random stream. */
-double spot_check(const HostCsr &m, const std::vector<unsigned char> &hb, const std::vector<float> &ref, int n,
-                  uint64_t cseed, bool fp32)
+double spot_check(const HostCsr &m, const std::vector<unsigned char> &hb, const std::vector<double> &ref, int n,
+                  uint64_t cseed)
 {
     const int64_t R = m.rows, C = m.cols;
     auto bval = [&](int64_t i) {
-        return fp32 ? (double)reinterpret_cast<const float *>(hb.data())[i]
-                    : half_value(reinterpret_cast<const uint16_t *>(hb.data())[i]);
+        switch (m.t) {
+        case MACKO_R_64F: return reinterpret_cast<const double *>(hb.data())[i];
+        case MACKO_R_32F: return (double)reinterpret_cast<const float *>(hb.data())[i];
+        default: return bits_value(reinterpret_cast<const uint16_t *>(hb.data())[i], m.t);
+        }
     };
     auto product = [&](int64_t r, int64_t j) {
         double acc = 0;
@@ -76,7 +79,7 @@ struct RowRun {
     DevBuf &out;
     int64_t count; /* entries of the output */
     double tol;
-    std::vector<float> ref;                 /* the reference result (copy 0) */
+    std::vector<double> ref;                /* the reference result (copy 0) */
     std::vector<unsigned char> macko_bytes; /* macko's checked result (copy 0), raw bytes */
 
     void poison() { CUDA_OK(cudaMemsetAsync(out.p, 0xFF, out.bytes, cx.stream)); }
@@ -119,10 +122,10 @@ struct RowRun {
                 die("%s: %s left a CUDA error: %s", tag.c_str(), m.name.c_str(), cudaGetErrorString(ce));
             macko_bytes = raw_bytes(out, cx.stream);
         }
-        std::vector<float> y = to_host(out, count, cfg.fp32, cx.stream);
+        std::vector<double> y = to_host(out, count, cfg.type, cx.stream);
         if (ref.empty()) {
             ref = std::move(y);
-            row.err_cublas_ref = m.err = spot_check(mat, hb, ref, row.n, cseed, cfg.fp32);
+            row.err_cublas_ref = m.err = spot_check(mat, hb, ref, row.n, cseed);
             if (!(m.err <= tol))
                 die("%s: %s disagrees with the host reference (rel. err %.3g): the driver is broken", tag.c_str(),
                     m.name.c_str(), m.err);
@@ -157,7 +160,7 @@ struct RowRun {
                 macko_failed(m, strf("FAIL check: copy %d gives other bytes than copy 0", last));
             return;
         }
-        const double e = why.empty() ? rel_l2(to_host(out, count, cfg.fp32, cx.stream), ref) : INFINITY;
+        const double e = why.empty() ? rel_l2(to_host(out, count, cfg.type, cx.stream), ref) : INFINITY;
         if (!(e <= tol))
             die("%s: %s on copy %d disagrees with copy 0 (rel. err %.3g%s%s)", tag.c_str(), m.name.c_str(), last, e,
                 why.empty() ? "" : "; ", why.c_str());
@@ -234,7 +237,7 @@ struct RowRun {
 Row run_row(Ctx &cx, const HostCsr &mat, uint64_t cseed, Pool &pool, Row row, int n, const std::string &tag)
 {
     const Config &cfg = *cx.cfg;
-    const size_t tsz = cfg.fp32 ? 4 : 2;
+    const size_t tsz = (size_t)cfg.vt().size;
     const int64_t R = row.s.rows, C = row.s.cols;
     const auto t_row = std::chrono::steady_clock::now();
     row.n = n;
@@ -242,7 +245,7 @@ Row run_row(Ctx &cx, const HostCsr &mat, uint64_t cseed, Pool &pool, Row row, in
 
     /* x (n = 1) or B (C x n, column-major): uniform in [-1, 1], each its own random stream. */
     const std::vector<unsigned char> hb =
-        n == 1 ? random_operand(cseed, 4, 0, C, cfg.fp32) : random_operand(cseed, 6, (uint64_t)n, C * n, cfg.fp32);
+        n == 1 ? random_operand(cseed, 4, 0, C, cfg.type) : random_operand(cseed, 6, (uint64_t)n, C * n, cfg.type);
     DevBuf d_b(hb.size()), d_out((size_t)R * n * tsz);
     CUDA_OK(cudaMemcpyAsync(d_b.p, hb.data(), d_b.bytes, cudaMemcpyHostToDevice, cx.stream));
     Rotation rot(d_b.p); /* x/B copies rot.x[k]; the matrix copies are pool.*[k]; k = 0: the originals */
@@ -255,14 +258,14 @@ Row run_row(Ctx &cx, const HostCsr &mat, uint64_t cseed, Pool &pool, Row row, in
     in.n = n;
     in.R = R;
     in.C = C;
-    in.fp32 = cfg.fp32;
+    in.vt = &cfg.vt();
     std::vector<Method> ms = cublas_methods(in);
     if (cfg.cusparse)
         for (Method &m : cusparse_methods(in))
             ms.push_back(std::move(m));
     ms.push_back(macko_method(in)); /* last: rotate() and the checks rely on it */
 
-    RowRun run{cx, cfg, row, tag, d_out, R * n, cfg.fp32 ? 1e-4 : 1e-2, {}, {}};
+    RowRun run{cx, cfg, row, tag, d_out, R * n, cfg.vt().tol, {}, {}};
     const bool encoded = row.ok(); /* macko's matrix was encoded and uploaded */
     for (Method &m : ms) {
         if (m.family == Family::Macko && !encoded) {

@@ -11,14 +11,19 @@ loader's path, then <repo>/build*/libmacko.so of the source checkout this packag
         A.upload(h)
         macko.spmv(h, A, x, y)                           # x, y: torch CUDA tensors / CuPy arrays
 
+Value types: float16, float32, float64 (numpy), and bfloat16 (torch.bfloat16 tensors, or uint16 bit patterns with
+dtype="bfloat16"; macko.bfloat16 is the dtype of such arrays). spmv/spmm also take float32 vectors with a float16 or
+bfloat16 matrix (macko.SUPPORTED lists the combinations).
+
 ``macko.torch.MackoLinear`` (imported on first use; needs torch) replaces an ``nn.Linear``.
 
 Matrices pickle and copy through serialize()/deserialize() (each copy owns its memory); a Handle refuses both.
 """
 
-from ._enums import DataType, IndexBase, IndexType, Operation, Order, PointerMode, Status
+from ._enums import (DataType, IndexBase, IndexType, Operation, Order, PointerMode, Status, bf16_from_float,
+                     bf16_to_float32, bfloat16)
 from ._lib import MackoError, has_symbol, library_path, status_name, status_string
-from .compute import spmm, spmv
+from .compute import SUPPORTED, spmm, spmm_ex, spmv, spmv_ex
 from .handle import Handle, gpu_available
 from .matrix import MackoArrays, Matrix, MatrixInfo, Storage
 
@@ -54,5 +59,6 @@ def __getattr__(name):
 
 
 __all__ = ["DataType", "IndexBase", "IndexType", "Operation", "Order", "PointerMode", "Status", "MackoError",
-           "Matrix", "MatrixInfo", "Storage", "MackoArrays", "Handle", "spmv", "spmm", "version", "last_error",
+           "Matrix", "MatrixInfo", "Storage", "MackoArrays", "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
+           "SUPPORTED", "bfloat16", "bf16_from_float", "bf16_to_float32", "version", "last_error",
            "gpu_available", "has_symbol", "library_path", "status_name", "status_string"]

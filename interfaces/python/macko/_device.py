@@ -4,6 +4,8 @@ import collections
 
 import numpy as np
 
+from ._enums import bfloat16
+
 DeviceArray = collections.namedtuple("DeviceArray", "ptr dtype shape strides readonly stream")
 DeviceArray.__doc__ = """A device array seen through its interface: ptr (int), dtype (numpy), shape, strides in
 elements, readonly, and stream: the CUDA stream (int, 0 = legacy default) its producer works on now, or None when the
@@ -22,7 +24,9 @@ def _torch_dtype(t):
     if _TORCH_DTYPES is None:
         import torch
 
-        _TORCH_DTYPES = {torch.float16: np.dtype(np.float16), torch.float32: np.dtype(np.float32),
+        # bfloat16 tensors are seen as macko.bfloat16 (uint16 bit patterns marked as bf16): numpy has no bf16
+        _TORCH_DTYPES = {torch.float16: np.dtype(np.float16), torch.bfloat16: bfloat16,
+                         torch.float32: np.dtype(np.float32),
                          torch.float64: np.dtype(np.float64), torch.int32: np.dtype(np.int32),
                          torch.int64: np.dtype(np.int64), torch.uint8: np.dtype(np.uint8),
                          torch.int16: np.dtype(np.int16), torch.int8: np.dtype(np.int8)}
@@ -73,11 +77,11 @@ def device_array(obj, name):
 
 
 def device_vector(obj, name, length, dtype, writable=False):
-    """A 1-D device vector of `length` elements of `dtype` -> (ptr, inc, stream); ValueError otherwise."""
+    """A 1-D device vector of `length` elements of `dtype` (None: any) -> (ptr, inc, stream); ValueError otherwise."""
     arr = device_array(obj, name)
     if len(arr.shape) != 1:
         raise ValueError("%s must be 1-D, got shape %s" % (name, arr.shape))
-    if arr.dtype != np.dtype(dtype):
+    if dtype is not None and arr.dtype != np.dtype(dtype):
         raise ValueError("%s must hold %s values to match the matrix, not %s"
                          % (name, np.dtype(dtype).name, arr.dtype.name))
     if arr.shape[0] != length:

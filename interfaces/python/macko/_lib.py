@@ -61,6 +61,15 @@ _PROTOTYPES = {
                                               c_void_p, c_void_p, c_int64, c_int64, c_int64]),
     "macko_Sspmv_strided_batched": (_STATUS, [c_void_p, c_int, c_void_p, c_void_p, c_void_p, c_int64, c_int64,
                                               c_void_p, c_void_p, c_int64, c_int64, c_int64]),
+    "macko_Dspmv": (_STATUS, [c_void_p, c_int, c_void_p, c_void_p, c_void_p, c_int64, c_void_p, c_void_p, c_int64]),
+    "macko_Dspmm": (_STATUS, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p, c_int64, c_void_p, c_void_p,
+                              c_int64]),
+    "macko_Dspmv_strided_batched": (_STATUS, [c_void_p, c_int, c_void_p, c_void_p, c_void_p, c_int64, c_int64,
+                                              c_void_p, c_void_p, c_int64, c_int64, c_int64]),
+    "macko_spmv_ex": (_STATUS, [c_void_p, c_int, c_void_p, c_void_p, c_void_p, c_int, c_int64, c_void_p, c_void_p,
+                                c_int, c_int64, c_int]),
+    "macko_spmm_ex": (_STATUS, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p, c_int, c_int64, c_void_p,
+                                c_void_p, c_int, c_int64, c_int]),
 }
 
 

@@ -1,4 +1,8 @@
-"""Matrix: a macko_mat_t, built from numpy (dense, CSR, raw MACKO arrays), files or device data."""
+"""Matrix: a macko_mat_t, built from numpy (dense, CSR, raw MACKO arrays), files or device data.
+
+Value types: float16, float32, float64 as numpy arrays; bfloat16 as torch.bfloat16 CPU tensors, numpy arrays of uint16
+bit patterns with dtype="bfloat16" (or macko.bfloat16 arrays, which carry the mark), or float values rounded to bf16
+with dtype="bfloat16". A bf16 matrix hands out its values as macko.bfloat16 arrays (uint16 bit patterns)."""
 
 import collections
 import contextlib
@@ -10,7 +14,8 @@ import numpy as np
 
 from . import _lib
 from ._device import device_array
-from ._enums import DataType, IndexBase, IndexType, Order, datatype_of, numpy_dtype, operation
+from ._enums import (DataType, IndexBase, IndexType, Order, bf16_from_float, bf16_to_float32, bfloat16,
+                     convert_values, datatype_of, is_bfloat16, numpy_dtype, operation, type_name)
 
 MatrixInfo = collections.namedtuple("MatrixInfo", "rows cols nnz dtype")
 Storage = collections.namedtuple("Storage", "bytes entries entries_padded effective_density")
@@ -37,12 +42,43 @@ def _dense_layout(a):
     return c, Order.ROW, max(1, cols)
 
 
-def _as_values(a, dtype, name):
+def _host_array(a, name):
+    """A numpy view of a (numpy array, CPU torch tensor -- bfloat16 as macko.bfloat16 bit patterns --, sequence)."""
+    mod = type(a).__module__ or ""
+    if mod.startswith("torch") and hasattr(a, "detach"):
+        t = a.detach()
+        if t.device.type != "cpu":
+            raise ValueError("%s is a tensor on %s: the host routines take CPU tensors (or use from_dense_device / "
+                             "from_csr_device for device data)" % (name, t.device))
+        if is_bfloat16(t.dtype):
+            import torch
+
+            return t.view(torch.int16).numpy().view(bfloat16)
+        return t.numpy()
     a = np.asarray(a)
-    if dtype is not None:
-        a = a.astype(dtype, copy=False)
-    datatype_of(a.dtype)  # ValueError unless float16/float32
-    return a
+    return a.view(bfloat16) if is_bfloat16(a.dtype) else a
+
+
+def _as_values(a, dtype, name):
+    """a as host values of one macko value type (dtype None: a's own type; else converted to dtype, where a bfloat16
+    dtype takes 16-bit integer arrays as bit patterns and rounds float values) -> array (macko.bfloat16 for bf16)."""
+    a = _host_array(a, name)
+    if dtype is None:
+        if a.dtype in (np.dtype(np.uint16), np.dtype(np.int16)) and not is_bfloat16(a.dtype):
+            raise ValueError("%s holds %s: bfloat16 bit patterns need dtype='bfloat16' (macko stores float16, "
+                             "bfloat16, float32 or float64 values)" % (name, a.dtype))
+        datatype_of(a.dtype)  # ValueError unless a macko value type
+        return a
+    t = datatype_of(dtype)
+    if t == DataType.R_16BF:
+        if is_bfloat16(a.dtype) or a.dtype in (np.dtype(np.uint16), np.dtype(np.int16)):
+            return a.view(bfloat16)
+        if a.dtype.kind in "iub":
+            a = a.astype(np.float64)
+        return bf16_from_float(a)
+    if is_bfloat16(a.dtype):
+        a = bf16_to_float32(a)
+    return a.astype(numpy_dtype(t), copy=False)
 
 
 def _index_arrays(*arrays):
@@ -109,8 +145,10 @@ class Matrix:
     # ------------------------------------------------------------------ construction on the host
     @classmethod
     def from_dense(cls, a, dtype=None):
-        """Encodes a 2-D numpy array of float16 or float32 (dtype= converts first). Row- and column-major arrays
-        and views with a larger leading dimension are passed without a copy; other strides are copied first."""
+        """Encodes a 2-D numpy array of float16, float32 or float64, or a CPU torch tensor (bfloat16 too); dtype=
+        converts first (dtype="bfloat16" takes uint16 arrays as bit patterns and rounds float values to nearest
+        even). Row- and column-major arrays and views with a larger leading dimension are passed without a copy;
+        other strides are copied first."""
         a = _as_values(a, dtype, "a")
         if a.ndim != 2:
             raise ValueError("a must be 2-D, got %d dimensions" % a.ndim)
@@ -123,7 +161,7 @@ class Matrix:
     def from_csr(cls, indptr, indices=None, data=None, shape=None, *, index_base=0, dtype=None):
         """Encodes a CSR matrix: from_csr(indptr, indices, data, shape) or from_csr(scipy_csr_matrix). Columns must
         be strictly increasing within each row; every stored entry is kept, explicit zeros included (their value is
-        stored as a zero, as FORMAT.md says for CSR input)."""
+        stored as a zero, as FORMAT.md says for CSR input). data's types and dtype= as for from_dense."""
         if indices is None and hasattr(indptr, "indptr"):
             m = indptr.tocsr() if hasattr(indptr, "tocsr") else indptr
             if hasattr(m, "sorted_indices"):
@@ -145,11 +183,12 @@ class Matrix:
                            int(datatype_of(data.dtype)))
 
     @classmethod
-    def from_macko(cls, shape, values, deltas, row_ptr, entries=None):
-        """Imports raw MACKO arrays exactly as FORMAT.md lays them out (validated, copied): values (float16 or
-        float32, at least entries rounded up to 8), deltas (uint8, half that many bytes), row_ptr (rows + 1)."""
+    def from_macko(cls, shape, values, deltas, row_ptr, entries=None, dtype=None):
+        """Imports raw MACKO arrays exactly as FORMAT.md lays them out (validated, copied): values (any value type,
+        dtype= as for from_dense; at least entries rounded up to 8), deltas (uint8, half that many bytes), row_ptr
+        (rows + 1)."""
         rows, cols = (int(s) for s in shape)
-        values = np.ascontiguousarray(_as_values(values, None, "values")).reshape(-1)
+        values = np.ascontiguousarray(_as_values(values, dtype, "values")).reshape(-1)
         deltas = np.ascontiguousarray(deltas, dtype=np.uint8).reshape(-1)
         row_ptr = np.asarray(row_ptr).reshape(-1)
         if row_ptr.shape[0] != rows + 1:
@@ -177,8 +216,8 @@ class Matrix:
     # ------------------------------------------------------------------ construction on the device
     @classmethod
     def from_dense_device(cls, handle, a):
-        """Encodes on the GPU a 2-D device array (torch CUDA tensor or __cuda_array_interface__) of float16 or
-        float32; the matrix lives on the device only."""
+        """Encodes on the GPU a 2-D device array (torch CUDA tensor -- bfloat16 too -- or __cuda_array_interface__)
+        of a macko value type; the matrix lives on the device only."""
         d = device_array(a, "a")
         if len(d.shape) != 2:
             raise ValueError("a must be 2-D, got shape %s" % (d.shape,))
@@ -260,7 +299,16 @@ class Matrix:
 
     @property
     def dtype(self):
+        """The numpy dtype of the matrix's host values: float16, float32, float64, or macko.bfloat16 (uint16 bit
+        patterns that compare equal to np.uint16) for a bf16 matrix."""
         return self.info.dtype
+
+    @property
+    def datatype(self):
+        """The value type as a DataType (R_16F, R_16BF, R_32F, R_64F)."""
+        t = ctypes.c_int()
+        _lib.call("macko_mat_get_info", self, None, None, None, ctypes.byref(t))
+        return DataType(t.value)
 
     @property
     def nnz(self):
@@ -290,8 +338,9 @@ class Matrix:
         return MackoArrays(copy(v, ep.value, info.dtype), copy(d, ep.value // 2, np.uint8),
                            copy(r, info.rows + 1, rdt), e.value, ep.value)
 
-    def to_dense(self, order="C"):
-        """The matrix as a dense numpy array of its dtype, C (row-major) or F (column-major) ordered."""
+    def to_dense(self, order="C", dtype=None):
+        """The matrix as a dense numpy array of its dtype (bf16: macko.bfloat16 bit patterns), C (row-major) or F
+        (column-major) ordered; dtype= converts the result (bf16 to float32 is exact)."""
         rows, cols, _, dt = self.info
         order = order.upper()
         if order not in ("C", "F"):
@@ -301,10 +350,11 @@ class Matrix:
             _lib.call("macko_mat_export_dense_host", self, _ptr(out), _I64(max(1, cols)), int(Order.ROW))
         else:
             _lib.call("macko_mat_export_dense_host", self, _ptr(out), _I64(max(1, rows)), int(Order.COL))
-        return out
+        return out if dtype is None else _convert(out, dt, dtype)
 
-    def to_csr(self, index_dtype=np.int32, index_base=0):
-        """(indptr, indices, data) of the stored nonzeros (padding and zero values left out), columns sorted."""
+    def to_csr(self, index_dtype=np.int32, index_base=0, dtype=None):
+        """(indptr, indices, data) of the stored nonzeros (padding and zero values left out), columns sorted; data
+        as to_dense's values."""
         rows, _, nnz, dt = self.info
         idt = np.dtype(index_dtype)
         if idt == np.int32:
@@ -318,7 +368,7 @@ class Matrix:
         data = np.empty(nnz, dtype=dt)
         _lib.call("macko_mat_export_csr_host", self, _ptr(indptr), _ptr(indices), _ptr(data), int(itype),
                   int(IndexBase(index_base)))
-        return indptr, indices, data
+        return indptr, indices, data if dtype is None else _convert(data, dt, dtype)
 
     # ------------------------------------------------------------------ persistence
     def serialized_size(self):
@@ -444,6 +494,35 @@ class Matrix:
                     raise
             return new
 
+    def astype(self, dtype, handle=None):
+        """A new matrix with the values converted to dtype (float16, bfloat16, float32, float64; rounding to nearest
+        even) at the same positions: the deltas and row pointers are this matrix's, so a value that rounds to zero
+        stays an entry (a stored zero) and the storage changes only by the values' size. It lives where this one
+        does, as copy() says (handle: as for copy())."""
+        t = datatype_of(dtype)
+        with self._lock:
+            h = handle if handle is not None else self._handle
+            if self._ptr is not None and self._on_device and self._has_host and not _usable(h):
+                raise ValueError("cannot convert this macko.Matrix: it is on the device and the handle it was "
+                                 "uploaded with is %s; pass an open macko.Handle of its device: A.astype(dtype, "
+                                 "handle=h)" % ("closed" if h is not None else "unknown"))
+            with self._host_copy(h, "convert"):
+                rows, cols, _, _ = self.info
+                src = self.datatype
+                arr = self.arrays()
+            values = convert_values(arr.values, src, t)
+            new = type(self).from_macko((rows, cols), values, arr.deltas, arr.row_ptr, arr.entries,
+                                        dtype=numpy_dtype(t))
+            if self._on_device:
+                try:
+                    new.upload(h)
+                    if not self._has_host:
+                        new.release_host()
+                except BaseException:
+                    new.close()
+                    raise
+            return new
+
     def __copy__(self):
         return self.copy()
 
@@ -476,7 +555,12 @@ class Matrix:
         if self._ptr is None:
             return "<macko.Matrix closed>"
         i = self.info
-        return "<macko.Matrix %dx%d %s nnz=%d>" % (i.rows, i.cols, i.dtype.name, i.nnz)
+        return "<macko.Matrix %dx%d %s nnz=%d>" % (i.rows, i.cols, type_name(self.datatype), i.nnz)
+
+
+def _convert(values, have, dtype):
+    """values (host values of numpy dtype have) as dtype (a macko value type)."""
+    return convert_values(values, datatype_of(have), datatype_of(dtype))
 
 
 __all__ = ["Matrix", "MatrixInfo", "Storage", "MackoArrays", "DataType"]

@@ -18,15 +18,17 @@ import copy
 import itertools
 import weakref
 
-import numpy as np
 import torch
 from torch import nn
 
+from ._enums import DataType, type_name
 from .compute import spmm
 from .handle import Handle
 from .matrix import Matrix
 
-_NP = {torch.float16: np.float16, torch.float32: np.float32}
+# the layer's dtype -> the matrix's value type
+_TYPES = {torch.float16: DataType.R_16F, torch.bfloat16: DataType.R_16BF, torch.float32: DataType.R_32F,
+          torch.float64: DataType.R_64F}
 
 # key -> weak reference to the live MackoLinear that macko::linear calls for that key
 _LAYERS = {}
@@ -66,7 +68,8 @@ class MackoLinear(nn.Module):
     pruned layer) are what make it small. ``MackoLinear.empty(in_features, out_features, bias=True)`` (or
     ``MackoLinear(in_features=..., out_features=...)``) builds one without weights, to load a state dict into.
 
-    The matrix is encoded on the host in ``dtype`` (float16 by default, or float32) and lives on ``device``: by
+    The matrix is encoded on the host in ``dtype`` (float16 by default, bfloat16, float32 or float64) and lives on
+    ``device``: by
     default the weight's CUDA device, else the current CUDA device, else (no CUDA) the CPU, where the module holds
     the host encoding only and can be saved, loaded and copied but not run. A CUDA weight is encoded on its GPU
     (macko_mat_create_dense_device), a CPU weight on the host then uploaded; the host copy is freed unless
@@ -75,16 +78,18 @@ class MackoLinear(nn.Module):
     torch's allocator), so it can be captured in a CUDA graph (torch.cuda.graph).
 
     The weight is frozen (no gradient). ``.to(device)``/``.cuda()``/``.cpu()`` move the matrix (through the host;
-    a move to the CPU keeps the host encoding only). Its dtype cannot change: ``.to(dtype)``, ``.half()``,
-    ``.float()``, ``.bfloat16()`` are no-ops when they name the matrix's dtype and raise TypeError otherwise
-    (rebuild the layer with another ``dtype=`` instead); the input may have any floating dtype either way.
+    a move to the CPU keeps the host encoding only). ``.to(dtype)``, ``.half()``, ``.bfloat16()``, ``.float()``,
+    ``.double()`` convert it as they convert an nn.Linear: the values are rounded to the new type (to nearest even)
+    at the same positions (Matrix.astype), so a converted fp16 model moved with ``.to(torch.bfloat16)`` runs in
+    bf16 end to end; naming the matrix's own dtype is a no-op. The input may have any floating dtype: it is cast
+    to the layer's dtype and the result cast back.
     """
 
     def __init__(self, weight=None, bias=None, *, dtype=torch.float16, handle=None, keep_host=False, device=None,
                  in_features=None, out_features=None):
         super().__init__()
-        if dtype not in _NP:
-            raise ValueError("dtype must be torch.float16 or torch.float32")
+        if dtype not in _TYPES:
+            raise ValueError("dtype must be torch.float16, torch.bfloat16, torch.float32 or torch.float64")
         self.dtype = dtype
         self.keep_host = bool(keep_host)
         self.handle = None
@@ -131,7 +136,7 @@ class MackoLinear(nn.Module):
 
     def _encode(self, w, handle):
         if self.device.type == "cpu":
-            self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous().numpy())
+            self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous())
             return
         with torch.cuda.device(self.device):
             self.handle = handle if handle is not None else Handle()
@@ -144,7 +149,7 @@ class MackoLinear(nn.Module):
                 if self.keep_host:
                     self.matrix.download(self.handle)
             else:
-                self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous().numpy())
+                self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous())
                 self._upload(self.matrix)
 
     def _upload(self, m):
@@ -201,9 +206,9 @@ class MackoLinear(nn.Module):
         new = None
         if state.numel():
             new = Matrix.deserialize(state.detach().cpu().contiguous().numpy())
-            rows, cols, _, dt = new.info
-            if (rows, cols) != (self.out_features, self.in_features) or dt != _NP[self.dtype]:
-                got = "%dx%d %s" % (rows, cols, dt.name)
+            rows, cols, _, _ = new.info
+            if (rows, cols) != (self.out_features, self.in_features) or new.datatype != _TYPES[self.dtype]:
+                got = "%dx%d %s" % (rows, cols, type_name(new.datatype))
                 new.close()
                 raise ValueError("the state dict's macko matrix is %s; this MackoLinear is %dx%d %s (build it with "
                                  "the matching in_features, out_features and dtype)"
@@ -271,19 +276,33 @@ class MackoLinear(nn.Module):
             probe_dev = torch.device("cpu")
         probe = fn(torch.empty(0, dtype=self.dtype, device=probe_dev))
         if isinstance(probe, torch.Tensor):
+            if probe.dtype != self.dtype and probe.dtype not in _TYPES:
+                raise TypeError("MackoLinear holds a %s macko matrix and cannot be converted to %s: macko stores "
+                                "float16, bfloat16, float32 or float64 values"
+                                % (_name(self.dtype), _name(probe.dtype)))
             if probe.dtype != self.dtype:
-                raise TypeError(
-                    "MackoLinear holds a %s macko matrix and cannot be converted to %s: macko stores float16 or "
-                    "float32 values%s. Convert the other modules one by one instead (the layer takes input of any "
-                    "floating dtype, computes in %s and returns the input's dtype), or rebuild it with "
-                    "MackoLinear.from_linear(linear, dtype=torch.float32) for a float32 matrix"
-                    % (_name(self.dtype), _name(probe.dtype),
-                       " (bfloat16 is not supported yet)" if probe.dtype == torch.bfloat16 else "",
-                       _name(self.dtype)))
+                self._convert(probe.dtype)  # where the matrix is now; a move follows
             dev = _target_device(probe.device, None)
             if probe_dev == self.device and dev != self.device:
                 self._move(dev)
         return super()._apply(fn, *args, **kwargs)
+
+    def _convert(self, dtype):
+        """Re-encodes the matrix's values in dtype at the same positions (Matrix.astype), in place of the old one:
+        on the device through the module's handle (a device-only matrix is downloaded for it and stays
+        device-only), on the host for a CPU layer."""
+        m = self.matrix
+        if m is not None:
+            if self.device.type == "cuda":
+                with torch.cuda.device(self.device):
+                    if self.handle is None or self.handle.closed:
+                        self.handle = Handle()
+                    self.handle.stream = torch.cuda.current_stream(self.device)
+                    new = m.astype(_TYPES[dtype], handle=self.handle)
+            else:
+                new = m.astype(_TYPES[dtype])
+            self._replace_matrix(new)
+        self.dtype = dtype
 
     def _move(self, dev):
         m, old_handle = self.matrix, self.handle
@@ -333,9 +352,9 @@ class MackoLinear(nn.Module):
         return y2.reshape(*lead, self.out_features).to(x.dtype)
 
     def _matmul(self, x2, y2):
-        """y2[i] = W @ x2[i] for every row i, in one macko_Hspmm / macko_Sspmm call: the row-major
-        [n, in_features] batch x2 is the column-major in_features x n matrix B (ldb = in_features), and y2 the
-        out_features x n matrix C (ldc = out_features)."""
+        """y2[i] = W @ x2[i] for every row i, in one macko_Hspmm / _Sspmm / _Dspmm call (macko_spmm_ex for bf16):
+        the row-major [n, in_features] batch x2 is the column-major in_features x n matrix B (ldb = in_features),
+        and y2 the out_features x n matrix C (ldc = out_features)."""
         if x2.shape[0] > 0:
             spmm(self.handle, self.matrix, x2.t(), y2.t())
 

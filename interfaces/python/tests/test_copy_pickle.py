@@ -15,9 +15,8 @@ import pytest
 import macko
 from macko import MackoError, Matrix, Status
 
+from conftest import ALL_TYPES
 from test_host import random_dense
-
-DTYPES = [np.float16, np.float32]
 
 
 def same_matrix(a, b):
@@ -27,7 +26,7 @@ def same_matrix(a, b):
 
 
 # ---------------------------------------------------------------- pickle
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_TYPES)
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
 def test_pickle_round_trip(dtype, protocol):
     a = random_dense(37, 90, 0.3, dtype, seed=41)
@@ -36,7 +35,7 @@ def test_pickle_round_trip(dtype, protocol):
     B = pickle.loads(data)
     assert type(B) is Matrix and B._ptr != A._ptr
     same_matrix(A, B)
-    assert B.info == A.info and B.storage == A.storage
+    assert B.info == A.info and B.storage == A.storage and B.datatype == A.datatype
     assert B.has_host_copy and not B.on_device and B.handle is None
     A.close()
     np.testing.assert_array_equal(B.to_dense(), a)

@@ -246,3 +246,142 @@ def test_macko_linear_under_torch_compile_reduce_overhead(torch_cuda):
             x = torch.randn(3, 320, device="cuda", generator=g).half()
             got = f(x).clone()
             assert torch.equal(got, lin(x) * 0.5), "call %d" % i
+
+
+# ---------------------------------------------------------------- issue 17: bfloat16, float64, mixed vectors
+def _types_gpu():
+    from conftest import ALL_TYPES
+
+    return ALL_TYPES
+
+
+# (A, x/y) -> tolerance of the relative error against a float64 product of the same (rounded) values
+_MIXED = [(np.float16, np.float16, 2e-2), ("bfloat16", "bfloat16", 2e-2), (np.float32, np.float32, 1e-5),
+          (np.float64, np.float64, 1e-13), (np.float16, np.float32, 1e-5), ("bfloat16", np.float32, 1e-5)]
+
+
+def _torch_dtype(torch, t):
+    return {np.float16: torch.float16, "bfloat16": torch.bfloat16, np.float32: torch.float32,
+            np.float64: torch.float64}[t]
+
+
+def _mixed_params():
+    from conftest import _lib_has_type
+
+    out = []
+    for a, v, tol in _MIXED:
+        ok = _lib_has_type(a)
+        out.append(pytest.param(a, v, tol, marks=() if ok else pytest.mark.skip(reason="no %s matrices" % (a,))))
+    return out
+
+
+@pytest.mark.parametrize("adt,vdt,tol", _mixed_params())
+@pytest.mark.parametrize("generic", [False, True])
+def test_every_combination_spmv_spmm(torch_cuda, handle, adt, vdt, tol, generic):
+    """Every combination of macko.SUPPORTED through spmv/spmm (the letter routine where there is one) and
+    spmv_ex/spmm_ex, ops N and T, alpha/beta, against a float64 product of the matrix's own values."""
+    torch = torch_cuda
+    from conftest import as_float64
+
+    mv, mm = (macko.spmv_ex, macko.spmm_ex) if generic else (macko.spmv, macko.spmm)
+    tv = _torch_dtype(torch, vdt)
+    a = random_dense(300, 190, 0.4, adt, seed=61)
+    A = Matrix.from_dense(a)
+    A.upload(handle)
+    A.analysis(handle, "T")
+    W = torch.from_numpy(as_float64(a, adt)).cuda()
+    for op, k, m in (("N", 190, 300), ("T", 300, 190)):
+        Wop = W if op == "N" else W.T
+        x = torch.empty(k, device="cuda", dtype=tv).uniform_(-1, 1)
+        y = torch.empty(m, device="cuda", dtype=tv).uniform_(-1, 1)
+        want = 0.5 * (Wop @ x.double()) - 2.0 * y.double()
+        mv(handle, A, x, y, alpha=0.5, beta=-2.0, op=op)
+        torch.cuda.current_stream().synchronize()
+        assert rel_err(y.double().cpu().numpy(), want.cpu().numpy()) < tol, op
+        for n in (1, 5, 16):
+            X = torch.empty(n, k, device="cuda", dtype=tv).uniform_(-1, 1)
+            Y = torch.full((n, m), float("nan"), device="cuda", dtype=tv)
+            mm(handle, A, X.T, Y.T, op=op)
+            torch.cuda.current_stream().synchronize()
+            assert rel_err(Y.double().cpu().numpy(), (X.double() @ Wop.T).cpu().numpy()) < tol, (op, n)
+
+
+@pytest.mark.parametrize("adt", [np.float16, np.float32, np.float64])
+def test_generic_equals_letter_routine(torch_cuda, handle, adt):
+    """spmv_ex/spmm_ex give the bytes of macko_Hspmv/_Sspmv/_Dspmv (and the spmm ones) where both exist."""
+    torch = torch_cuda
+    from conftest import _lib_has_type
+
+    if not _lib_has_type(adt):
+        pytest.skip("no %s matrices" % np.dtype(adt).name)
+    vdt = adt
+    tv = _torch_dtype(torch, vdt)
+    A = Matrix.from_dense(random_dense(257, 333, 0.3, adt, seed=62))
+    A.upload(handle)
+    x = torch.empty(333, device="cuda", dtype=tv).uniform_(-1, 1)
+    y1, y2 = (torch.empty(257, device="cuda", dtype=tv) for _ in range(2))
+    macko.spmv(handle, A, x, y1)
+    macko.spmv_ex(handle, A, x, y2)
+    X = torch.empty(7, 333, device="cuda", dtype=tv).uniform_(-1, 1)
+    C1, C2 = (torch.empty(7, 257, device="cuda", dtype=tv) for _ in range(2))
+    macko.spmm(handle, A, X.T, C1.T)
+    macko.spmm_ex(handle, A, X.T, C2.T)
+    torch.cuda.current_stream().synchronize()
+    assert torch.equal(y1, y2) and torch.equal(C1, C2)
+
+
+def test_float64_device_pointer_mode(torch_cuda, handle):
+    torch = torch_cuda
+    from conftest import _lib_has_type
+
+    if not _lib_has_type(np.float64):
+        pytest.skip("no float64 matrices")
+    a = random_dense(64, 96, 0.5, np.float64, seed=63)
+    A = Matrix.from_dense(a)
+    A.upload(handle)
+    handle.pointer_mode = macko.PointerMode.DEVICE
+    alpha = torch.tensor([1.0 / 3.0], device="cuda", dtype=torch.float64)  # not a float32 number
+    beta = torch.tensor([0.0], device="cuda", dtype=torch.float64)
+    x = torch.rand(96, device="cuda", dtype=torch.float64)
+    y = torch.empty(64, device="cuda", dtype=torch.float64)
+    macko.spmv(handle, A, x, y, alpha=alpha, beta=beta)
+    torch.cuda.current_stream().synchronize()
+    want = (torch.from_numpy(a).cuda() @ x) / 3.0
+    assert rel_err(y.cpu().numpy(), want.cpu().numpy()) < 1e-13
+
+
+@pytest.mark.parametrize("dtype", _types_gpu())
+def test_device_encoding_equals_host_encoding_all_types(torch_cuda, handle, dtype):
+    torch = torch_cuda
+    a = random_dense(70, 150, 0.3, dtype, seed=64)
+    host = Matrix.from_dense(a)
+    t = torch.from_numpy(a.view(np.int16) if dtype == "bfloat16" else a)
+    t = t.view(torch.bfloat16) if dtype == "bfloat16" else t
+    dev = Matrix.from_dense_device(handle, t.cuda())
+    assert dev.datatype == host.datatype
+    dev.download(handle)
+    assert dev.serialize() == host.serialize()
+
+
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float64"])
+def test_macko_linear_bf16_f64_matches_nn_linear(torch_cuda, dtype_name):
+    torch = torch_cuda
+    from conftest import _lib_has_type
+    from macko.torch import MackoLinear
+
+    if not _lib_has_type(dtype_name if dtype_name == "bfloat16" else np.float64):
+        pytest.skip("no %s matrices" % dtype_name)
+    dt = getattr(torch, dtype_name)
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(256, 384).cuda().to(dt)
+    with torch.no_grad():
+        lin.weight.mul_((torch.rand_like(lin.weight.float()) < 0.5).to(dt))
+    m = MackoLinear.from_linear(lin, dtype=dt)
+    tol = 2e-2 if dt == torch.bfloat16 else 1e-13
+    for shape in [(256,), (8, 256), (2, 3, 256)]:
+        x = torch.randn(*shape, device="cuda", dtype=dt)
+        with torch.no_grad():
+            want = torch.nn.functional.linear(x.double(), lin.weight.double(), lin.bias.double())
+            got = m(x)
+        assert got.shape == want.shape and got.dtype == dt
+        assert rel_err(got.double().cpu().numpy(), want.cpu().numpy()) < tol

@@ -11,22 +11,26 @@ from macko import MackoError, Matrix, Status
 from macko import _lib
 from macko.matrix import _dense_layout
 
-from conftest import REPO
+from conftest import ALL_TYPES, REPO, as_float64, as_type
 
 DTYPES = [np.float16, np.float32]
 
 
 def random_dense(rows, cols, density, dtype, seed):
     """Random values in [-1, 1] (never zero) at about density*rows*cols positions; row 1 empty, row 2 holding only
-    its first and last column (a gap > 16, so padding entries appear)."""
+    its first and last column (a gap > 16, so padding entries appear). dtype "bfloat16": macko.bfloat16 bits."""
     rng = np.random.default_rng(seed)
     v = rng.uniform(0.05, 1.0, (rows, cols)) * rng.choice([-1.0, 1.0], (rows, cols))
-    a = np.where(rng.random((rows, cols)) < density, v, 0.0).astype(dtype)
+    a = np.where(rng.random((rows, cols)) < density, v, 0.0)
     if rows > 2 and cols > 1:
         a[1, :] = 0
         a[2, :] = 0
         a[2, 0], a[2, -1] = 1.5, -2.5
-    return a
+    return as_type(a, dtype)
+
+
+def np_dtype(dtype):
+    return macko.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
 
 
 def format_example(dtype=np.float32):
@@ -80,21 +84,22 @@ def test_format_example_byte_exact():
     assert st == (8 * 4 + 4 + 4 * 4, 7, 8, pytest.approx(52 / (3 * 47 * 4)))
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_TYPES)
 @pytest.mark.parametrize("layout", ["C", "F", "row-view", "col-view", "strided", "transposed", "reversed"])
 def test_encode_layouts(dtype, layout):
     rows, cols = 37, 53
     a = random_dense(rows, cols, 0.3, dtype, seed=7)
+    dtype = a.dtype  # bfloat16: macko.bfloat16 (np.full/np.zeros below keep its mark)
     if layout == "C":
         src = np.ascontiguousarray(a)
     elif layout == "F":
         src = np.asfortranarray(a)
     elif layout == "row-view":  # leading dimension 61 > cols, junk in the gap
-        big = np.full((rows, 61), np.inf, dtype)
+        big = np.full((rows, 61), 0x7F80 if dtype == macko.bfloat16 else np.inf, dtype)
         big[:, :cols] = a
         src = big[:, :cols]
     elif layout == "col-view":  # column-major, leading dimension 45 > rows
-        big = np.full((45, cols), np.nan, dtype, order="F")
+        big = np.full((45, cols), 0x7FC0 if dtype == macko.bfloat16 else np.nan, dtype, order="F")
         big[:rows, :] = a
         src = big[:rows, :]
     elif layout == "strided":
@@ -109,6 +114,7 @@ def test_encode_layouts(dtype, layout):
     A = Matrix.from_dense(src)
     ref = Matrix.from_dense(np.ascontiguousarray(a))
     assert A.info == (rows, cols, int(np.count_nonzero(a)), np.dtype(dtype))
+    assert A.info.dtype.metadata == dtype.metadata  # a bf16 matrix's arrays say so
     np.testing.assert_array_equal(A.to_dense(), a)
     np.testing.assert_array_equal(A.to_dense("F"), a)
     assert A.to_dense("F").flags.f_contiguous
@@ -134,33 +140,36 @@ def test_layout_choice_avoids_copies():
     assert not np.shares_memory(arr, big) and order == macko.Order.ROW and ld == 6
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_TYPES)
 def test_signed_zero_nan_inf(dtype):
-    a = np.zeros((2, 40), dtype)
+    a = np.zeros((2, 40))
     a[0, 3] = -0.0
     a[0, 5] = np.nan
     a[1, 0] = np.inf
     a[1, 39] = -np.inf
+    a = as_type(a, dtype)
     A = Matrix.from_dense(a)
     assert A.nnz == 3  # -0 is a zero; NaN and Inf are stored
-    d = A.to_dense()
+    d = as_float64(A.to_dense(), dtype)
     assert np.isnan(d[0, 5]) and d[1, 0] == np.inf and d[1, 39] == -np.inf
     assert d[0, 3] == 0
     assert np.count_nonzero(d) == 3  # NaN counts as nonzero here too
 
 
 @pytest.mark.parametrize("density", [0.1, 0.3, 0.5])
-def test_storage_and_effective_density(density):
+@pytest.mark.parametrize("dtype", ALL_TYPES)
+def test_storage_and_effective_density(density, dtype):
     rows = cols = 256
-    a = random_dense(rows, cols, density, np.float16, seed=11)
+    a = random_dense(rows, cols, density, dtype, seed=11)
+    b = a.dtype.itemsize  # bytes per value
     A = Matrix.from_dense(a)
     st = A.storage
     assert st.entries_padded % 8 == 0 and 0 <= st.entries_padded - st.entries < 8
     assert st.entries >= A.nnz == np.count_nonzero(a)
-    assert st.bytes == st.entries_padded * 2 + st.entries_padded // 2 + 4 * (rows + 1)
-    assert st.effective_density == pytest.approx(st.bytes / (rows * cols * 2), rel=1e-12)
+    assert st.bytes == st.entries_padded * b + st.entries_padded // 2 + 4 * (rows + 1)
+    assert st.effective_density == pytest.approx(st.bytes / (rows * cols * b), rel=1e-12)
     z = (1 - density) ** 16  # FORMAT.md's expectation for uniform patterns, plus the row pointers
-    expect = density * (1 + z / (1 - z)) * 1.25 + 4 * (rows + 1) / (rows * cols * 2)
+    expect = density * (1 + z / (1 - z)) * (1 + 0.5 / b) + 4 * (rows + 1) / (rows * cols * b)
     assert st.effective_density == pytest.approx(expect, abs=0.03)
 
 
@@ -175,7 +184,7 @@ def test_empty_and_degenerate_shapes():
 
 
 # ---------------------------------------------------------------- CSR
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_TYPES)
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("base", [0, 1])
 def test_csr_round_trip(dtype, index_dtype, base):
@@ -184,7 +193,8 @@ def test_csr_round_trip(dtype, index_dtype, base):
     want_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows_nz, minlength=a.shape[0]))]) + base
     A = Matrix.from_dense(a)
     indptr, indices, data = A.to_csr(index_dtype, base)
-    assert indptr.dtype == index_dtype and indices.dtype == index_dtype and data.dtype == dtype
+    assert indptr.dtype == index_dtype and indices.dtype == index_dtype and data.dtype == np_dtype(dtype)
+    assert data.dtype.metadata == a.dtype.metadata
     np.testing.assert_array_equal(indptr, want_ptr)
     np.testing.assert_array_equal(indices, cols_nz + base)
     np.testing.assert_array_equal(data, a[rows_nz, cols_nz])
@@ -216,7 +226,7 @@ def test_csr_from_scipy():
 
 
 # ---------------------------------------------------------------- raw MACKO arrays
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_TYPES)
 def test_macko_arrays_import(dtype):
     a = random_dense(41, 90, 0.25, dtype, seed=9)
     A = Matrix.from_dense(a)
@@ -241,7 +251,7 @@ def test_macko_import_rejects_bad_column():
 
 
 # ---------------------------------------------------------------- persistence
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_TYPES)
 def test_serialize_round_trip(dtype):
     a = random_dense(23, 64, 0.35, dtype, seed=13)
     A = Matrix.from_dense(a)
@@ -249,7 +259,7 @@ def test_serialize_round_trip(dtype):
     assert isinstance(buf, bytes) and len(buf) == A.serialized_size()
     B = Matrix.deserialize(buf)
     np.testing.assert_array_equal(B.to_dense(), a)
-    assert B.info == A.info and B.storage == A.storage
+    assert B.info == A.info and B.storage == A.storage and B.datatype == A.datatype
     C = Matrix.deserialize(bytearray(buf))  # any bytes-like object
     np.testing.assert_array_equal(C.to_dense(), a)
 
@@ -267,8 +277,9 @@ def test_deserialize_rejects_damage():
     assert e.value.status_name == "MACKO_STATUS_FORMAT_ERROR"
 
 
-def test_save_load(tmp_path):
-    a = random_dense(30, 45, 0.3, np.float16, seed=17)
+@pytest.mark.parametrize("dtype", ALL_TYPES)
+def test_save_load(tmp_path, dtype):
+    a = random_dense(30, 45, 0.3, dtype, seed=17)
     A = Matrix.from_dense(a)
     p = tmp_path / "w.macko"
     A.save(p)
@@ -306,8 +317,10 @@ def test_bad_leading_dimension_position():
 
 
 def test_python_side_argument_errors():
-    with pytest.raises(ValueError):
-        Matrix.from_dense(np.ones((3, 3), np.float64))  # float64 needs dtype=
+    with pytest.raises(ValueError, match="int64"):
+        Matrix.from_dense(np.ones((3, 3), np.int64))  # integers need dtype=
+    with pytest.raises(ValueError, match="bfloat16 bit patterns need dtype='bfloat16'"):
+        Matrix.from_dense(np.ones((3, 3), np.uint16))  # a plain uint16 array is not taken for bf16 bits
     np.testing.assert_array_equal(Matrix.from_dense(np.eye(3), dtype=np.float32).to_dense(), np.eye(3))
     with pytest.raises(ValueError):
         Matrix.from_dense(np.ones(3, np.float32))

@@ -12,8 +12,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from macko import MackoError, Matrix  # noqa: E402
+from macko import DataType, MackoError, Matrix  # noqa: E402
 from macko.torch import MackoLinear  # noqa: E402
+
+from conftest import _lib_has_type  # noqa: E402
+
+needs_bf16 = pytest.mark.skipif(not _lib_has_type("bfloat16"), reason="this libmacko has no bfloat16 matrices")
+needs_f64 = pytest.mark.skipif(not _lib_has_type(np.float64), reason="this libmacko has no float64 matrices")
+TORCH_TYPES = [torch.float16, pytest.param(torch.bfloat16, marks=needs_bf16), torch.float32,
+               pytest.param(torch.float64, marks=needs_f64)]
 
 
 def pruned_linear(in_f, out_f, seed, bias=True, dtype=torch.float16, density=0.4):
@@ -35,6 +42,12 @@ def two_layer(device, dtype=torch.float16, empty=False):
         MackoLinear.from_linear(pruned_linear(96, 128, 1, dtype=dtype), dtype=dtype, device=device),
         torch.nn.ReLU(),
         MackoLinear.from_linear(pruned_linear(128, 64, 2, bias=False, dtype=dtype), dtype=dtype, device=device))
+
+
+def weight_of(layer):
+    """The layer's weight as a float64 CUDA tensor, read from its state (the matrix's serialization)."""
+    A = Matrix.deserialize(layer.get_extra_state().numpy())
+    return torch.from_numpy(A.to_dense(dtype=np.float64)).cuda()
 
 
 def matrices(model):
@@ -64,7 +77,7 @@ def test_state_dict_holds_the_serialized_matrix():
     np.testing.assert_array_equal(A.to_dense(), lin.weight.detach().numpy())
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("dtype", TORCH_TYPES)
 def test_load_state_dict_into_an_empty_layer(dtype):
     m = MackoLinear.from_linear(pruned_linear(96, 128, 1, dtype=dtype), dtype=dtype, device="cpu")
     e = MackoLinear.empty(96, 128, dtype=dtype, device="cpu")
@@ -143,23 +156,83 @@ def test_pickle_whole_module_cpu():
     same_weights(model, pickle.loads(pickle.dumps(model)))
 
 
-def test_dtype_conversions_cpu():
+@pytest.mark.filterwarnings("ignore:Complex modules")
+def test_dtype_no_ops_and_refusals_cpu():
     m16 = MackoLinear.from_linear(pruned_linear(32, 16, 3), device="cpu")
     want = m16.matrix.serialize()
+    old = m16.matrix
     assert m16.half() is m16 and m16.to(torch.float16) is m16  # no-ops for a float16 matrix
-    assert m16.matrix.serialize() == want and m16.bias.dtype == torch.float16
-    for conv, name in ((lambda: m16.to(torch.bfloat16), "bfloat16"), (m16.bfloat16, "bfloat16"),
-                       (m16.float, "float32"), (m16.double, "float64")):
-        with pytest.raises(TypeError, match="float16 macko matrix and cannot be converted to %s" % name):
-            conv()
-    assert m16.bias.dtype == torch.float16  # nothing was converted
-    model = torch.nn.Sequential(torch.nn.LayerNorm(32), m16)
-    with pytest.raises(TypeError, match="bfloat16 is not supported yet"):
-        model.to(torch.bfloat16)
-    m32 = MackoLinear.from_linear(pruned_linear(32, 16, 3, dtype=torch.float32), dtype=torch.float32, device="cpu")
-    assert m32.float() is m32
-    with pytest.raises(TypeError, match="float32 macko matrix and cannot be converted to float16"):
-        m32.half()
+    assert m16.matrix is old and m16.matrix.serialize() == want and m16.bias.dtype == torch.float16
+    with pytest.raises(TypeError, match="float16 macko matrix and cannot be converted to complex64"):
+        m16.to(torch.complex64)
+    assert m16.matrix is old and m16.bias.dtype == torch.float16  # nothing was converted
+    with pytest.raises(ValueError, match="dtype must be"):
+        MackoLinear.empty(8, 4, dtype=torch.int8)
+
+
+def converted_values(m, dtype):
+    """The layer's matrix values converted as Matrix.astype does, for comparing."""
+    return m.matrix.astype(dtype).arrays().values
+
+
+@needs_bf16
+def test_to_bfloat16_cpu():
+    """A converted fp16 layer moved with .to(torch.bfloat16): the values re-encoded in bf16 at the same positions,
+    the bias converted, and the result round-trips through state_dict and pickle into bf16 layers."""
+    lin = pruned_linear(32, 16, 3)
+    m = MackoLinear.from_linear(lin, device="cpu")
+    before = m.matrix.arrays()
+    want_values = converted_values(m, "bfloat16")
+    model = torch.nn.Sequential(torch.nn.LayerNorm(32), m)
+    assert model.to(torch.bfloat16) is model
+    assert m.dtype == torch.bfloat16 and m.bias.dtype == torch.bfloat16
+    assert m.matrix.datatype == DataType.R_16BF
+    after = m.matrix.arrays()
+    np.testing.assert_array_equal(after.deltas, before.deltas)
+    np.testing.assert_array_equal(after.row_ptr, before.row_ptr)
+    np.testing.assert_array_equal(after.values, want_values)
+    # the same rounding as torch's
+    w_bf16 = lin.weight.detach().to(torch.bfloat16)
+    dense = torch.from_numpy(m.matrix.to_dense().view(np.int16)).view(torch.bfloat16)
+    assert torch.equal(dense, w_bf16)
+    assert "dtype=torch.bfloat16" in repr(m)
+    # state_dict into an empty bf16 layer; a fp16 layer refuses it
+    e = MackoLinear.empty(32, 16, dtype=torch.bfloat16, device="cpu")
+    e.load_state_dict(m.state_dict(), strict=True)
+    same_weights(m, e)
+    with pytest.raises(ValueError, match="16x32 bfloat16; this MackoLinear is 16x32 float16"):
+        MackoLinear.empty(32, 16, device="cpu").load_state_dict(m.state_dict())
+    back = pickle.loads(pickle.dumps(model))
+    same_weights(model, back)
+    assert back[1].dtype == torch.bfloat16 and back[1].matrix.datatype == DataType.R_16BF
+    # and on to the other types (.float() widens exactly, .half() rounds back)
+    m.float()
+    assert m.matrix.datatype == DataType.R_32F and m.bias.dtype == torch.float32
+    assert torch.equal(torch.from_numpy(m.matrix.to_dense()), w_bf16.float())
+
+
+@needs_bf16
+def test_bf16_layer_from_weights_cpu():
+    lin = pruned_linear(40, 24, 4, dtype=torch.float32)
+    m = MackoLinear.from_linear(lin, dtype=torch.bfloat16, device="cpu")
+    assert m.matrix.datatype == DataType.R_16BF and m.bias.dtype == torch.bfloat16
+    dense = torch.from_numpy(m.matrix.to_dense().view(np.int16)).view(torch.bfloat16)
+    assert torch.equal(dense, lin.weight.detach().to(torch.bfloat16))  # torch's rounding, bit for bit
+    buf = io.BytesIO()
+    torch.save(m.state_dict(), buf)
+    buf.seek(0)
+    e = MackoLinear.empty(40, 24, dtype=torch.bfloat16, device="cpu")
+    e.load_state_dict(torch.load(buf, weights_only=True))
+    same_weights(m, e)
+
+
+@needs_f64
+def test_double_cpu():
+    m = MackoLinear.from_linear(pruned_linear(32, 16, 3), device="cpu")
+    m.double()
+    assert m.matrix.datatype == DataType.R_64F and m.bias.dtype == torch.float64
+    m.half()
+    assert m.matrix.datatype == DataType.R_16F and m.bias.dtype == torch.float16
 
 
 def test_cpu_layer_does_not_compute():
@@ -247,16 +320,56 @@ def test_gpu_pickle_whole_module(cuda):
     assert torch.equal(outputs(host.cuda())[0], y)
 
 
-def test_gpu_dtype_conversions(cuda):
+def test_gpu_dtype_no_op(cuda):
     model = two_layer("cuda")
     y, _ = outputs(model)
-    with pytest.raises(TypeError, match="bfloat16"):
-        model.to(torch.bfloat16)
-    with pytest.raises(TypeError, match="float32"):
-        model.float()
     model.half()
     model.to("cuda", torch.float16)
     assert torch.equal(outputs(model)[0], y)
+
+
+@needs_bf16
+def test_gpu_to_bfloat16(cuda):
+    """A converted fp16 model moved with .to(torch.bfloat16) runs in bf16 end to end: its output equals that of the
+    same model built in bf16 from the bf16-rounded weights, bitwise; state_dict and deepcopy keep it."""
+    model = two_layer("cuda")
+    ref = torch.nn.Sequential(
+        MackoLinear.from_linear(pruned_linear(96, 128, 1).to(torch.bfloat16), dtype=torch.bfloat16, device="cuda"),
+        torch.nn.ReLU(),
+        MackoLinear.from_linear(pruned_linear(128, 64, 2, bias=False).to(torch.bfloat16), dtype=torch.bfloat16,
+                                device="cuda"))
+    model.to(torch.bfloat16)
+    for m in matrices(model):
+        assert m.datatype == DataType.R_16BF and m.on_device and not m.has_host_copy
+    g = torch.Generator(device="cuda").manual_seed(7)
+    x = torch.randn(5, 96, device="cuda", generator=g).to(torch.bfloat16)
+    with torch.no_grad():
+        y = model(x)
+        assert y.dtype == torch.bfloat16
+        assert torch.equal(y, ref(x))
+        h = torch.relu(torch.nn.functional.linear(x.double(), weight_of(model[0]), model[0].bias.double()))
+        dense = torch.nn.functional.linear(h, weight_of(model[2]))
+    assert ((y.double() - dense).norm() / dense.norm()).item() < 2e-2
+    fresh = two_layer("cuda", dtype=torch.bfloat16, empty=True)
+    fresh.load_state_dict(model.state_dict(), strict=True)
+    c = copy.deepcopy(model)
+    with torch.no_grad():
+        assert torch.equal(fresh(x), y) and torch.equal(c(x), y)
+
+
+@needs_bf16
+def test_gpu_bf16_under_torch_compile(cuda):
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip("torch.library.custom_op needs torch >= 2.4")
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    model = two_layer("cuda").to(torch.bfloat16)
+    f = torch.compile(model, fullgraph=True, dynamic=False)
+    x = torch.randn(3, 96, device="cuda").to(torch.bfloat16)
+    with torch.no_grad():
+        got = f(x)
+        assert got.dtype == torch.bfloat16 and torch.equal(got, model(x))
 
 
 def test_gpu_move_to_cpu_and_back(cuda):
