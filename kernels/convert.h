@@ -36,8 +36,8 @@ typedef struct macko_conv_stats {
     unsigned long long bad_col; /* min row with a column out of range or not increasing, MACKO_CONV_NONE if none */
 } macko_conv_stats;
 
-/* Dense input: es = element size (2: fp16 bits, 4: fp32 bits), colmajor selects the order, ld its leading
- * dimension. counts gets rows + 1 elements (the last is 0, ready for the exclusive scan). */
+/* Dense input: es = element size (2: fp16/bf16 bits, 4: fp32 bits, 8: fp64 bits), colmajor selects the order, ld
+ * its leading dimension. counts gets rows + 1 elements (the last is 0, ready for the exclusive scan). */
 int macko_conv_dense_count(int es, const void *a, int64_t rows, int64_t cols, int64_t ld, int colmajor,
                            int64_t *counts, macko_conv_stats *stats, int sm_count, macko_stream_t stream);
 /* rp = the scanned counts (int64, rows + 1). Writes values [0, entries) and one delta per entry into dtmp. */

@@ -28,6 +28,10 @@ static_assert(kTileRows % kWarps == 0 && kTileCols % kWarp == 0 && kTileCols % k
 template <typename T> __device__ __forceinline__ bool is_zero(T v);
 template <> __device__ __forceinline__ bool is_zero<uint16_t>(uint16_t v) { return (v & 0x7FFFu) == 0; }
 template <> __device__ __forceinline__ bool is_zero<uint32_t>(uint32_t v) { return (v & 0x7FFFFFFFu) == 0; }
+template <> __device__ __forceinline__ bool is_zero<uint64_t>(uint64_t v)
+{
+    return (v & 0x7FFFFFFFFFFFFFFFull) == 0;
+}
 
 __device__ __forceinline__ unsigned lanemask_lt()
 {

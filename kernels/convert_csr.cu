@@ -149,15 +149,17 @@ extern "C" int macko_conv_csr_count(int es, int idx64, int64_t base, int64_t row
 {
     typedef int (*fn_t)(int64_t, int64_t, int64_t, int64_t, const void *, const void *, const void *, int64_t *,
                         macko_conv_stats *, int, cudaStream_t);
-    static const fn_t table[2][2] = {{csr_count_launch<int32_t, uint16_t>, csr_count_launch<int32_t, uint32_t>},
-                                     {csr_count_launch<int64_t, uint16_t>, csr_count_launch<int64_t, uint32_t>}};
+    static const fn_t table[2][3] = {{csr_count_launch<int32_t, uint16_t>, csr_count_launch<int32_t, uint32_t>,
+                                      csr_count_launch<int32_t, uint64_t>},
+                                     {csr_count_launch<int64_t, uint16_t>, csr_count_launch<int64_t, uint32_t>,
+                                      csr_count_launch<int64_t, uint64_t>}};
     cudaStream_t s = (cudaStream_t)stream;
     init_kernel<<<1, 1, 0, s>>>(stats, counts + rows);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return (int)e;
-    return table[idx64 ? 1 : 0][es == 2 ? 0 : 1](base, rows, cols, nnz, row_ptr, col_ind, values, counts, stats,
-                                                 sm_count, s);
+    return table[idx64 ? 1 : 0][es == 2 ? 0 : es == 4 ? 1 : 2](base, rows, cols, nnz, row_ptr, col_ind, values,
+                                                               counts, stats, sm_count, s);
 }
 
 extern "C" int macko_conv_csr_fill(int es, int idx64, int64_t base, int64_t rows, const void *row_ptr,
@@ -166,10 +168,11 @@ extern "C" int macko_conv_csr_fill(int es, int idx64, int64_t base, int64_t rows
 {
     typedef int (*fn_t)(int64_t, int64_t, const void *, const void *, const void *, const int64_t *, void *,
                         uint8_t *, int, cudaStream_t);
-    static const fn_t table[2][2] = {{csr_fill_launch<int32_t, uint16_t>, csr_fill_launch<int32_t, uint32_t>},
-                                     {csr_fill_launch<int64_t, uint16_t>, csr_fill_launch<int64_t, uint32_t>}};
+    static const fn_t table[2][3] = {
+        {csr_fill_launch<int32_t, uint16_t>, csr_fill_launch<int32_t, uint32_t>, csr_fill_launch<int32_t, uint64_t>},
+        {csr_fill_launch<int64_t, uint16_t>, csr_fill_launch<int64_t, uint32_t>, csr_fill_launch<int64_t, uint64_t>}};
     if (rows == 0)
         return 0;
-    return table[idx64 ? 1 : 0][es == 2 ? 0 : 1](base, rows, row_ptr, col_ind, values, rp, out_values, dtmp,
-                                                 sm_count, (cudaStream_t)stream);
+    return table[idx64 ? 1 : 0][es == 2 ? 0 : es == 4 ? 1 : 2](base, rows, row_ptr, col_ind, values, rp, out_values,
+                                                               dtmp, sm_count, (cudaStream_t)stream);
 }

@@ -12,6 +12,8 @@
  * runs down a column (coalesced) and every warp still scans rows. */
 #include "convert_common.cuh"
 
+#include <type_traits>
+
 namespace {
 
 /* ------------------------------------------------------------------ dense: per-chunk steps of one row */
@@ -189,7 +191,9 @@ __global__ void __launch_bounds__(kBlock) dense_col_kernel(const T *__restrict__
                                                            macko_conv_stats *st, const int64_t *__restrict__ rp,
                                                            T *__restrict__ vals, uint8_t *__restrict__ dt)
 {
-    __shared__ uint32_t tile[kTileCols][kTileRows + 1]; /* [column][row]; +1: conflict-free both ways */
+    /* 16-bit values travel as 32-bit words (no sub-word bank traffic); fp64 needs its 8 bytes */
+    using W = typename std::conditional<sizeof(T) == 8, T, uint32_t>::type;
+    __shared__ W tile[kTileCols][kTileRows + 1]; /* [column][row]; +1: conflict-free both ways */
     const int lane = threadIdx.x & (kWarp - 1);
     const int w = threadIdx.x / kWarp;
     const unsigned lt = lanemask_lt();
@@ -213,7 +217,7 @@ __global__ void __launch_bounds__(kBlock) dense_col_kernel(const T *__restrict__
             for (int j = 0; j < kTileCols / kWarps; j++) {
                 const int cc = w + kWarps * j;
                 const int64_t c = c0 + cc;
-                tile[cc][lane] = (lr < rows && c < cols) ? (uint32_t)a[c * ld + lr] : 0u;
+                tile[cc][lane] = (lr < rows && c < cols) ? (W)a[c * ld + lr] : (W)0;
             }
             __syncthreads();
 #pragma unroll
@@ -290,10 +294,8 @@ extern "C" int macko_conv_dense_count(int es, const void *a, int64_t rows, int64
         return (int)e;
     if (cols == 0)
         return (int)cudaMemsetAsync(counts, 0, (size_t)rows * sizeof(int64_t), s);
-    return es == 2 ? dense_launch<uint16_t>(false, a, rows, cols, ld, colmajor, counts, stats, nullptr, nullptr,
-                                            nullptr, sm_count, s)
-                   : dense_launch<uint32_t>(false, a, rows, cols, ld, colmajor, counts, stats, nullptr, nullptr,
-                                            nullptr, sm_count, s);
+    return (es == 2 ? dense_launch<uint16_t> : es == 4 ? dense_launch<uint32_t> : dense_launch<uint64_t>)(
+        false, a, rows, cols, ld, colmajor, counts, stats, nullptr, nullptr, nullptr, sm_count, s);
 }
 
 extern "C" int macko_conv_dense_fill(int es, const void *a, int64_t rows, int64_t cols, int64_t ld, int colmajor,
@@ -303,8 +305,6 @@ extern "C" int macko_conv_dense_fill(int es, const void *a, int64_t rows, int64_
     cudaStream_t s = (cudaStream_t)stream;
     if (rows == 0 || cols == 0)
         return 0;
-    return es == 2 ? dense_launch<uint16_t>(true, a, rows, cols, ld, colmajor, nullptr, nullptr, rp, values, dtmp,
-                                            sm_count, s)
-                   : dense_launch<uint32_t>(true, a, rows, cols, ld, colmajor, nullptr, nullptr, rp, values, dtmp,
-                                            sm_count, s);
+    return (es == 2 ? dense_launch<uint16_t> : es == 4 ? dense_launch<uint32_t> : dense_launch<uint64_t>)(
+        true, a, rows, cols, ld, colmajor, nullptr, nullptr, rp, values, dtmp, sm_count, s);
 }

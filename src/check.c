@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 
 macko_status_t macko_check_ptr(const char *fn, int pos, const char *name, const void *p)
 {
@@ -35,30 +36,45 @@ macko_status_t macko_check_row_ptr(const char *fn, int pos, const void *row_ptr,
     return MACKO_STATUS_SUCCESS;
 }
 
-/* Every enumeration of the API has two values; the names are the enumerators' own. */
-#define ENUM_ARG(arg, a, b) {arg, {a, b}, {#a, #b}}
+/* The values of every enumeration of the API, named as the enumerators are (at most 4: the value types). */
+#define ENUM_MAX 4
+#define ENUM_ARG(arg, n, a, b) {arg, n, {a, b}, {#a, #b}}
+#define ENUM_ARG4(arg, a, b, c, d) {arg, 4, {a, b, c, d}, {#a, #b, #c, #d}}
 static const struct {
     const char *arg; /* the argument's name in the API */
-    int value[2];
-    const char *name[2];
+    int count;
+    int value[ENUM_MAX];
+    const char *name[ENUM_MAX];
 } enum_args[] = {
-    [MACKO_ARG_OP] = ENUM_ARG("op", MACKO_OPERATION_NON_TRANSPOSE, MACKO_OPERATION_TRANSPOSE),
-    [MACKO_ARG_POINTER_MODE] = ENUM_ARG("mode", MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE),
-    [MACKO_ARG_ORDER] = ENUM_ARG("order", MACKO_ORDER_ROW, MACKO_ORDER_COL),
-    [MACKO_ARG_INDEX_TYPE] = ENUM_ARG("index_type", MACKO_INDEX_32I, MACKO_INDEX_64I),
-    [MACKO_ARG_INDEX_BASE] = ENUM_ARG("index_base", MACKO_INDEX_BASE_ZERO, MACKO_INDEX_BASE_ONE),
-    [MACKO_ARG_TYPE] = ENUM_ARG("type", MACKO_R_16F, MACKO_R_32F),
+    [MACKO_ARG_OP] = ENUM_ARG("op", 2, MACKO_OPERATION_NON_TRANSPOSE, MACKO_OPERATION_TRANSPOSE),
+    [MACKO_ARG_POINTER_MODE] = ENUM_ARG("mode", 2, MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE),
+    [MACKO_ARG_ORDER] = ENUM_ARG("order", 2, MACKO_ORDER_ROW, MACKO_ORDER_COL),
+    [MACKO_ARG_INDEX_TYPE] = ENUM_ARG("index_type", 2, MACKO_INDEX_32I, MACKO_INDEX_64I),
+    [MACKO_ARG_INDEX_BASE] = ENUM_ARG("index_base", 2, MACKO_INDEX_BASE_ZERO, MACKO_INDEX_BASE_ONE),
+    [MACKO_ARG_TYPE] = ENUM_ARG4("type", MACKO_R_16F, MACKO_R_32F, MACKO_R_16BF, MACKO_R_64F),
 };
 #undef ENUM_ARG
+#undef ENUM_ARG4
 
 macko_status_t macko_check_enum(const char *fn, int pos, macko_enum_arg which, int value)
 {
-    const int *v = enum_args[which].value;
-    const char *const *n = enum_args[which].name;
-    if (value == v[0] || value == v[1])
-        return MACKO_STATUS_SUCCESS;
-    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is %d; it must be %s (%d) or %s (%d)",
-                      enum_args[which].arg, value, n[0], v[0], n[1], v[1]);
+    char list[160];
+    size_t used = 0;
+    const int n = enum_args[which].count;
+    int i;
+    for (i = 0; i < n; i++)
+        if (value == enum_args[which].value[i])
+            return MACKO_STATUS_SUCCESS;
+    list[0] = '\0';
+    for (i = 0; i < n && used < sizeof list; i++) {
+        const int w = snprintf(list + used, sizeof list - used, "%s%s (%d)", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                               enum_args[which].name[i], enum_args[which].value[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is %d; it must be %s", enum_args[which].arg, value,
+                      list);
 }
 
 macko_status_t macko_check_size(const char *fn, int pos, const char *name, int64_t v)

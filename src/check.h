@@ -33,7 +33,8 @@ macko_status_t macko_check_array(const char *fn, int pos, const char *name, cons
  * "row_ptr is NULL (it holds|receives rows + 1 entries)". */
 macko_status_t macko_check_row_ptr(const char *fn, int pos, const void *row_ptr, int out);
 
-/* ---- enumerations: "<name> is <v>; it must be <FIRST> (<v1>) or <SECOND> (<v2>)", named as in the API */
+/* ---- enumerations: "<name> is <v>; it must be <FIRST> (<v1>) or <SECOND> (<v2>)", named as in the API; the value
+ * types list all four: "... it must be MACKO_R_16F (2), MACKO_R_32F (0), MACKO_R_16BF (14) or MACKO_R_64F (1)" */
 typedef enum {
     MACKO_ARG_OP,           /* op: macko_operation_t */
     MACKO_ARG_POINTER_MODE, /* mode: macko_pointer_mode_t */

@@ -37,11 +37,17 @@ static inline uint64_t nz_mask_scalar(const unsigned char *p, int n, int es)
             memcpy(&q, p + 2 * i, 2);
             m |= (uint64_t)((q & MACKO_H_MAGNITUDE) != 0) << i;
         }
-    } else {
+    } else if (es == 4) {
         for (i = 0; i < n; i++) {
             uint32_t q;
             memcpy(&q, p + 4 * i, 4);
             m |= (uint64_t)((q & MACKO_S_MAGNITUDE) != 0) << i;
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            uint64_t q;
+            memcpy(&q, p + 8 * i, 8);
+            m |= (uint64_t)((q & MACKO_D_MAGNITUDE) != 0) << i;
         }
     }
     return m;
@@ -62,7 +68,7 @@ static MACKO_ALWAYS_INLINE uint64_t nz_mask64(const unsigned char *p, int es)
             __m128i z = _mm_packs_epi16(_mm_cmpeq_epi16(a, zero), _mm_cmpeq_epi16(b, zero));
             m |= (uint64_t)(~(unsigned)_mm_movemask_epi8(z) & 0xFFFFu) << i;
         }
-    } else {
+    } else if (es == 4) {
         const __m128i absmask = _mm_set1_epi32((int)MACKO_S_MAGNITUDE);
         for (i = 0; i < 64; i += 16) {
             const unsigned char *q = p + 4 * i;
@@ -73,6 +79,30 @@ static MACKO_ALWAYS_INLINE uint64_t nz_mask64(const unsigned char *p, int es)
             __m128i ab = _mm_packs_epi32(_mm_cmpeq_epi32(a, zero), _mm_cmpeq_epi32(b, zero));
             __m128i cd = _mm_packs_epi32(_mm_cmpeq_epi32(c, zero), _mm_cmpeq_epi32(d, zero));
             m |= (uint64_t)(~(unsigned)_mm_movemask_epi8(_mm_packs_epi16(ab, cd)) & 0xFFFFu) << i;
+        }
+    } else {
+        /* fp64: a value is zero when both 32-bit halves of its magnitude are; the halves' compares are combined
+         * by shuffling each 64-bit lane's two results together, then packed like the fp32 case. */
+        const __m128i absmask = _mm_set_epi32(0x7FFFFFFF, -1, 0x7FFFFFFF, -1);
+        for (i = 0; i < 64; i += 16) {
+            const unsigned char *q = p + 8 * i;
+            __m128i z[4];
+            int j;
+            for (j = 0; j < 4; j++) {
+                __m128i a = _mm_cmpeq_epi32(
+                    _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(q + 32 * j)), absmask), zero);
+                __m128i b = _mm_cmpeq_epi32(
+                    _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(q + 32 * j + 16)), absmask), zero);
+                /* lane pairs (0,1) and (2,3) hold one double each: AND them, keep one copy per double */
+                a = _mm_and_si128(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 3, 0, 1)));
+                b = _mm_and_si128(b, _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 3, 0, 1)));
+                z[j] = _mm_castps_si128(
+                    _mm_shuffle_ps(_mm_castsi128_ps(a), _mm_castsi128_ps(b), _MM_SHUFFLE(2, 0, 2, 0)));
+            }
+            m |= (uint64_t)(~(unsigned)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(z[0], z[1]),
+                                                                         _mm_packs_epi32(z[2], z[3]))) &
+                            0xFFFFu)
+                 << i;
         }
     }
     return m;
@@ -257,6 +287,14 @@ static void dense_pass_s(const dense_src *d, int fill, const int64_t *rp_in, int
     c.es = 4;
     dense_pass(&c, fill, rp_in, rp_out, vals, deltas, nnz);
 }
+static void dense_pass_d(const dense_src *d, int fill, const int64_t *rp_in, int64_t *rp_out, void *vals,
+                         uint8_t *deltas, int64_t *nnz)
+{
+    dense_src c = *d;
+    c.es = 8;
+    dense_pass(&c, fill, rp_in, rp_out, vals, deltas, nnz);
+}
+typedef void (*dense_pass_fn)(const dense_src *, int, const int64_t *, int64_t *, void *, uint8_t *, int64_t *);
 
 macko_status_t macko_mat_create_dense_host(macko_mat_t *A, int64_t rows, int64_t cols, macko_datatype_t type,
                                            const void *values, int64_t ld, macko_order_t order)
@@ -266,6 +304,7 @@ macko_status_t macko_mat_create_dense_host(macko_mat_t *A, int64_t rows, int64_t
     int64_t *rp = NULL;
     struct macko_mat_s *m;
     dense_src src;
+    dense_pass_fn pass;
     macko_status_t st;
 
     MACKO_CHECK(macko_check_dense_input(fn, 1, A, rows, cols, type, values, ld, order, NULL));
@@ -284,12 +323,13 @@ macko_status_t macko_mat_create_dense_host(macko_mat_t *A, int64_t rows, int64_t
     src.ld = ld;
     src.es = (int)macko_type_size(type);
     src.colmajor = order == MACKO_ORDER_COL;
+    pass = src.es == 2 ? dense_pass_h : src.es == 4 ? dense_pass_s : dense_pass_d; /* bf16 is fp16's size and zero */
     if (rp == NULL) {
         macko_mat_destroy(m);
         return macko_fail(MACKO_STATUS_ALLOC_FAILED, fn, 0, "out of host memory (%" PRId64 " rows)", rows);
     }
     if (total > 0) {
-        (src.es == 2 ? dense_pass_h : dense_pass_s)(&src, 0, NULL, rp, NULL, NULL, &nnz);
+        pass(&src, 0, NULL, rp, NULL, NULL, &nnz);
         for (i = 0; i < rows; i++)
             rp[i + 1] += rp[i];
     }
@@ -307,7 +347,7 @@ macko_status_t macko_mat_create_dense_host(macko_mat_t *A, int64_t rows, int64_t
     }
     macko_store_row_ptr(m, rp);
     if (total > 0)
-        (src.es == 2 ? dense_pass_h : dense_pass_s)(&src, 1, rp, NULL, m->host.values, m->host.deltas, &nnz);
+        pass(&src, 1, rp, NULL, m->host.values, m->host.deltas, &nnz);
     free(rp);
     *A = m;
     return macko_ok();

@@ -14,28 +14,49 @@ extern "C" {
 #endif
 
 /* ---- values. A value is a zero when it is +0 or -0: its bits without the sign bit are 0. Read as bits, also under
- * flush-to-zero, where a float compare would call subnormals zero. */
-#define MACKO_H_MAGNITUDE 0x7FFFu     /* fp16 bits without the sign */
+ * flush-to-zero, where a float compare would call subnormals zero. The test depends on the value's size only: fp16
+ * and bf16 both keep the sign in bit 15 (a bf16 value is the upper half of a float), fp32 in bit 31, fp64 in bit 63;
+ * NaN and Inf have a nonzero exponent and are values like any other. */
+#define MACKO_H_MAGNITUDE 0x7FFFu     /* fp16 and bf16 bits without the sign */
 #define MACKO_S_MAGNITUDE 0x7FFFFFFFu /* fp32 bits without the sign */
+#define MACKO_D_MAGNITUDE UINT64_C(0x7FFFFFFFFFFFFFFF) /* fp64 bits without the sign */
 
-/* The bits of value k of a host value array; memcpy because fp32 values are float objects (aliasing rules). */
-static inline uint32_t macko_value_bits(macko_datatype_t t, const void *values, int64_t k)
+/* Bytes per value of type t (2, 4 or 8; t must be a valid value type). */
+static inline size_t macko_value_size(macko_datatype_t t)
 {
-    if (t == MACKO_R_16F) {
+    return t == MACKO_R_64F ? 8u : (t == MACKO_R_32F ? 4u : 2u);
+}
+
+/* The bits without the sign of a value of t. */
+static inline uint64_t macko_value_magnitude(macko_datatype_t t)
+{
+    return t == MACKO_R_64F ? MACKO_D_MAGNITUDE : (t == MACKO_R_32F ? MACKO_S_MAGNITUDE : MACKO_H_MAGNITUDE);
+}
+
+/* The bits of value k of a host value array; memcpy because fp32/fp64 values are float/double objects (aliasing). */
+static inline uint64_t macko_value_bits(macko_datatype_t t, const void *values, int64_t k)
+{
+    const size_t es = macko_value_size(t);
+    const unsigned char *p = (const unsigned char *)values + (size_t)k * es;
+    if (es == 2) {
         uint16_t h;
-        memcpy(&h, (const unsigned char *)values + 2 * k, 2);
+        memcpy(&h, p, 2);
         return h;
-    } else {
+    } else if (es == 4) {
         uint32_t f;
-        memcpy(&f, (const unsigned char *)values + 4 * k, 4);
+        memcpy(&f, p, 4);
         return f;
+    } else {
+        uint64_t d;
+        memcpy(&d, p, 8);
+        return d;
     }
 }
 
 /* Value k of a host value array is +0 or -0? */
 static inline int macko_value_is_zero(macko_datatype_t t, const void *values, int64_t k)
 {
-    return (macko_value_bits(t, values, k) & (t == MACKO_R_16F ? MACKO_H_MAGNITUDE : MACKO_S_MAGNITUDE)) == 0;
+    return (macko_value_bits(t, values, k) & macko_value_magnitude(t)) == 0;
 }
 
 /* ---- deltas: entry k's delta is in byte k/2, the low nibble when k is even. */

@@ -97,8 +97,8 @@ static int index_variant(const struct macko_mat_s *m)
  * before the device's fit check (plan.h). */
 static int spmv_geometry(int64_t rows, int64_t cols, int64_t entries, int elem)
 {
-    if ((double)entries >= MACKO_SPMV_DENSE_FRACTION * (double)rows * (double)cols)
-        return MACKO_SPMV_WARP;
+    if (elem == 8 || (double)entries >= MACKO_SPMV_DENSE_FRACTION * (double)rows * (double)cols)
+        return MACKO_SPMV_WARP; /* fp64: STAGED holds x as fp32, which would round it */
     return cols <= (elem == 2 ? MACKO_SPMV_STAGE_MAX_COLS : MACKO_SPMV_STAGE_MAX_COLS_S) ? MACKO_SPMV_STAGED
                                                                                         : MACKO_SPMV_WARP;
 }
@@ -144,6 +144,10 @@ static macko_status_t plan_spmv(const struct macko_mat_s *m, const macko_devprop
         }
         p->spmv_unit = p->spmv_strided = spmv_warp(k, m->rows, dp, MACKO_SPMV_BLOCKS_PER_SM_OTHER);
         return MACKO_STATUS_SUCCESS;
+    }
+    if (forced_geometry == MACKO_SPMV_STAGED && elem == 8) {
+        snprintf(msg, msg_size, "the STAGED SpMV geometry holds x as fp32: not for fp64 matrices");
+        return MACKO_STATUS_NOT_SUPPORTED;
     }
     p->spmv_strided = spmv_warp(MACKO_K_SPMV_WARP_I32_STRIDED, m->rows, dp, MACKO_SPMV_BLOCKS_PER_SM_OTHER);
     geometry = forced_geometry >= 0 ? forced_geometry : spmv_geometry(m->rows, m->cols, m->entries, elem);

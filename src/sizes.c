@@ -4,15 +4,18 @@
 size_t macko_type_size(macko_datatype_t t)
 {
     switch (t) {
-    case MACKO_R_16F: return 2;
+    case MACKO_R_16F:
+    case MACKO_R_16BF: return 2;
     case MACKO_R_32F: return 4;
-    case MACKO_R_64F:  /* not a matrix value type yet (issue 17) */
-    case MACKO_R_16BF: return 0;
+    case MACKO_R_64F: return 8;
     }
     return 0;
 }
 
-int macko_type_valid(int t) { return t == MACKO_R_16F || t == MACKO_R_32F; }
+int macko_type_valid(int t)
+{
+    return t == MACKO_R_16F || t == MACKO_R_32F || t == MACKO_R_16BF || t == MACKO_R_64F;
+}
 
 int macko_mul_i64(int64_t a, int64_t b, int64_t *out)
 {

@@ -71,6 +71,69 @@ uint16_t float_to_half(float f)
     return (uint16_t)(sign | h);
 }
 
+float bf16_to_float(uint16_t b)
+{
+    const uint32_t bits = (uint32_t)b << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t float_to_bf16(float f)
+{
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) /* NaN: keep it quiet (a payload in the low half would be lost) */
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7FFFu + ((x >> 16) & 1u); /* ties to even; overflow rounds to Inf as it should */
+    return (uint16_t)(x >> 16);
+}
+
+float round_to(float f, macko_datatype_t t)
+{
+    return t == MACKO_R_16F ? round_half(f) : t == MACKO_R_16BF ? round_bf16(f) : f;
+}
+
+double value_at(const void *values, macko_datatype_t t, int64_t k)
+{
+    const unsigned char *p = (const unsigned char *)values + (size_t)k * value_bytes(t);
+    if (t == MACKO_R_64F) {
+        double d;
+        std::memcpy(&d, p, 8);
+        return d;
+    }
+    if (t == MACKO_R_32F) {
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return t == MACKO_R_16F ? half_to_float(h) : bf16_to_float(h);
+}
+
+Dense rounded(const Dense &m, macko_datatype_t t)
+{
+    Dense r = m;
+    for (auto &f : r.v)
+        f = round_to(f, t);
+    return r;
+}
+
+/* Writes f as one value of type t at dst. */
+static void put_value(uint8_t *dst, float f, macko_datatype_t t)
+{
+    if (t == MACKO_R_64F) {
+        const double d = f;
+        std::memcpy(dst, &d, 8);
+    } else if (t == MACKO_R_32F) {
+        std::memcpy(dst, &f, 4);
+    } else {
+        const uint16_t h = t == MACKO_R_16F ? float_to_half(f) : float_to_bf16(f);
+        std::memcpy(dst, &h, 2);
+    }
+}
+
 int64_t Dense::nnz() const
 {
     int64_t n = 0;
@@ -171,26 +234,17 @@ std::vector<float> nonfinite_off_grid_x(int64_t cols, bool half_exact)
 
 std::vector<uint8_t> values_bytes(const std::vector<float> &v, macko_datatype_t type)
 {
-    std::vector<uint8_t> out(v.size() * (type == MACKO_R_16F ? 2 : 4));
-    for (size_t i = 0; i < v.size(); i++) {
-        if (type == MACKO_R_16F) {
-            uint16_t h = float_to_half(v[i]);
-            std::memcpy(&out[i * 2], &h, 2);
-        } else {
-            std::memcpy(&out[i * 4], &v[i], 4);
-        }
-    }
+    const size_t es = value_bytes(type);
+    std::vector<uint8_t> out(v.size() * es);
+    for (size_t i = 0; i < v.size(); i++)
+        put_value(&out[i * es], v[i], type);
     return out;
 }
 
 std::vector<uint8_t> to_bytes(const Dense &m, macko_datatype_t type, macko_order_t order, int64_t ld)
 {
-    const bool half = type == MACKO_R_16F;
-    return lay_out(m.rows, m.cols, half ? 2 : 4, order, ld, 0xA5, [&](int64_t r, int64_t c, uint8_t *dst) {
-        const float f = m.at(r, c);
-        const uint16_t h = half ? float_to_half(f) : 0;
-        std::memcpy(dst, half ? (const void *)&h : (const void *)&f, half ? 2 : 4);
-    });
+    return lay_out(m.rows, m.cols, value_bytes(type), order, ld, 0xA5,
+                   [&](int64_t r, int64_t c, uint8_t *dst) { put_value(dst, m.at(r, c), type); });
 }
 
 Csr to_csr(const Dense &m)
@@ -238,8 +292,7 @@ void ref_spmv(macko_mat_t A, macko_operation_t op, double alpha, const std::vect
         int64_t col = -1;
         for (int64_t k = b; k < e; k++) {
             col += (int64_t)macko_delta_get(dl, k) + 1;
-            double v = type == MACKO_R_16F ? (double)half_to_float(((const uint16_t *)vals)[k])
-                                           : (double)((const float *)vals)[k];
+            double v = value_at(vals, type, k);
             if (v == 0.0)
                 continue;
             if (op == MACKO_OPERATION_NON_TRANSPOSE)
@@ -340,7 +393,7 @@ void expect_same_host(macko_mat_t A, macko_mat_t B)
     ASSERT_EQ(p1, p2);
     ASSERT_EQ(it1, it2);
     ASSERT_EQ(r1, r2);
-    const size_t ts = t2 == MACKO_R_16F ? 2 : 4, rs = it2 == MACKO_INDEX_64I ? 8 : 4;
+    const size_t ts = value_bytes(t2), rs = it2 == MACKO_INDEX_64I ? 8 : 4;
     EXPECT_EQ(std::memcmp(v1, v2, (size_t)p2 * ts), 0) << "values differ";
     EXPECT_EQ(std::memcmp(d1, d2, (size_t)p2 / 2), 0) << "deltas differ";
     EXPECT_EQ(std::memcmp(rp1, rp2, (size_t)(r2 + 1) * rs), 0) << "row_ptr differs";

@@ -18,6 +18,18 @@ float half_to_float(uint16_t h);
 uint16_t float_to_half(float f); /* round to nearest even */
 /* Round a float to the nearest fp16 value (as float). */
 inline float round_half(float f) { return half_to_float(float_to_half(f)); }
+/* bf16: the upper half of a float's bits; rounding to nearest even (NaN stays NaN). */
+float bf16_to_float(uint16_t b);
+uint16_t float_to_bf16(float f);
+inline float round_bf16(float f) { return bf16_to_float(float_to_bf16(f)); }
+/* f rounded to what value type t holds (fp32 and fp64 hold every float). */
+float round_to(float f, macko_datatype_t t);
+/* Every value type, for the type loops of the tests. */
+constexpr macko_datatype_t kAllTypes[] = {MACKO_R_16F, MACKO_R_32F, MACKO_R_16BF, MACKO_R_64F};
+/* Bytes per value of type t. */
+inline size_t value_bytes(macko_datatype_t t) { return t == MACKO_R_64F ? 8 : t == MACKO_R_32F ? 4 : 2; }
+/* The value (as double) of element k of a host array of type t. */
+double value_at(const void *values, macko_datatype_t t, int64_t k);
 
 /* A dense matrix in row-major float; for fp16 tests every value is exactly representable in fp16. */
 struct Dense {
@@ -59,7 +71,10 @@ struct Csr {
     std::vector<float> val;
 };
 Csr to_csr(const Dense &m);
+/* The values as bytes of type `type` (rounded to nearest even for fp16/bf16). */
 std::vector<uint8_t> values_bytes(const std::vector<float> &v, macko_datatype_t type);
+/* m with every value rounded to what type t holds. */
+Dense rounded(const Dense &m, macko_datatype_t t);
 
 /* Random vector uniform in [-1, 1], rounded to fp16 when half_exact. */
 std::vector<float> random_vector(int64_t n, uint64_t seed, bool half_exact);

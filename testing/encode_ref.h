@@ -14,19 +14,24 @@
 namespace mt
 {
 
-/* A dense matrix as raw value bits (low 16 bits for fp16), row-major. */
+/* Bytes per value and the sign bit of each value type. */
+inline size_t type_bytes(macko_datatype_t t) { return value_bytes(t); }
+inline uint64_t sign_bit(macko_datatype_t t) { return UINT64_C(1) << (8 * type_bytes(t) - 1); }
+
+/* A dense matrix as raw value bits (the low 16, 32 or 64 bits as the type has), row-major. */
 struct RawMat {
     int64_t rows = 0, cols = 0;
     macko_datatype_t type = MACKO_R_16F;
-    std::vector<uint32_t> b;
-    uint32_t &at(int64_t r, int64_t c) { return b[(size_t)(r * cols + c)]; }
-    uint32_t at(int64_t r, int64_t c) const { return b[(size_t)(r * cols + c)]; }
-    size_t es() const { return type == MACKO_R_16F ? 2 : 4; }
-    bool is_zero(uint32_t v) const { return type == MACKO_R_16F ? (v & 0x7FFFu) == 0 : (v & 0x7FFFFFFFu) == 0; }
+    std::vector<uint64_t> b;
+    uint64_t &at(int64_t r, int64_t c) { return b[(size_t)(r * cols + c)]; }
+    uint64_t at(int64_t r, int64_t c) const { return b[(size_t)(r * cols + c)]; }
+    size_t es() const { return type_bytes(type); }
+    /* +0 or -0: no bit below the sign bit is set */
+    bool is_zero(uint64_t v) const { return (v & (sign_bit(type) - 1)) == 0; }
     int64_t nnz() const
     {
         int64_t n = 0;
-        for (uint32_t v : b)
+        for (uint64_t v : b)
             n += !is_zero(v);
         return n;
     }
@@ -43,11 +48,19 @@ inline RawMat raw_zero(int64_t rows, int64_t cols, macko_datatype_t type)
 }
 
 /* A random nonzero value's bits (never +0/-0), finite and non-subnormal. */
-inline uint32_t raw_random_nonzero(std::mt19937_64 &g, macko_datatype_t type)
+inline uint64_t raw_random_nonzero(std::mt19937_64 &g, macko_datatype_t type)
 {
     if (type == MACKO_R_16F) {
         uint32_t exp = 1 + (uint32_t)(g() % 30), man = (uint32_t)(g() & 0x3FF), sign = (uint32_t)(g() & 1) << 15;
         return sign | (exp << 10) | man;
+    }
+    if (type == MACKO_R_16BF) {
+        uint32_t exp = 1 + (uint32_t)(g() % 254), man = (uint32_t)(g() & 0x7F), sign = (uint32_t)(g() & 1) << 15;
+        return sign | (exp << 7) | man;
+    }
+    if (type == MACKO_R_64F) {
+        uint64_t exp = 1 + g() % 2046, man = g() & ((UINT64_C(1) << 52) - 1), sign = (g() & 1) << 63;
+        return sign | (exp << 52) | man;
     }
     uint32_t exp = 1 + (uint32_t)(g() % 254), man = (uint32_t)(g() & 0x7FFFFF), sign = (uint32_t)(g() & 1) << 31;
     return sign | (exp << 23) | man;
@@ -60,7 +73,7 @@ inline RawMat raw_random(int64_t rows, int64_t cols, macko_datatype_t type, doub
     RawMat m = raw_zero(rows, cols, type);
     std::mt19937_64 g(seed);
     std::uniform_real_distribution<double> u(0.0, 1.0);
-    const uint32_t negzero = type == MACKO_R_16F ? 0x8000u : 0x80000000u;
+    const uint64_t negzero = sign_bit(type);
     for (auto &v : m.b) {
         if (u(g) < density)
             v = raw_random_nonzero(g, type);
@@ -74,14 +87,19 @@ inline RawMat raw_random(int64_t rows, int64_t cols, macko_datatype_t type, doub
 inline void raw_add_specials(RawMat &m, uint64_t seed, int count)
 {
     std::mt19937_64 g(seed);
-    const bool h = m.type == MACKO_R_16F;
-    const uint32_t specials[] = {h ? 0x7E00u : 0x7FC00000u, h ? 0x7C01u : 0x7F800001u, h ? 0x7C00u : 0x7F800000u,
-                                 h ? 0xFC00u : 0xFF800000u, h ? 0x0001u : 0x00000001u, h ? 0x8001u : 0x80000001u,
-                                 h ? 0xFFFFu : 0xFFFFFFFFu};
+    /* quiet NaN, signalling NaN, +Inf, -Inf, +/- smallest subnormal, all ones (a NaN), per type */
+    static const uint64_t sp[4][7] = {
+        {0x7E00u, 0x7C01u, 0x7C00u, 0xFC00u, 0x0001u, 0x8001u, 0xFFFFu},
+        {0x7FC00000u, 0x7F800001u, 0x7F800000u, 0xFF800000u, 0x00000001u, 0x80000001u, 0xFFFFFFFFu},
+        {0x7FC0u, 0x7F81u, 0x7F80u, 0xFF80u, 0x0001u, 0x8001u, 0xFFFFu},
+        {UINT64_C(0x7FF8000000000000), UINT64_C(0x7FF0000000000001), UINT64_C(0x7FF0000000000000),
+         UINT64_C(0xFFF0000000000000), UINT64_C(1), UINT64_C(0x8000000000000001), ~UINT64_C(0)}};
+    const uint64_t *specials =
+        sp[m.type == MACKO_R_16F ? 0 : m.type == MACKO_R_32F ? 1 : m.type == MACKO_R_16BF ? 2 : 3];
     if (m.b.empty())
         return;
     for (int i = 0; i < count; i++)
-        m.b[(size_t)(g() % m.b.size())] = specials[(size_t)i % (sizeof specials / sizeof specials[0])];
+        m.b[(size_t)(g() % m.b.size())] = specials[(size_t)i % 7];
 }
 
 /* The matrix laid out in `order` with leading dimension ld; everything outside the matrix is junk (0x5A bytes, a
@@ -89,7 +107,7 @@ inline void raw_add_specials(RawMat &m, uint64_t seed, int count)
 inline std::vector<uint8_t> raw_bytes(const RawMat &m, macko_order_t order, int64_t ld)
 {
     return lay_out(m.rows, m.cols, m.es(), order, ld, 0x5A, [&](int64_t r, int64_t c, uint8_t *dst) {
-        const uint32_t v = m.at(r, c);
+        const uint64_t v = m.at(r, c);
         std::memcpy(dst, &v, m.es()); /* little-endian: low bytes first */
     });
 }
@@ -119,14 +137,14 @@ struct Arrays {
 inline Arrays ref_encode(const RawMat &m, const std::vector<uint8_t> *stored = nullptr)
 {
     Arrays a;
-    std::vector<uint32_t> vals;
+    std::vector<uint64_t> vals;
     std::vector<unsigned> dl;
     a.row_ptr.push_back(0);
     for (int64_t r = 0; r < m.rows; r++) {
         size_t keep = vals.size();
         unsigned skipped = 0;
         for (int64_t c = 0; c < m.cols; c++) {
-            uint32_t v = m.at(r, c);
+            uint64_t v = m.at(r, c);
             bool entry = stored ? (*stored)[(size_t)(r * m.cols + c)] != 0 : !m.is_zero(v);
             if (entry) {
                 vals.push_back(v);
@@ -170,7 +188,7 @@ inline Arrays get_arrays(macko_mat_t A)
     macko_datatype_t type = MACKO_R_16F;
     EXPECT_EQ(macko_mat_get_info(A, &rows, nullptr, nullptr, &type), MACKO_STATUS_SUCCESS);
     EXPECT_EQ(macko_mat_get_macko_host(A, &v, &d, &rp, &rpt, &a.entries, &a.entries_padded), MACKO_STATUS_SUCCESS);
-    size_t es = type == MACKO_R_16F ? 2 : 4;
+    size_t es = type_bytes(type);
     a.values.assign((const uint8_t *)v, (const uint8_t *)v + a.entries_padded * (int64_t)es);
     a.deltas.assign(d, d + a.entries_padded / 2);
     a.rp64 = rpt == MACKO_INDEX_64I;
@@ -270,11 +288,11 @@ inline void check_export_csr(macko_mat_t A, const RawMat &want, macko_indextype_
     for (int64_t r = 0; r < want.rows; r++) {
         ASSERT_EQ(idx(rp, r), k + (int64_t)base) << "row_ptr[" << r << "]";
         for (int64_t c = 0; c < want.cols; c++) {
-            uint32_t v = want.at(r, c);
+            uint64_t v = want.at(r, c);
             if (want.is_zero(v))
                 continue;
             ASSERT_EQ(idx(ci, k), c + (int64_t)base) << "row " << r << " entry " << k;
-            uint32_t got = 0;
+            uint64_t got = 0;
             std::memcpy(&got, &vals[(size_t)k * es], es);
             ASSERT_EQ(got, v) << "row " << r << " col " << c;
             k++;
@@ -307,14 +325,20 @@ inline void check_matrix(macko_mat_t A, const RawMat &m)
     check_export_csr(A, m, MACKO_INDEX_64I, MACKO_INDEX_BASE_ONE);
 }
 
-inline uint32_t one(macko_datatype_t t, int v) /* small integers as bits */
+inline uint64_t one(macko_datatype_t t, int v) /* small integers as bits */
 {
     if (t == MACKO_R_16F)
         return float_to_half((float)v);
+    if (t == MACKO_R_64F) {
+        double d = (double)v;
+        uint64_t b;
+        std::memcpy(&b, &d, 8);
+        return b;
+    }
     float f = (float)v;
     uint32_t b;
     std::memcpy(&b, &f, 4);
-    return b;
+    return t == MACKO_R_16BF ? b >> 16 : b; /* small integers are exact in bf16: the float's upper half */
 }
 
 } // namespace mt

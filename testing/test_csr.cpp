@@ -15,7 +15,7 @@ struct CsrIn {
     int64_t rows = 0, cols = 0;
     macko_datatype_t type = MACKO_R_16F;
     std::vector<int64_t> rp{0}, ci;
-    std::vector<uint32_t> v;
+    std::vector<uint64_t> v;
 };
 
 /* CSR of m: its nonzeros, plus every position where keep_zero says so (explicit zeros, with the zero's bits). */
@@ -52,7 +52,7 @@ macko_status_t create_csr(const CsrIn &c, macko_indextype_t it, macko_index_base
         ci32.push_back((int32_t)(x + base));
         ci64.push_back(x + base);
     }
-    size_t es = c.type == MACKO_R_16F ? 2 : 4;
+    size_t es = type_bytes(c.type);
     std::vector<uint8_t> vals(c.v.size() * es + 1);
     for (size_t k = 0; k < c.v.size(); k++)
         std::memcpy(&vals[k * es], &c.v[k], es);
@@ -77,7 +77,7 @@ std::string tag(macko_indextype_t it, macko_index_base_t b)
 /* lapack_style_docs/FORMAT.md's example through CSR, all index types and bases, both value types. */
 TEST(EncodeCsr, FormatMdExample)
 {
-    for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t t : kAllTypes)
         for (macko_indextype_t it : kTypes)
             for (macko_index_base_t b : kBases) {
                 SCOPED_TRACE(tag(it, b) + " type " + std::to_string(t));
@@ -91,9 +91,9 @@ TEST(EncodeCsr, FormatMdExample)
                 EXPECT_EQ(a.row_ptr, (std::vector<int64_t>{0, 5}));
                 EXPECT_EQ(a.deltas, (std::vector<uint8_t>{0xF2, 0x1F, 0x09, 0x00}));
                 EXPECT_EQ(a.entries, 5);
-                std::vector<uint32_t> wv = {one(t, 1), 0, 0, one(t, 2), one(t, 3), 0, 0, 0};
+                std::vector<uint64_t> wv = {one(t, 1), 0, 0, one(t, 2), one(t, 3), 0, 0, 0};
                 for (int k = 0; k < 8; k++) {
-                    uint32_t got = 0;
+                    uint64_t got = 0;
                     std::memcpy(&got, &a.values[(size_t)k * m.es()], m.es());
                     EXPECT_EQ(got, wv[(size_t)k]) << "value " << k;
                 }
@@ -109,7 +109,7 @@ TEST(EncodeCsr, RoundTripRandom)
     uint64_t seed = 500;
     for (auto &s : shapes)
         for (double d : {0.0, 0.01, 0.1, 0.5, 0.9, 1.0})
-            for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F}) {
+            for (macko_datatype_t t : kAllTypes) {
                 RawMat m = raw_random(s[0], s[1], t, d, seed++, false);
                 raw_add_specials(m, seed++, d > 0 && d < 1 ? 4 : 0);
                 CsrIn c = csr_of(m);
@@ -127,8 +127,8 @@ TEST(EncodeCsr, RoundTripRandom)
 /* Explicit zeros (+0 and -0) are entries, also at the end of a row; nnz and the exports skip them. */
 TEST(EncodeCsr, ExplicitZerosAreEntries)
 {
-    for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F}) {
-        const uint32_t negzero = t == MACKO_R_16F ? 0x8000u : 0x80000000u;
+    for (macko_datatype_t t : kAllTypes) {
+        const uint64_t negzero = sign_bit(t);
         RawMat m = raw_random(40, 90, t, 0.2, 900, false);
         std::vector<uint8_t> keep(m.b.size(), 0);
         std::mt19937_64 g(901);
@@ -160,7 +160,7 @@ TEST(EncodeCsr, ExplicitZerosAreEntries)
                 Arrays a = get_arrays(A.A);
                 /* Row 0's last entry is the stored zero at column 89. */
                 int64_t last = a.row_ptr[1] - 1;
-                uint32_t v = 1;
+                uint64_t v = 1;
                 std::memcpy(&v, &a.values[(size_t)last * m.es()], m.es());
                 EXPECT_EQ(v, 0u);
             }

@@ -14,7 +14,7 @@ using namespace mt;
  * deltas [2,15,15,1,9] (bytes F2 1F 09 00), row_ptr {0,5}. */
 TEST(EncodeDense, FormatMdExample)
 {
-    for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t t : kAllTypes)
         for (int64_t cols : {47, 48, 64, 100})
             for (macko_order_t o : {MACKO_ORDER_ROW, MACKO_ORDER_COL})
                 for (int64_t extra : {0, 5}) {
@@ -33,7 +33,7 @@ TEST(EncodeDense, FormatMdExample)
                     want.entries_padded = 8;
                     want.row_ptr = {0, 5};
                     want.deltas = {0xF2, 0x1F, 0x09, 0x00};
-                    const uint32_t wv[8] = {one(t, 1), 0, 0, one(t, 2), one(t, 3), 0, 0, 0};
+                    const uint64_t wv[8] = {one(t, 1), 0, 0, one(t, 2), one(t, 3), 0, 0, 0};
                     want.values.resize(8 * m.es());
                     for (int k = 0; k < 8; k++)
                         std::memcpy(&want.values[(size_t)k * m.es()], &wv[k], m.es());
@@ -72,7 +72,7 @@ TEST(EncodeDense, FormatMdExampleRowsBackToBack)
 TEST(EncodeDense, GapsAroundSixteen)
 {
     const int gaps[] = {0, 1, 14, 15, 16, 17, 30, 31, 32, 33, 47, 48, 49, 64, 100};
-    for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F}) {
+    for (macko_datatype_t t : kAllTypes) {
         for (int g : gaps) {
             /* Row 0: first nonzero after g zeros from column 0. Row 1: nonzeros at 3 and 3 + g + 1. */
             RawMat m = raw_zero(2, 3 + g + 1 + 5, t);
@@ -89,7 +89,7 @@ TEST(EncodeDense, GapsAroundSixteen)
                 ASSERT_EQ(a.row_ptr[2], a.row_ptr[1] + 1 + pads + 1);
                 auto nib = [&](int64_t k) { return (a.deltas[(size_t)(k / 2)] >> (4 * (k % 2))) & 0xF; };
                 auto val = [&](int64_t k) {
-                    uint32_t v = 0;
+                    uint64_t v = 0;
                     std::memcpy(&v, &a.values[(size_t)k * m.es()], m.es());
                     return v;
                 };
@@ -138,7 +138,7 @@ TEST(EncodeDense, RoundTripRandom)
     uint64_t seed = 1;
     for (const Shape &s : shapes)
         for (double d : dens)
-            for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F}) {
+            for (macko_datatype_t t : kAllTypes) {
                 RawMat m = raw_random(s.rows, s.cols, t, d, seed++);
                 if (d > 0 && d < 1)
                     raw_add_specials(m, seed++, 9);
@@ -157,13 +157,13 @@ TEST(EncodeDense, RoundTripRandom)
  * matrix, nonzeros only in the first or the last column. */
 TEST(EncodeDense, RoundTripStructured)
 {
-    for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F}) {
+    for (macko_datatype_t t : kAllTypes) {
         RawMat m = raw_random(70, 300, t, 0.4, 77);
         std::mt19937_64 g(5);
         for (int64_t r = 0; r < m.rows; r++) {
             int kind = (int)(r % 6);
             for (int64_t c = 0; c < m.cols; c++) {
-                uint32_t &v = m.at(r, c);
+                uint64_t &v = m.at(r, c);
                 if (kind == 1)
                     v = 0; /* empty row */
                 else if (kind == 2)
@@ -212,7 +212,7 @@ TEST(EncodeDense, OrdersAgree)
 /* Raw arrays from the scalar encoder import unchanged and decode back. */
 TEST(ImportMacko, RoundTripFromScalarEncoder)
 {
-    for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t t : kAllTypes)
         for (double d : {0.0, 0.05, 0.5, 1.0}) {
             RawMat m = raw_random(37, 91, t, d, 21);
             raw_add_specials(m, 22, d > 0 ? 5 : 0);
@@ -266,7 +266,7 @@ TEST(ImportMacko, AcceptsTrailingPaddingAndStoredZeros)
 /* Dense, CSR and raw-array import of the same matrix give byte-identical encodings. */
 TEST(EncodeDense, DenseCsrAndImportAgree)
 {
-    for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t t : kAllTypes)
         for (double d : {0.02, 0.3, 0.8}) {
             RawMat m = raw_random(50, 333, t, d, 31, false);
             raw_add_specials(m, 32, 4);
@@ -276,7 +276,7 @@ TEST(EncodeDense, DenseCsrAndImportAgree)
                 for (int64_t c = 0; c < m.cols; c++)
                     if (!m.is_zero(m.at(r, c))) {
                         ci.push_back(c);
-                        uint32_t v = m.at(r, c);
+                        uint64_t v = m.at(r, c);
                         vals.insert(vals.end(), (uint8_t *)&v, (uint8_t *)&v + m.es());
                     }
                 rp.push_back((int64_t)ci.size());
@@ -379,6 +379,76 @@ TEST(EncodeDense, Timing12288)
             unsigned got = (a.deltas[(size_t)(k0 + k) / 2] >> (4 * ((k0 + k) % 2))) & 0xF;
             unsigned want = (w.deltas[(size_t)k / 2] >> (4 * (k % 2))) & 0xF;
             ASSERT_EQ(got, want) << "row " << r << " entry " << k;
+        }
+    }
+}
+
+/* What is a zero, per value type (format.h): exactly the values whose bits below the sign bit are all zero. For fp64
+ * that takes both 32-bit halves (a value with only low-word bits is a subnormal, not a zero); for bf16 the sign is
+ * bit 15 as in fp16. Each probe sits in a 64-column row (the vector mask path) and in a 5-column row (the scalar
+ * tail), in both orders. */
+TEST(EncodeDense, ZeroTestPerType)
+{
+    struct Probe {
+        macko_datatype_t t;
+        uint64_t bits;
+        bool zero;
+    };
+    const Probe probes[] = {
+        {MACKO_R_64F, UINT64_C(0x8000000000000000), true},  {MACKO_R_64F, UINT64_C(0x0000000000000001), false},
+        {MACKO_R_64F, UINT64_C(0x0000000100000000), false}, {MACKO_R_64F, UINT64_C(0x8000000080000000), false},
+        {MACKO_R_64F, UINT64_C(0x3FF0000000000000), false}, {MACKO_R_64F, UINT64_C(0xFFF8000000000000), false},
+        {MACKO_R_64F, UINT64_C(0x7FF0000000000000), false}, {MACKO_R_16BF, 0x8000u, true},
+        {MACKO_R_16BF, 0x0001u, false},                     {MACKO_R_16BF, 0x7FC0u, false},
+        {MACKO_R_16BF, 0xFF80u, false},                     {MACKO_R_16BF, 0x3F80u, false},
+    };
+    for (const Probe &p : probes)
+        for (int64_t cols : {5, 64, 130})
+            for (macko_order_t o : {MACKO_ORDER_ROW, MACKO_ORDER_COL}) {
+                SCOPED_TRACE(::testing::Message() << "type " << p.t << " bits 0x" << std::hex << p.bits << std::dec
+                                                  << " cols " << cols << " order " << o);
+                RawMat m = raw_zero(2, cols, p.t);
+                m.at(0, cols - 2) = p.bits;
+                m.at(1, 0) = one(p.t, 1);
+                m.at(1, cols - 1) = p.bits;
+                Mat A;
+                ASSERT_EQ(encode_dense(m, o, o == MACKO_ORDER_ROW ? cols : 2, &A.A), MACKO_STATUS_SUCCESS);
+                int64_t nnz = -1;
+                ASSERT_EQ(macko_mat_get_info(A.A, nullptr, nullptr, &nnz, nullptr), MACKO_STATUS_SUCCESS);
+                EXPECT_EQ(nnz, p.zero ? 1 : 3);
+                check_matrix(A.A, m);
+            }
+}
+
+/* The raw-array import checks the tail of every value type bitwise: a -0 (or any bits) past `entries` is refused at
+ * position 6, naming the value; values bytes are read at the type's width (an 8-byte fp64 value whose low word alone
+ * is nonzero is still a nonzero tail). */
+TEST(ImportMacko, TailValuesPerType)
+{
+    for (macko_datatype_t t : kAllTypes) {
+        const size_t es = value_bytes(t);
+        for (uint64_t bad : {sign_bit(t), UINT64_C(1)}) {
+            SCOPED_TRACE(::testing::Message() << "type " << t << " tail bits 0x" << std::hex << bad);
+            std::vector<uint8_t> vals(8 * es, 0);
+            const uint64_t v1 = one(t, 1);
+            std::memcpy(&vals[0], &v1, es);
+            std::memcpy(&vals[5 * es], &bad, es);
+            const uint8_t deltas[4] = {0, 0, 0, 0};
+            const int32_t rp[2] = {0, 1};
+            macko_mat_t A = reinterpret_cast<macko_mat_t>(static_cast<uintptr_t>(0x1234));
+            EXPECT_EQ(macko_mat_create_macko_host(&A, 1, 4, t, 1, vals.data(), deltas, rp), MACKO_STATUS_INVALID_VALUE);
+            EXPECT_EQ(macko_get_last_error_position(), 6);
+            EXPECT_NE(std::string(macko_get_last_error_message()).find("tail value 5"), std::string::npos)
+                << macko_get_last_error_message();
+            EXPECT_EQ(A, reinterpret_cast<macko_mat_t>(static_cast<uintptr_t>(0x1234)));
+            std::memset(&vals[5 * es], 0, es);
+            Mat B;
+            ASSERT_EQ(macko_mat_create_macko_host(&B.A, 1, 4, t, 1, vals.data(), deltas, rp), MACKO_STATUS_SUCCESS);
+            int64_t bytes = 0;
+            double eff = 0;
+            ASSERT_EQ(macko_mat_get_storage(B.A, &bytes, nullptr, nullptr, &eff), MACKO_STATUS_SUCCESS);
+            EXPECT_EQ(bytes, (int64_t)(8 * es + 4 + 8));
+            EXPECT_DOUBLE_EQ(eff, (double)bytes / (4.0 * (double)es));
         }
     }
 }

@@ -558,7 +558,7 @@ TEST(GpuConvert, BadArguments)
     expect_fail(macko_mat_create_dense_device(h, &A, INT64_C(1) << 40, INT64_C(1) << 40, H16, dense.p, INT64_C(1) << 40,
                                               ROW),
                 MACKO_STATUS_INVALID_VALUE, 4, fd);
-    expect_fail(macko_mat_create_dense_device(h, &A, 8, 8, (macko_datatype_t)1, dense.p, 8, ROW),
+    expect_fail(macko_mat_create_dense_device(h, &A, 8, 8, (macko_datatype_t)3, dense.p, 8, ROW),
                 MACKO_STATUS_INVALID_VALUE, 5, fd);
     expect_fail(macko_mat_create_dense_device(h, &A, 8, 8, H16, nullptr, 8, ROW), MACKO_STATUS_INVALID_VALUE, 6, fd);
     int pageable = 0;

@@ -77,7 +77,9 @@ TEST(HostBadArgs, CreateDense)
     EXPECT_FAIL(macko_mat_create_dense_host(&A, INT64_C(1) << 29, INT64_C(1) << 28, MACKO_R_32F, x, INT64_C(1) << 28,
                                             MACKO_ORDER_COL),
                 MACKO_STATUS_INVALID_VALUE, 3);
-    EXPECT_FAIL(macko_mat_create_dense_host(&A, 3, 5, (macko_datatype_t)1, x, 5, MACKO_ORDER_ROW),
+    EXPECT_FAIL(macko_mat_create_dense_host(&A, 3, 5, (macko_datatype_t)3, x, 5, MACKO_ORDER_ROW),
+                MACKO_STATUS_INVALID_VALUE, 4);
+    EXPECT_FAIL(macko_mat_create_dense_host(&A, 3, 5, (macko_datatype_t)15, x, 5, MACKO_ORDER_ROW),
                 MACKO_STATUS_INVALID_VALUE, 4);
     EXPECT_FAIL(macko_mat_create_dense_host(&A, 3, 5, (macko_datatype_t)-1, x, 5, MACKO_ORDER_ROW),
                 MACKO_STATUS_INVALID_VALUE, 4);
@@ -182,7 +184,8 @@ TEST(HostBadArgs, CreateCsr)
     EXPECT_FAIL(macko_mat_create_csr_host(&A, 3, 5, nnz, rp, ci, v, I32, B0, (macko_datatype_t)3),
                 MACKO_STATUS_INVALID_VALUE, 10);
     EXPECT_STREQ(macko_get_last_error_message(),
-                 "macko_mat_create_csr_host: argument 10: type is 3; it must be MACKO_R_16F (2) or MACKO_R_32F (0)");
+                 "macko_mat_create_csr_host: argument 10: type is 3; it must be MACKO_R_16F (2), MACKO_R_32F (0), "
+                 "MACKO_R_16BF (14) or MACKO_R_64F (1)");
     /* Scalars and enums are checked before the array contents: a bad type wins over a bad row_ptr. */
     const int32_t badrp[4] = {7, 0, 0, 0};
     EXPECT_FAIL(macko_mat_create_csr_host(&A, 3, 5, nnz, badrp, ci, v, I32, B0, (macko_datatype_t)3),

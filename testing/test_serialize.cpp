@@ -191,13 +191,14 @@ TEST(Serialize, RoundTripIsByteIdentical)
 {
     TempDir dir;
     uint64_t seed = 100;
-    for (macko_datatype_t type : {MACKO_R_16F, MACKO_R_32F}) {
+    for (macko_datatype_t type : mt::kAllTypes) {
         for (const Shape &s : kShapes) {
             SCOPED_TRACE(::testing::Message() << "type " << type << " shape " << s.rows << "x" << s.cols << " d "
                                               << s.density);
             mt::Dense d = mt::random_dense(s.rows, s.cols, s.density, ++seed, type == MACKO_R_16F);
             if (s.structure)
                 mt::add_structure(d, seed);
+            d = mt::rounded(d, type);
             macko_mat_t A = make_dense(d, type);
             ASSERT_NE(A, nullptr);
 
@@ -219,7 +220,7 @@ TEST(Serialize, RoundTripIsByteIdentical)
             macko_datatype_t t;
             ASSERT_EQ(macko_mat_get_info(A, &rows, &cols, &nnz, &t), MACKO_STATUS_SUCCESS);
             EXPECT_EQ(buf[16], (uint8_t)type);
-            EXPECT_EQ(buf[17], type == MACKO_R_16F ? 16 : 32);
+            EXPECT_EQ(buf[17], 8 * mt::value_bytes(type));
             EXPECT_EQ(get_i64(buf, 24), rows);
             EXPECT_EQ(get_i64(buf, 32), cols);
             EXPECT_EQ(get_i64(buf, 40), nnz);
@@ -292,6 +293,86 @@ TEST(Serialize, GoldenBytesFloatFromCsr)
     ASSERT_EQ(macko_mat_save(A, path.c_str()), MACKO_STATUS_SUCCESS);
     EXPECT_EQ(read_file(path), kGoldenFloat);
     macko_mat_destroy(A);
+}
+
+/* bf16 and fp64 (added in format version 1 without a header change: value_type 14 / 1, value_bits 16 / 64): the
+ * golden matrix's file is the fp16 one with the type bytes, the values (their own bits, values_bytes for 8-byte
+ * values) and the checksums changed; deltas and row_ptr are the same bytes. */
+TEST(Serialize, GoldenBytesBf16AndDouble)
+{
+    const double want_vals[] = {1.0, 0.0, 2.0, 0.0, -3.0, 0.0, 0.0, 0.0}; /* the golden encoding's 8 entries */
+    for (macko_datatype_t type : {MACKO_R_16BF, MACKO_R_64F}) {
+        SCOPED_TRACE(::testing::Message() << "type " << type);
+        const size_t es = mt::value_bytes(type), vb = 8 * es;
+        macko_mat_t A = make_dense(golden_dense(), type);
+        ASSERT_NE(A, nullptr);
+        Bytes b = mt::serialized(A);
+        ASSERT_EQ(b.size(), kGoldenHalf.size() - 16 + vb);
+        Bytes want(kGoldenHalf.begin(), kGoldenHalf.begin() + kHdr);
+        want[16] = (uint8_t)type;
+        want[17] = (uint8_t)(8 * es);
+        set_i64(want, 64, (int64_t)vb);
+        for (double v : want_vals) {
+            uint8_t e[8];
+            if (type == MACKO_R_64F) {
+                std::memcpy(e, &v, 8);
+            } else {
+                const uint16_t h = mt::float_to_bf16((float)v);
+                std::memcpy(e, &h, 2);
+            }
+            want.insert(want.end(), e, e + es);
+        }
+        want.insert(want.end(), kGoldenHalf.begin() + kHdr + 16, kGoldenHalf.end()); /* deltas, row_ptr */
+        set_u32(want, 88, crc(want.data() + kHdr, want.size() - kHdr));
+        set_u32(want, 92, crc(want.data(), 92));
+        EXPECT_EQ(b, want);
+        /* bf16's 1, 2 and -3 are the upper halves of the floats' bits */
+        if (type == MACKO_R_16BF) {
+            EXPECT_EQ(b[kHdr + 1], 0x3f);
+            EXPECT_EQ(b[kHdr + 5], 0x40);
+            EXPECT_EQ(b[kHdr + 9], 0xc0);
+        }
+        macko_mat_t B = nullptr;
+        ASSERT_EQ(macko_mat_deserialize(&B, want.data(), (int64_t)want.size()), MACKO_STATUS_SUCCESS)
+            << macko_get_last_error_message();
+        mt::expect_same_host(A, B);
+        /* the width must match the type: a bf16 file claiming 32-bit values is refused */
+        Bytes bad = want;
+        bad[17] = 32;
+        set_u32(bad, 92, crc(bad.data(), 92));
+        macko_mat_t C = kPoison;
+        EXPECT_EQ(macko_mat_deserialize(&C, bad.data(), (int64_t)bad.size()), MACKO_STATUS_FORMAT_ERROR);
+        EXPECT_NE(std::string(macko_get_last_error_message()).find("value_bits"), std::string::npos);
+        EXPECT_EQ(C, kPoison);
+        macko_mat_destroy(A);
+        macko_mat_destroy(B);
+    }
+}
+
+/* Files written by macko 0.1.0 before bf16/fp64 existed (these byte images were produced by that version) still
+ * load, to the same matrices. */
+TEST(Serialize, FilesOfTheFirstReleaseLoad)
+{
+    for (const Bytes *img : {&kGoldenHalf, &kGoldenFloat}) {
+        macko_mat_t A = nullptr;
+        ASSERT_EQ(macko_mat_deserialize(&A, img->data(), (int64_t)img->size()), MACKO_STATUS_SUCCESS)
+            << macko_get_last_error_message();
+        int64_t rows = 0, cols = 0, nnz = 0;
+        macko_datatype_t t;
+        ASSERT_EQ(macko_mat_get_info(A, &rows, &cols, &nnz, &t), MACKO_STATUS_SUCCESS);
+        EXPECT_EQ(rows, 3);
+        EXPECT_EQ(cols, 20);
+        EXPECT_EQ(nnz, 3);
+        EXPECT_EQ(t, img == &kGoldenHalf ? MACKO_R_16F : MACKO_R_32F);
+        Bytes out(60 * mt::value_bytes(t));
+        ASSERT_EQ(macko_mat_export_dense_host(A, out.data(), 20, MACKO_ORDER_ROW), MACKO_STATUS_SUCCESS);
+        for (int i = 0; i < 60; i++) {
+            const double want = i == 0 ? 1.0 : i == 18 ? 2.0 : i == 59 ? -3.0 : 0.0;
+            EXPECT_EQ(mt::value_at(out.data(), t, i), want) << "element " << i;
+        }
+        EXPECT_EQ(mt::serialized(A), *img);
+        macko_mat_destroy(A);
+    }
 }
 
 /* ---------------------------------------------------------------- corrupted input */
@@ -391,7 +472,8 @@ TEST(Serialize, HostileHeadersWithValidChecksumAreFormatErrors)
         {"version 0", [](Bytes &b) { set_u32(b, 8, 0); }, "'version'"},
         {"header size 97", [](Bytes &b) { set_u32(b, 12, 97); }, "'header_size'"},
         {"header size 2^32-1", [](Bytes &b) { set_u32(b, 12, 0xFFFFFFFFu); }, "'header_size'"},
-        {"type 1", [](Bytes &b) { b[16] = 1; }, "'value_type'"},
+        {"type 3", [](Bytes &b) { b[16] = 3; }, "'value_type'"},
+        {"fp64 type with 16-bit values", [](Bytes &b) { b[16] = 1; }, "'value_bits'"},
         {"type 255", [](Bytes &b) { b[16] = 255; }, "'value_type'"},
         {"fp16 with 32-bit values", [](Bytes &b) { b[17] = 32; }, "'value_bits'"},
         {"fp32 type with 16-bit values",

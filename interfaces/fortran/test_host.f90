@@ -570,7 +570,7 @@ contains
                                          MACKO_ORDER_COL)
         call check(invalid_at(st, 3), &
                    'negative cols: position 3')
-        st = macko_mat_create_dense_host(A_mat, 5_c_int64_t, 6_c_int64_t, 5_c_int, c_loc(a), 5_c_int64_t, &
+        st = macko_mat_create_dense_host(A_mat, 5_c_int64_t, 6_c_int64_t, 3_c_int, c_loc(a), 5_c_int64_t, &
                                          MACKO_ORDER_COL)
         call check(invalid_at(st, 4), &
                    'unknown value type: position 4')
