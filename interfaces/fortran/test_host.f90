@@ -313,7 +313,7 @@ contains
         a = real(a32, c_double) * (1 + 2d0**(-40))
         a(1, 1) = huge(1d0)
         a(1, 2) = -tiny(1d0)
-        a(4, n) = tiny(1d0) / 8 ! subnormal: a value, stored
+        a(4, n) = transfer(4096_c_int64_t, 1d0) ! a subnormal (made from its bits: no FP exception): stored
         at = transpose(a)
 
         st = macko_mat_create_dense_host(A_mat, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_64F, c_loc(a), &
