@@ -66,7 +66,7 @@ static int cg(macko_handle_t h, cublasHandle_t cb, macko_mat_t A, int n, const d
 int main(int argc, char **argv)
 {
     int grid = argc == 3 && strcmp(argv[1], "--laplacian") == 0 ? atoi(argv[2]) : 0;
-    int n = grid > 0 ? grid * grid : argc == 3 ? atoi(argv[1]) : 1000;
+    int n = grid > 0 ? (grid <= 44 ? grid * grid : 0) : argc == 3 ? atoi(argv[1]) : 1000;
     double density = grid == 0 && argc == 3 ? atof(argv[2]) : 0.15;
     if (n < 2 || n > 2000 || density <= 0 || density > 1)
         fail("usage", "macko-example-cg [n density] | --laplacian N, with 2 <= n (or N^2) <= 2000, 0 < density <= 1");

@@ -20,7 +20,7 @@ program example_cg
 
     integer, parameter :: n = 800, max_iter = 10 * n
     real(c_double), parameter :: density = 0.15d0, tol = 1d-12
-    real(c_double), allocatable, target :: a(:, :), chol(:, :)
+    real(c_double), target :: a(n, n), chol(n, n) ! the main program's variables are static: not on the stack
     real(c_double), target :: b(n), xref(n), x(n), r(n), p(n), q(n), one = 1, zero = 0
     real(c_double) :: rr, rr_new, step, err
     type(c_ptr) :: handle, A_mat, d_p, d_q
@@ -30,7 +30,6 @@ program example_cg
     integer :: i, j, it, info
     integer(c_size_t), parameter :: vbytes = int(n, c_size_t) * 8
 
-    allocate(a(n, n), chol(n, n))
     a = 0
     do j = 1, n
         a(j, j) = a(j, j) + 0.1d0
