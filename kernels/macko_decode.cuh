@@ -14,6 +14,7 @@
 #ifndef MACKO_DECODE_CUH
 #define MACKO_DECODE_CUH
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -28,12 +29,18 @@ constexpr int kLaneEntries = 8;
 constexpr int kChunk = kWarp * kLaneEntries; /* entries per warp step */
 constexpr unsigned kFull = 0xFFFFFFFFu;
 
-/* ---- per value type: one lane's 8-entry group and how to read it */
+/* ---- per value type: one lane's 8-entry group and how to read it (the matrix side: Group, load, zero, nonzero,
+ * value, mask), and the element as a vector of x / B / C (x_bits, x_value, packed_value, y_at, y_put). Acc: the
+ * accumulation type (fp32, fp64 for fp64); Bits: an element's raw bits as loaded. */
 template <typename T> struct Ty;
 
-template <> struct Ty<__half> {
+/* The 16-bit value types share everything but the conversion to and from float (Cv: to_float(bits of one value in
+ * the low half), lo / hi (the values of a word's halves), from_float). */
+template <typename H, typename Cv> struct Ty16 {
+    using Acc = float;
+    using Bits = uint32_t;
     struct Group {
-        uint4 v;    /* 8 fp16 values, two per word, entry 2j in the low half of word j */
+        uint4 v;    /* 8 16-bit values, two per word, entry 2j in the low half of word j */
         uint32_t d; /* 8 delta nibbles, entry i at bits 4i */
     };
     static __device__ __forceinline__ uint32_t word(const Group &g, int j)
@@ -44,7 +51,7 @@ template <> struct Ty<__half> {
     {
         if (j == 0) g.v.x = w; else if (j == 1) g.v.y = w; else if (j == 2) g.v.z = w; else g.v.w = w;
     }
-    template <typename U> static __device__ __forceinline__ Group load(const __half *vals, const uint32_t *dwords, U k0)
+    template <typename U> static __device__ __forceinline__ Group load(const H *vals, const uint32_t *dwords, U k0)
     {
         Group g;
         g.v = __ldg(reinterpret_cast<const uint4 *>(vals + k0));
@@ -65,9 +72,8 @@ template <> struct Ty<__half> {
     }
     static __device__ __forceinline__ float value(const Group &g, int i)
     {
-        uint32_t w = word(g, i >> 1);
-        __half2 h = *reinterpret_cast<const __half2 *>(&w);
-        return (i & 1) ? __high2float(h) : __low2float(h);
+        const uint32_t w = word(g, i >> 1);
+        return (i & 1) ? Cv::hi(w) : Cv::lo(w);
     }
     /* Zero the entries whose bit in keep8 is clear. */
     static __device__ __forceinline__ void mask(Group &g, uint32_t keep8)
@@ -80,26 +86,54 @@ template <> struct Ty<__half> {
         }
     }
     /* x as raw bits (0 when not loaded), so that only the load itself is predicated. */
-    static __device__ __forceinline__ uint32_t x_bits(const __half *p)
+    static __device__ __forceinline__ uint32_t x_bits(const H *p)
     {
         return __ldg(reinterpret_cast<const unsigned short *>(p));
     }
-    static __device__ __forceinline__ float x_value(uint32_t bits)
+    static __device__ __forceinline__ float x_value(uint32_t bits) { return Cv::to_float(bits); }
+    /* Element j of a packed row of values (two per 32-bit word, element 2w in the low half of word w). */
+    static __device__ __forceinline__ float packed_value(const uint32_t *words, int j)
+    {
+        const uint32_t w = words[j >> 1];
+        return (j & 1) ? Cv::hi(w) : Cv::lo(w);
+    }
+    static constexpr int kPerWord = 2;
+    static __device__ __forceinline__ float y_at(const H *p)
+    {
+        return Cv::to_float(*reinterpret_cast<const unsigned short *>(p));
+    }
+    static __device__ __forceinline__ void y_put(H *p, float v) { *p = Cv::from_float(v); }
+};
+
+struct HalfCv {
+    static __device__ __forceinline__ float lo(uint32_t w)
+    {
+        return __low2float(*reinterpret_cast<const __half2 *>(&w));
+    }
+    static __device__ __forceinline__ float hi(uint32_t w)
+    {
+        return __high2float(*reinterpret_cast<const __half2 *>(&w));
+    }
+    static __device__ __forceinline__ float to_float(uint32_t bits)
     {
         return __half2float(__ushort_as_half((unsigned short)bits));
     }
-    /* Element j of a packed row of values (two fp16 per 32-bit word, element 2w in the low half of word w). */
-    static __device__ __forceinline__ float packed_value(const uint32_t *words, int j)
-    {
-        __half2 h = *reinterpret_cast<const __half2 *>(&words[j >> 1]);
-        return (j & 1) ? __high2float(h) : __low2float(h);
-    }
-    static constexpr int kPerWord = 2;
-    static __device__ __forceinline__ float y_at(const __half *p) { return __half2float(*p); }
-    static __device__ __forceinline__ void y_put(__half *p, float v) { *p = __float2half_rn(v); }
+    static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+};
+/* A bf16 value is the upper half of a float: the conversions are exact shifts and masks. */
+struct Bf16Cv {
+    static __device__ __forceinline__ float lo(uint32_t w) { return __uint_as_float(w << 16); }
+    static __device__ __forceinline__ float hi(uint32_t w) { return __uint_as_float(w & 0xFFFF0000u); }
+    static __device__ __forceinline__ float to_float(uint32_t bits) { return __uint_as_float(bits << 16); }
+    static __device__ __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
 };
 
+template <> struct Ty<__half> : Ty16<__half, HalfCv> {};
+template <> struct Ty<__nv_bfloat16> : Ty16<__nv_bfloat16, Bf16Cv> {};
+
 template <> struct Ty<float> {
+    using Acc = float;
+    using Bits = uint32_t;
     struct Group {
         uint4 v0, v1; /* 8 fp32 values */
         uint32_t d;
@@ -157,6 +191,73 @@ template <> struct Ty<float> {
     static __device__ __forceinline__ float y_at(const float *p) { return *p; }
     static __device__ __forceinline__ void y_put(float *p, float v) { *p = v; }
 };
+
+/* fp64: 8 values are four 16-byte loads; accumulation in double. No packed rows (the staged SpMM paths are not
+ * built for fp64). */
+template <> struct Ty<double> {
+    using Acc = double;
+    using Bits = unsigned long long;
+    struct Group {
+        uint4 v[4]; /* entry 2j: words (v[j].x, v[j].y), entry 2j+1: (v[j].z, v[j].w); low word first */
+        uint32_t d;
+    };
+    template <typename U> static __device__ __forceinline__ Group load(const double *vals, const uint32_t *dwords, U k0)
+    {
+        Group g;
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            g.v[j] = __ldg(reinterpret_cast<const uint4 *>(vals + k0) + j);
+        g.d = __ldg(dwords + (k0 >> 3));
+        return g;
+    }
+    static __device__ __forceinline__ Group zero()
+    {
+        Group g;
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            g.v[j] = make_uint4(0, 0, 0, 0);
+        g.d = 0;
+        return g;
+    }
+    static __device__ __forceinline__ uint32_t lo(const Group &g, int i)
+    {
+        return (i & 1) ? g.v[i >> 1].z : g.v[i >> 1].x;
+    }
+    static __device__ __forceinline__ uint32_t hi(const Group &g, int i)
+    {
+        return (i & 1) ? g.v[i >> 1].w : g.v[i >> 1].y;
+    }
+    static __device__ __forceinline__ bool nonzero(const Group &g, int i)
+    {
+        return (lo(g, i) | (hi(g, i) & 0x7FFFFFFFu)) != 0;
+    }
+    static __device__ __forceinline__ double value(const Group &g, int i)
+    {
+        return __hiloint2double((int)hi(g, i), (int)lo(g, i));
+    }
+    static __device__ __forceinline__ void mask(Group &g, uint32_t keep8)
+    {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const uint32_t m0 = ((keep8 >> (2 * j)) & 1u) ? kFull : 0u, m1 = ((keep8 >> (2 * j + 1)) & 1u) ? kFull : 0u;
+            g.v[j].x &= m0; g.v[j].y &= m0; g.v[j].z &= m1; g.v[j].w &= m1;
+        }
+    }
+    static __device__ __forceinline__ unsigned long long x_bits(const double *p)
+    {
+        return __ldg(reinterpret_cast<const unsigned long long *>(p));
+    }
+    static __device__ __forceinline__ double x_value(unsigned long long bits)
+    {
+        return __longlong_as_double((long long)bits);
+    }
+    static __device__ __forceinline__ double y_at(const double *p) { return *p; }
+    static __device__ __forceinline__ void y_put(double *p, double v) { *p = v; }
+};
+
+/* acc + a*x in the accumulation type, fused (fp32: fmaf, as always). */
+__device__ __forceinline__ float fma_acc(float a, float x, float acc) { return fmaf(a, x, acc); }
+__device__ __forceinline__ double fma_acc(double a, double x, double acc) { return fma(a, x, acc); }
 
 /* Byte j (compile-time) of w, zero-extended: one PRMT. */
 __device__ __forceinline__ uint32_t byte_of(uint32_t w, int j) { return __byte_perm(w, 0u, 0x4440u | (uint32_t)j); }

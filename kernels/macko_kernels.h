@@ -25,6 +25,7 @@ extern "C" {
 #define MACKO_SPMV_BLOCKS_PER_SM_S 4
 #endif
 #define MACKO_SPMV_BLOCKS_PER_SM_OTHER 4  /* the strided and 64-bit-index SpMV variants */
+#define MACKO_SPMV_BLOCKS_PER_SM_D 3      /* every fp64 SpMV variant (a lane's 8 values are 64 bytes) */
 #define MACKO_SPMV_STAGED_THREADS 512     /* STAGED geometry: x staged in shared memory by each block */
 #define MACKO_SPMV_STAGED_BLOCKS_PER_SM_H 3
 #define MACKO_SPMV_STAGED_BLOCKS_PER_SM_S 2
@@ -33,6 +34,7 @@ extern "C" {
 #define MACKO_MM_GLOBAL_THREADS 256
 #define MACKO_MM_GLOBAL_BLOCKS_PER_SM_I32 4 /* 64 registers with 32-bit indices ... */
 #define MACKO_MM_GLOBAL_BLOCKS_PER_SM_I64 2 /* ... 128 with 64-bit ones */
+#define MACKO_MM_GLOBAL_BLOCKS_PER_SM_D 2   /* fp64, either index width: 128 registers */
 #define MACKO_MM_STAGED_ROW_BYTES 32      /* widest staged row: tile <= 32 / element bytes (64 registers) */
 #define MACKO_MM_GLOBAL_TILE_BYTES_I32 16 /* widest global tile, 32-bit indices: 16 / element bytes columns */
 #define MACKO_MM_GLOBAL_TILE_I64 8        /* widest global tile, 64-bit indices */
@@ -40,7 +42,9 @@ extern "C" {
  * end). */
 #define MACKO_SPMV_I32_LIMIT (INT64_C(2147483647) - 4096)
 
-/* The kernels, per value type (the letter of the launcher's name: h = fp16, s = fp32):
+/* The kernels, per type combination (the letters of the launcher's name, macko_combo: h = fp16, s = fp32, b = bf16,
+ * d = fp64, hs / bs = fp16 / bf16 A with fp32 x and y; MM_STAGED is not built for d, hs and bs, whose SpMM takes
+ * MM_GLOBAL, nor STAGED SpMV for d, which would hold x as fp32):
  *   SPMV_WARP_*   one warp per row, persistent grid, next chunk and next row bounds prefetched:
  *                 I32_UNIT (int32 row_ptr, 32-bit index arithmetic, incx == 1), I32_STRIDED (any incx),
  *                 I64_RP32 (int32 row_ptr, 64-bit arithmetic), I64_RP64 (int64 row_ptr)
@@ -100,8 +104,23 @@ typedef struct macko_kargs {
     const float *alpha_dev; /* device pointers in POINTER_MODE_DEVICE (read by the kernel) ... */
     const float *beta_dev;
     float alpha, beta;      /* ... else the host values (the pointers are then NULL) */
+    /* The same for the fp64 compute type (MACKO_COMBO_D); the float fields are then unused, and the other way round */
+    const double *alpha_dev_d, *beta_dev_d;
+    double alpha_d, beta_d;
     macko_stream_t stream;
 } macko_kargs;
+
+/* The type combinations the kernels are built for (matrix values A, x/B, y/C; accumulation fp32 except D): the
+ * first index of the plan's launcher table (src/plan.c) and the letters of the launchers below. */
+typedef enum {
+    MACKO_COMBO_H = 0,  /* A, x, y fp16 */
+    MACKO_COMBO_S = 1,  /* fp32 */
+    MACKO_COMBO_B = 2,  /* bf16 */
+    MACKO_COMBO_D = 3,  /* fp64, fp64 accumulation and scalars */
+    MACKO_COMBO_HS = 4, /* fp16 A, fp32 x and y */
+    MACKO_COMBO_BS = 5, /* bf16 A, fp32 x and y */
+    MACKO_COMBOS
+} macko_combo;
 
 /* Returns the cudaError_t of the launch (0 = cudaSuccess). */
 typedef int (*macko_launcher)(const macko_kargs *a, const macko_launch *L);
@@ -118,13 +137,17 @@ typedef int (*macko_launcher)(const macko_kargs *a, const macko_launch *L);
     int macko_##L##_mm_global_i64_rp64(const macko_kargs *a, const macko_launch *k);
 MACKO_LAUNCHERS_OF(h)
 MACKO_LAUNCHERS_OF(s)
+MACKO_LAUNCHERS_OF(b)
+MACKO_LAUNCHERS_OF(d)
+MACKO_LAUNCHERS_OF(hs)
+MACKO_LAUNCHERS_OF(bs)
 #undef MACKO_LAUNCHERS_OF
 
-/* Let the kernels with dynamic shared memory (elem-byte values; for MM_STAGED the tile and whether the layout is
- * swizzled) use up to `bytes` of it on the current device: cudaFuncSetAttribute, called when a plan is built, never
- * at a launch. Return the cudaError_t. */
-int macko_spmv_staged_optin(int elem, int bytes);
-int macko_mm_staged_optin(int elem, int tile, int swizzled, int bytes);
+/* Let the kernels with dynamic shared memory of a matrix of value type `type` (every x/y type it is built for; for
+ * MM_STAGED the tile and whether the layout is swizzled) use up to `bytes` of it on the current device:
+ * cudaFuncSetAttribute, called when a plan is built, never at a launch. Return the cudaError_t. */
+int macko_spmv_staged_optin(macko_datatype_t type, int bytes);
+int macko_mm_staged_optin(macko_datatype_t type, int tile, int swizzled, int bytes);
 
 #ifdef __cplusplus
 }

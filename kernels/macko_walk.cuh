@@ -15,64 +15,81 @@ namespace macko_walk {
 using namespace macko_decode;
 
 /* The parameters of every kernel: M, and B / C as macko_kargs describes them (SpMV: x = b, incx = incb, y = c, incy
- * = incc, n = 1). RP: the row_ptr element type in memory. */
-template <typename T, typename RP> struct Params {
+ * = incc, n = 1). RP: the row_ptr element type in memory; X, Y: the element types of B and C (M's type T unless the
+ * call mixes types); Acc: the accumulation type, which alpha and beta have (Ty<T>::Acc: fp32, fp64 for fp64). */
+template <typename T, typename RP, typename X = T, typename Y = X> struct Params {
+    using Acc = typename Ty<T>::Acc;
     int64_t rows, cols;
     const T *values;
     const uint32_t *dwords; /* the delta nibbles, 8 per word */
     const RP *row_ptr;
-    const T *b;
+    const X *b;
     int64_t incb, ldb;
-    T *c;
+    Y *c;
     int64_t incc, ldc;
     int n; /* columns of this launch, 1..NT */
-    const float *alpha_dev, *beta_dev;
-    float alpha, beta;
+    const Acc *alpha_dev, *beta_dev;
+    Acc alpha, beta;
 };
 
-template <typename T, typename RP> inline Params<T, RP> make_params(const macko_kargs *a)
+/* The scalars of a launch in the accumulation type's fields of macko_kargs. */
+inline void kargs_scalars(const macko_kargs *a, const float **ad, const float **bd, float *av, float *bv)
 {
-    Params<T, RP> p;
+    *ad = a->alpha_dev;
+    *bd = a->beta_dev;
+    *av = a->alpha;
+    *bv = a->beta;
+}
+inline void kargs_scalars(const macko_kargs *a, const double **ad, const double **bd, double *av, double *bv)
+{
+    *ad = a->alpha_dev_d;
+    *bd = a->beta_dev_d;
+    *av = a->alpha_d;
+    *bv = a->beta_d;
+}
+
+template <typename T, typename RP, typename X = T, typename Y = X>
+inline Params<T, RP, X, Y> make_params(const macko_kargs *a)
+{
+    Params<T, RP, X, Y> p;
     p.rows = a->rows;
     p.cols = a->cols;
     p.values = static_cast<const T *>(a->values);
     p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
     p.row_ptr = static_cast<const RP *>(a->row_ptr);
-    p.b = static_cast<const T *>(a->b);
+    p.b = static_cast<const X *>(a->b);
     p.incb = a->incb;
     p.ldb = a->ldb;
-    p.c = static_cast<T *>(a->c);
+    p.c = static_cast<Y *>(a->c);
     p.incc = a->incc;
     p.ldc = a->ldc;
     p.n = (int)a->n;
-    p.alpha_dev = a->alpha_dev;
-    p.beta_dev = a->beta_dev;
-    p.alpha = a->alpha;
-    p.beta = a->beta;
+    kargs_scalars(a, &p.alpha_dev, &p.beta_dev, &p.alpha, &p.beta);
     return p;
 }
 
 /* C = beta*C (or 0) when M and B are not to be read: alpha == 0 or no columns. ONE: the launch has one column
  * (SpMV), known at compile time. */
-template <bool ONE, typename T, typename RP> __device__ void scale_only(const Params<T, RP> &p, float beta)
+template <bool ONE, typename T, typename RP, typename X, typename Y, typename A>
+__device__ void scale_only(const Params<T, RP, X, Y> &p, A beta)
 {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     const int n = ONE ? 1 : p.n;
     for (int j = 0; j < n; j++)
         for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < p.rows; r += stride) {
-            T *cp = p.c + r * p.incc + (int64_t)j * p.ldc;
-            Ty<T>::y_put(cp, beta != 0.0f ? beta * Ty<T>::y_at(cp) : 0.0f);
+            Y *cp = p.c + r * p.incc + (int64_t)j * p.ldc;
+            Ty<Y>::y_put(cp, beta != (A)0 ? beta * (A)Ty<Y>::y_at(cp) : (A)0);
         }
 }
 
 /* The prologue of every kernel: alpha and beta (through the device pointers in POINTER_MODE_DEVICE); when M and B
  * are not to be read, C is scaled instead and the result is true (the kernel returns). */
-template <bool ONE, typename T, typename RP>
-__device__ __forceinline__ bool scaled_only(const Params<T, RP> &p, float &alpha, float &beta)
+template <bool ONE, typename T, typename RP, typename X, typename Y, typename A>
+__device__ __forceinline__ bool scaled_only(const Params<T, RP, X, Y> &p, A &alpha, A &beta)
 {
     alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
     beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f || p.cols == 0) {
+    if (alpha == (A)0 || p.cols == 0) {
         scale_only<ONE>(p, beta);
         return true;
     }

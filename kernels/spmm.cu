@@ -22,6 +22,7 @@
 #include "macko_kernels.h"
 #include "macko_walk.cuh"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -36,33 +37,36 @@ using namespace macko_walk;
 constexpr int kStagedThreads = MACKO_MM_STAGED_THREADS;
 constexpr int kGlobalThreads = MACKO_MM_GLOBAL_THREADS;
 /* Blocks per SM the global path's grid is sized for (64 registers with 32-bit indices, 128 with 64-bit ones). */
-template <typename IDX> constexpr int global_blocks_per_sm()
+template <typename T, typename IDX> constexpr int global_blocks_per_sm()
 {
-    return sizeof(IDX) == 4 ? MACKO_MM_GLOBAL_BLOCKS_PER_SM_I32 : MACKO_MM_GLOBAL_BLOCKS_PER_SM_I64;
+    return sizeof(T) == 8    ? MACKO_MM_GLOBAL_BLOCKS_PER_SM_D
+           : sizeof(IDX) == 4 ? MACKO_MM_GLOBAL_BLOCKS_PER_SM_I32
+                              : MACKO_MM_GLOBAL_BLOCKS_PER_SM_I64;
 }
 /* Widest staged tile: rows of at most 32 bytes (two 16-byte planes) keep the staged kernel within 64 registers. */
 template <typename T> constexpr int max_staged_tile() { return MACKO_MM_STAGED_ROW_BYTES / (int)sizeof(T); }
 /* Widest global tile: NT values of B per entry held in registers (within 64 registers with 32-bit indices, 128
  * with 64-bit ones, without spilling). */
-template <typename T, typename IDX> constexpr int max_global_tile()
+template <typename X, typename IDX> constexpr int max_global_tile()
 {
-    return sizeof(IDX) == 8 ? MACKO_MM_GLOBAL_TILE_I64 : MACKO_MM_GLOBAL_TILE_BYTES_I32 / (int)sizeof(T);
+    return sizeof(IDX) == 8 ? MACKO_MM_GLOBAL_TILE_I64 : MACKO_MM_GLOBAL_TILE_BYTES_I32 / (int)sizeof(X);
 }
 static_assert(kStagedThreads % kWarp == 0 && kGlobalThreads % kWarp == 0, "whole warps per block");
 
 /* The SpMM kernels' parameters: the common block and the staged path's layout of B's tile in shared memory (the
  * plan's swizzle, slots and plane_stride; unused by the global path). One block for both paths, not a second kernel
  * argument: with it ptxas gives both kernels the code they had before the walk was shared. */
-template <typename T, typename RP> struct MmParams : Params<T, RP> {
+template <typename T, typename RP, typename X = T, typename Y = X> struct MmParams : Params<T, RP, X, Y> {
     int swz;               /* spacing shift s of the swizzled layout (0: plain) */
     uint32_t slots;        /* rows per plane before the zero row (cols rounded up to 8 << s) */
     uint32_t plane_stride; /* bytes */
 };
 
-template <typename T, typename RP> MmParams<T, RP> make_mm_params(const macko_kargs *a, const macko_launch *L)
+template <typename T, typename RP, typename X = T, typename Y = X>
+MmParams<T, RP, X, Y> make_mm_params(const macko_kargs *a, const macko_launch *L)
 {
-    MmParams<T, RP> p;
-    static_cast<Params<T, RP> &>(p) = make_params<T, RP>(a);
+    MmParams<T, RP, X, Y> p;
+    static_cast<Params<T, RP, X, Y> &>(p) = make_params<T, RP, X, Y>(a);
     p.swz = L->swizzle;
     p.slots = L->slots;
     p.plane_stride = L->plane_stride;
@@ -132,15 +136,15 @@ __device__ __forceinline__ uint32_t swz_stage(uint32_t k, uint32_t lo, uint32_t 
 
 /* Butterfly levels of reduce_scatter from the one that halves M values down, one template instance per level so
  * that every index is a constant (see reduce_scatter). */
-template <int NT, int M> __device__ __forceinline__ void halve(float (&acc)[NT], int lane)
+template <int NT, int M, typename A> __device__ __forceinline__ void halve(A (&acc)[NT], int lane)
 {
     if constexpr (M > 1) {
         constexpr int o = kWarp / 2 / (NT / M);
         const bool upper = (lane & o) != 0;
 #pragma unroll
         for (int k = 0; k < M / 2; k++) {
-            const float send = upper ? acc[k] : acc[k + M / 2];
-            const float keep = upper ? acc[k + M / 2] : acc[k];
+            const A send = upper ? acc[k] : acc[k + M / 2];
+            const A keep = upper ? acc[k + M / 2] : acc[k];
             acc[k] = keep + __shfl_xor_sync(kFull, send, o);
         }
         halve<NT, M / 2>(acc, lane);
@@ -150,7 +154,7 @@ template <int NT, int M> __device__ __forceinline__ void halve(float (&acc)[NT],
 /* Sum of acc over the warp for every column, scattered: afterwards lane L holds column L / (32/NT). The first
  * log2(NT) butterfly levels halve the vector (each lane keeps the half its lane bit selects and adds the partner's
  * copy of it), the remaining levels add whole values. */
-template <int NT> __device__ __forceinline__ float reduce_scatter(float (&acc)[NT], int lane)
+template <int NT, typename A> __device__ __forceinline__ A reduce_scatter(A (&acc)[NT], int lane)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
     /* Before sm_90 ptxas leaves the level loop below partly rolled for NT = 16 and puts acc in local memory (64
@@ -169,13 +173,13 @@ template <int NT> __device__ __forceinline__ float reduce_scatter(float (&acc)[N
             const bool upper = (lane & o) != 0;
 #pragma unroll
             for (int k = 0; k < m / 2; k++) {
-                const float send = upper ? acc[k] : acc[k + m / 2];
-                const float keep = upper ? acc[k + m / 2] : acc[k];
+                const A send = upper ? acc[k] : acc[k + m / 2];
+                const A keep = upper ? acc[k + m / 2] : acc[k];
                 acc[k] = keep + __shfl_xor_sync(kFull, send, o);
             }
         }
     }
-    float v = acc[0];
+    A v = acc[0];
 #pragma unroll
     for (int o = kWarp / NT / 2; o > 0; o >>= 1)
         v += __shfl_xor_sync(kFull, v, o);
@@ -188,39 +192,40 @@ template <int NT> __device__ __forceinline__ int lane_column(int lane) { return 
 
 /* CUDA-core accumulation: per lane NT partial sums (kept by the caller as a plain array, so that they stay in
  * registers), reduced by reduce_scatter at the row's end. */
-template <int NT> __device__ __forceinline__ void zero_acc(float (&acc)[NT])
+template <int NT, typename A> __device__ __forceinline__ void zero_acc(A (&acc)[NT])
 {
 #pragma unroll
     for (int j = 0; j < NT; j++)
-        acc[j] = 0.0f;
+        acc[j] = (A)0;
 }
-template <typename T, typename RP, int NT> struct LaneAcc {
-    float cold; /* C(row, lane_column) before the call, when beta != 0 */
+template <typename T, typename RP, int NT, typename X = T, typename Y = X> struct LaneAcc {
+    using A = typename Ty<T>::Acc;
+    using P = Params<T, RP, X, Y>;
+    A cold; /* C(row, lane_column) before the call, when beta != 0 */
     int jl;
     bool writes;
-    __device__ __forceinline__ void init(const Params<T, RP> &p, int lane, int64_t row, float beta)
+    __device__ __forceinline__ void init(const P &p, int lane, int64_t row, A beta)
     {
         jl = lane_column<NT>(lane);
         writes = writer_lane<NT>(lane) && jl < p.n;
         prefetch(p, row, beta);
     }
-    __device__ __forceinline__ T *at(const Params<T, RP> &p, int64_t row) const
+    __device__ __forceinline__ Y *at(const P &p, int64_t row) const
     {
         return p.c + row * p.incc + (int64_t)jl * p.ldc;
     }
-    __device__ __forceinline__ void prefetch(const Params<T, RP> &p, int64_t row, float beta)
+    __device__ __forceinline__ void prefetch(const P &p, int64_t row, A beta)
     {
-        cold = (beta != 0.0f && writes && row < p.rows) ? Ty<T>::y_at(at(p, row)) : 0.0f;
+        cold = (beta != (A)0 && writes && row < p.rows) ? (A)Ty<Y>::y_at(at(p, row)) : (A)0;
     }
-    __device__ __forceinline__ void finish(const Params<T, RP> &p, int64_t row, float alpha, float beta, int lane,
-                                           float (&acc)[NT])
+    __device__ __forceinline__ void finish(const P &p, int64_t row, A alpha, A beta, int lane, A (&acc)[NT])
     {
-        const float sum = reduce_scatter<NT>(acc, lane);
+        const A sum = reduce_scatter<NT>(acc, lane);
         if (writes) {
-            float r = alpha * sum;
-            if (beta != 0.0f)
-                r = fmaf(beta, cold, r);
-            Ty<T>::y_put(at(p, row), r);
+            A r = alpha * sum;
+            if (beta != (A)0)
+                r = fma_acc(beta, cold, r);
+            Ty<Y>::y_put(at(p, row), r);
         }
         zero_acc<NT>(acc);
     }
@@ -341,33 +346,36 @@ __global__ void __launch_bounds__(kStagedThreads, 1) mm_staged_kernel(const MmPa
 
 /* One chunk: per entry NT predicated loads of B, then NT fused multiply-adds. U: IDX unsigned (entries outside the
  * row give unused, wrapping offsets); incb, ldb: B's strides as U. */
-template <typename T, int NT, typename RP, typename IDX, typename U = typename std::make_unsigned<IDX>::type>
-__device__ __forceinline__ void global_chunk_fma(const Params<T, RP> &p, U incb, U ldb, typename Ty<T>::Group &cur,
-                                                 IDX cb, IDX b, IDX e, int lane, IDX &carry, float (&acc)[NT])
+template <typename T, int NT, typename RP, typename X, typename Y, typename IDX, typename A,
+          typename U = typename std::make_unsigned<IDX>::type>
+__device__ __forceinline__ void global_chunk_fma(const Params<T, RP, X, Y> &p, U incb, U ldb,
+                                                 typename Ty<T>::Group &cur, IDX cb, IDX b, IDX e, int lane,
+                                                 IDX &carry, A (&acc)[NT])
 {
     const ChunkCols<IDX> cc = decode_chunk<T, IDX>(cur, cb, b, e, lane, carry);
 #pragma unroll
     for (int i = 0; i < kLaneEntries; i++) {
         /* All NT loads of an entry first, then the products; unloaded values stay 0 (the entry is +-0). */
-        const T *bi = p.b + ((U)cc.base + (U)cc.off(i)) * incb;
+        const X *bi = p.b + ((U)cc.base + (U)cc.off(i)) * incb;
         const bool nz = Ty<T>::nonzero(cur, i);
-        uint32_t xs[NT];
+        typename Ty<X>::Bits xs[NT];
 #pragma unroll
         for (int j = 0; j < NT; j++)
-            xs[j] = (nz && j < p.n) ? Ty<T>::x_bits(bi + (U)j * ldb) : 0u;
-        const float a = Ty<T>::value(cur, i);
+            xs[j] = (nz && j < p.n) ? Ty<X>::x_bits(bi + (U)j * ldb) : 0u;
+        const A a = (A)Ty<T>::value(cur, i);
 #pragma unroll
         for (int j = 0; j < NT; j++)
-            acc[j] = fmaf(a, Ty<T>::x_value(xs[j]), acc[j]);
+            acc[j] = fma_acc(a, (A)Ty<X>::x_value(xs[j]), acc[j]);
     }
 }
 
-template <typename T, int NT, typename RP, typename IDX>
-__global__ void __launch_bounds__(kGlobalThreads, (global_blocks_per_sm<IDX>()))
-    mm_global_kernel(const MmParams<T, RP> p)
+template <typename T, int NT, typename RP, typename IDX, typename X, typename Y>
+__global__ void __launch_bounds__(kGlobalThreads, (global_blocks_per_sm<T, IDX>()))
+    mm_global_kernel(const MmParams<T, RP, X, Y> p)
 {
     using G = typename Ty<T>::Group;
-    float alpha, beta;
+    using A = typename Ty<T>::Acc;
+    A alpha, beta;
     if (scaled_only<false>(p, alpha, beta))
         return;
     int lane;
@@ -375,19 +383,19 @@ __global__ void __launch_bounds__(kGlobalThreads, (global_blocks_per_sm<IDX>()))
     warp_rows<kGlobalThreads / kWarp>(lane, first, nwarps);
     if (first >= (IDX)p.rows)
         return;
-    Cursor<MmParams<T, RP>, IDX> c;
+    Cursor<MmParams<T, RP, X, Y>, IDX> c;
     c.start(p, first, nwarps);
     G buf0 = load_group<T, IDX>(p.values, p.dwords, c.cb + (IDX)(lane * kLaneEntries), c.e);
     using U = typename std::make_unsigned<IDX>::type;
     const U incb = (U)p.incb, ldb = (U)p.ldb;
-    LaneAcc<T, RP, NT> la;
+    LaneAcc<T, RP, NT, X, Y> la;
     la.init(p, lane, (int64_t)c.row, beta);
-    float acc[NT];
+    A acc[NT];
     zero_acc<NT>(acc);
     walk_rows<T>(
         p, c, buf0, nwarps, lane,
         [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) {
-            global_chunk_fma<T, NT, RP, IDX>(p, incb, ldb, cur, cb, b, e, lane, carry, acc);
+            global_chunk_fma<T, NT, RP, X, Y, IDX>(p, incb, ldb, cur, cb, b, e, lane, carry, acc);
         },
         [&](IDX row) {
             la.finish(p, (int64_t)row, alpha, beta, lane, acc);
@@ -424,22 +432,26 @@ template <typename T> int launch_staged(const macko_kargs *a, const macko_launch
     });
 }
 
-template <typename T, typename RP, typename IDX, int NT> int launch_global_tile(const macko_kargs *a,
-                                                                               const macko_launch *L)
+template <typename T, typename RP, typename IDX, int NT, typename X, typename Y>
+int launch_global_tile(const macko_kargs *a, const macko_launch *L)
 {
-    mm_global_kernel<T, NT, RP, IDX><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
-        make_mm_params<T, RP>(a, L));
+    mm_global_kernel<T, NT, RP, IDX, X, Y><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_mm_params<T, RP, X, Y>(a, L));
     return (int)cudaGetLastError();
 }
 
-template <typename T, typename RP, typename IDX> int launch_global(const macko_kargs *a, const macko_launch *L)
+template <typename T, typename RP, typename IDX, typename X = T, typename Y = X>
+int launch_global(const macko_kargs *a, const macko_launch *L)
 {
     switch (L->tile) {
-    case 2: return launch_global_tile<T, RP, IDX, 2>(a, L);
-    case 4: return launch_global_tile<T, RP, IDX, 4>(a, L);
+    case 2: return launch_global_tile<T, RP, IDX, 2, X, Y>(a, L);
+    case 4:
+        if constexpr (max_global_tile<X, IDX>() >= 4)
+            return launch_global_tile<T, RP, IDX, 4, X, Y>(a, L);
+        break;
     case 8:
-        if constexpr (max_global_tile<T, IDX>() >= 8)
-            return launch_global_tile<T, RP, IDX, 8>(a, L);
+        if constexpr (max_global_tile<X, IDX>() >= 8)
+            return launch_global_tile<T, RP, IDX, 8, X, Y>(a, L);
         break;
     default: break;
     }
@@ -448,33 +460,44 @@ template <typename T, typename RP, typename IDX> int launch_global(const macko_k
 
 } // namespace
 
-extern "C" int macko_mm_staged_optin(int elem, int tile, int swizzled, int bytes)
+extern "C" int macko_mm_staged_optin(macko_datatype_t type, int tile, int swizzled, int bytes)
 {
     auto optin = [bytes](auto k) {
         return (int)cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     };
-    return elem == 2 ? with_staged_kernel<__half>(tile, swizzled != 0, optin)
-                     : with_staged_kernel<float>(tile, swizzled != 0, optin);
+    switch (type) {
+    case MACKO_R_16F: return with_staged_kernel<__half>(tile, swizzled != 0, optin);
+    case MACKO_R_16BF: return with_staged_kernel<__nv_bfloat16>(tile, swizzled != 0, optin);
+    case MACKO_R_32F: return with_staged_kernel<float>(tile, swizzled != 0, optin);
+    default: return (int)cudaErrorInvalidValue;
+    }
 }
 
-/* The thin C launchers: one list, stamped per value type. */
+/* The thin C launchers: one list, stamped per type combination (macko_kernels.h); the staged path for the
+ * combinations whose B rows it can stage (16-bit and fp32 values, B of the matrix's type). */
+#define MACKO_MM_GLOBAL_LAUNCHERS(L, T, X, Y)                                                                        \
+    extern "C" int macko_##L##_mm_global_i32(const macko_kargs *a, const macko_launch *k)                            \
+    {                                                                                                                \
+        return launch_global<T, int32_t, int32_t, X, Y>(a, k);                                                       \
+    }                                                                                                                \
+    extern "C" int macko_##L##_mm_global_i64_rp32(const macko_kargs *a, const macko_launch *k)                       \
+    {                                                                                                                \
+        return launch_global<T, int32_t, int64_t, X, Y>(a, k);                                                       \
+    }                                                                                                                \
+    extern "C" int macko_##L##_mm_global_i64_rp64(const macko_kargs *a, const macko_launch *k)                       \
+    {                                                                                                                \
+        return launch_global<T, int64_t, int64_t, X, Y>(a, k);                                                       \
+    }
 #define MACKO_MM_LAUNCHERS(L, T)                                                                                     \
     extern "C" int macko_##L##_mm_staged(const macko_kargs *a, const macko_launch *k)                                \
     {                                                                                                                \
         return launch_staged<T>(a, k);                                                                               \
     }                                                                                                                \
-    extern "C" int macko_##L##_mm_global_i32(const macko_kargs *a, const macko_launch *k)                            \
-    {                                                                                                                \
-        return launch_global<T, int32_t, int32_t>(a, k);                                                             \
-    }                                                                                                                \
-    extern "C" int macko_##L##_mm_global_i64_rp32(const macko_kargs *a, const macko_launch *k)                       \
-    {                                                                                                                \
-        return launch_global<T, int32_t, int64_t>(a, k);                                                             \
-    }                                                                                                                \
-    extern "C" int macko_##L##_mm_global_i64_rp64(const macko_kargs *a, const macko_launch *k)                       \
-    {                                                                                                                \
-        return launch_global<T, int64_t, int64_t>(a, k);                                                             \
-    }
+    MACKO_MM_GLOBAL_LAUNCHERS(L, T, T, T)
 
 MACKO_MM_LAUNCHERS(h, __half)
 MACKO_MM_LAUNCHERS(s, float)
+MACKO_MM_LAUNCHERS(b, __nv_bfloat16)
+MACKO_MM_GLOBAL_LAUNCHERS(d, double, double, double)
+MACKO_MM_GLOBAL_LAUNCHERS(hs, __half, float, float)
+MACKO_MM_GLOBAL_LAUNCHERS(bs, __nv_bfloat16, float, float)

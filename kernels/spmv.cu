@@ -20,6 +20,7 @@
 #include "macko_kernels.h"
 #include "macko_walk.cuh"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -49,24 +50,25 @@ constexpr int resident(int blocks, int threads)
 /* Blocks per SM the grid is sized for, per variant; __launch_bounds__ makes ptxas fit the registers to it. */
 template <typename T, typename IDX, bool UNIT> constexpr int blocks_per_sm()
 {
-    return resident(!(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
+    return resident(sizeof(T) == 8                 ? MACKO_SPMV_BLOCKS_PER_SM_D
+                    : !(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
                     : sizeof(T) == 2            ? MACKO_SPMV_BLOCKS_PER_SM_H
                                                 : MACKO_SPMV_BLOCKS_PER_SM_S,
                     kBlockThreads);
 }
 static_assert(kBlockThreads % kWarp == 0, "whole warps per block");
 
-template <typename T, typename RP, typename IDX>
-__device__ __forceinline__ typename Ty<T>::Group load_group(const Params<T, RP> &p, IDX k0, IDX e)
+template <typename T, typename RP, typename X, typename Y, typename IDX>
+__device__ __forceinline__ typename Ty<T>::Group load_group(const Params<T, RP, X, Y> &p, IDX k0, IDX e)
 {
     return macko_decode::load_group<T, IDX>(p.values, p.dwords, k0, e);
 }
 
 /* One warp step on the chunk at cb of the row [b, e): mask the entries outside the row, decode the columns, gather
  * x, accumulate into acc (this lane's partial sum, in entry order). carry: delta sum of the row's entries before cb. */
-template <typename T, typename RP, typename IDX, bool UNIT>
-__device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>::Group &cur, IDX cb, IDX b, IDX e,
-                                          int lane, IDX &carry, float &acc)
+template <typename T, typename RP, typename X, typename Y, typename IDX, bool UNIT, typename A>
+__device__ __forceinline__ void chunk_fma(const Params<T, RP, X, Y> &p, typename Ty<T>::Group &cur, IDX cb, IDX b,
+                                          IDX e, int lane, IDX &carry, A &acc)
 {
     const ChunkCols<IDX> cc = decode_chunk<T, IDX>(cur, cb, b, e, lane, carry);
     const IDX base = cc.base;
@@ -77,22 +79,22 @@ __device__ __forceinline__ void chunk_fma(const Params<T, RP> &p, typename Ty<T>
 #pragma unroll
     for (int i = 0; i < kLaneEntries; i++)
         off[i] = cc.off(i);
-    uint32_t xs[kLaneEntries];
+    typename Ty<X>::Bits xs[kLaneEntries];
     if (UNIT) {
         const uint64_t xl = reinterpret_cast<uint64_t>(p.b + base);
 #pragma unroll
         for (int i = 0; i < kLaneEntries; i++)
             xs[i] = Ty<T>::nonzero(cur, i)
-                        ? Ty<T>::x_bits(reinterpret_cast<const T *>(xl + (uint64_t)off[i] * sizeof(T)))
+                        ? Ty<X>::x_bits(reinterpret_cast<const X *>(xl + (uint64_t)off[i] * sizeof(X)))
                         : 0u;
     } else {
 #pragma unroll
         for (int i = 0; i < kLaneEntries; i++)
-            xs[i] = Ty<T>::nonzero(cur, i) ? Ty<T>::x_bits(p.b + (int64_t)(base + (IDX)off[i]) * p.incb) : 0u;
+            xs[i] = Ty<T>::nonzero(cur, i) ? Ty<X>::x_bits(p.b + (int64_t)(base + (IDX)off[i]) * p.incb) : 0u;
     }
 #pragma unroll
     for (int i = 0; i < kLaneEntries; i++)
-        acc = fmaf(Ty<T>::value(cur, i), Ty<T>::x_value(xs[i]), acc);
+        acc = fma_acc((A)Ty<T>::value(cur, i), (A)Ty<X>::x_value(xs[i]), acc);
 }
 
 /* chunk_fma with x staged in shared memory as fp32 (sx, cols elements). GUARD: the block's x holds a non-finite
@@ -119,50 +121,52 @@ __device__ __forceinline__ void chunk_fma_staged(const float *sx, uint32_t last_
 }
 
 /* Lane 0 writes y[row] = alpha * (warp sum of acc) + beta * y_old (y_old not read when beta == 0). */
-template <typename T, typename RP>
-__device__ __forceinline__ void finish_row(const Params<T, RP> &p, int64_t row, float acc, float alpha, float beta,
-                                           float yold, int lane)
+template <typename T, typename RP, typename X, typename Y, typename A>
+__device__ __forceinline__ void finish_row(const Params<T, RP, X, Y> &p, int64_t row, A acc, A alpha, A beta, A yold,
+                                           int lane)
 {
 #pragma unroll
     for (int o = kWarp / 2; o > 0; o >>= 1)
         acc += __shfl_down_sync(kFull, acc, o);
     if (lane == 0) {
-        float r = alpha * acc;
-        if (beta != 0.0f)
-            r = fmaf(beta, yold, r);
-        Ty<T>::y_put(p.c + row * p.incc, r);
+        A r = alpha * acc;
+        if (beta != (A)0)
+            r = fma_acc(beta, yold, r);
+        Ty<Y>::y_put(p.c + row * p.incc, r);
     }
 }
 
 /* The row walk of one warp (see the file comment) with one fp32 partial sum per lane, summed over the warp and
  * written at each row's end. CHUNK(cur, cb, b, e, carry, acc): chunk_fma or chunk_fma_staged. */
-template <typename T, typename RP, typename IDX, typename CHUNK>
-__device__ __forceinline__ void walk_vector(const Params<T, RP> &p, float alpha, float beta,
-                                            Cursor<Params<T, RP>, IDX> &c, typename Ty<T>::Group buf0, IDX nwarps,
-                                            int lane, CHUNK &&chunk)
+template <typename T, typename RP, typename X, typename Y, typename IDX, typename CHUNK, typename A>
+__device__ __forceinline__ void walk_vector(const Params<T, RP, X, Y> &p, A alpha, A beta,
+                                            Cursor<Params<T, RP, X, Y>, IDX> &c, typename Ty<T>::Group buf0,
+                                            IDX nwarps, int lane, CHUNK &&chunk)
 {
     using G = typename Ty<T>::Group;
-    float yold = 0.0f;
-    if (beta != 0.0f && lane == 0)
-        yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
-    float acc = 0.0f;
+    A yold = 0;
+    if (beta != (A)0 && lane == 0)
+        yold = Ty<Y>::y_at(p.c + (int64_t)c.row * p.incc);
+    A acc = 0;
     walk_rows<T>(
         p, c, buf0, nwarps, lane, [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry) { chunk(cur, cb, b, e, carry, acc); },
         [&](IDX row) { finish_row(p, (int64_t)row, acc, alpha, beta, yold, lane); },
         [&]() {
-            if (beta != 0.0f && lane == 0)
-                yold = Ty<T>::y_at(p.c + (int64_t)c.row * p.incc);
-            acc = 0.0f;
+            if (beta != (A)0 && lane == 0)
+                yold = Ty<Y>::y_at(p.c + (int64_t)c.row * p.incc);
+            acc = 0;
         });
 }
 
 /* RP: row_ptr element type in memory. IDX: index arithmetic (rows, entries and columns; int32 only when all stay far
  * below 2^31, which the plan checks). UNIT: incx == 1. */
-template <typename T, typename RP, typename IDX, bool UNIT>
-__global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())) spmv_kernel(const Params<T, RP> p)
+template <typename T, typename RP, typename IDX, bool UNIT, typename X, typename Y>
+__global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>()))
+    spmv_kernel(const Params<T, RP, X, Y> p)
 {
     using G = typename Ty<T>::Group;
-    float alpha, beta;
+    using A = typename Ty<T>::Acc;
+    A alpha, beta;
     if (scaled_only<true>(p, alpha, beta))
         return;
     int lane;
@@ -170,13 +174,13 @@ __global__ void __launch_bounds__(kBlockThreads, (blocks_per_sm<T, IDX, UNIT>())
     warp_rows<kWarpsPerBlock>(lane, first, nwarps);
     if (first >= (IDX)p.rows)
         return;
-    Cursor<Params<T, RP>, IDX> c;
+    Cursor<Params<T, RP, X, Y>, IDX> c;
     c.start(p, first, nwarps);
     const G buf0 = load_group(p, c.cb + (IDX)(lane * kLaneEntries), c.e);
-    walk_vector<T, RP, IDX>(p, alpha, beta, c, buf0, nwarps, lane,
-                            [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry, float &acc) {
-                                chunk_fma<T, RP, IDX, UNIT>(p, cur, cb, b, e, lane, carry, acc);
-                            });
+    walk_vector<T, RP, X, Y, IDX>(p, alpha, beta, c, buf0, nwarps, lane,
+                                  [&](G &cur, IDX cb, IDX b, IDX e, IDX &carry, A &acc) {
+                                      chunk_fma<T, RP, X, Y, IDX, UNIT>(p, cur, cb, b, e, lane, carry, acc);
+                                  });
 }
 
 /* ---- STAGED: x in shared memory as fp32 (fast path only: int32 indices, incx == 1, cols <= STAGE_MAX_COLS) */
@@ -238,8 +242,9 @@ template <typename T, int THREADS> __device__ __forceinline__ int stage_x(const 
 }
 
 /* x lives in dynamic shared memory: cols fp32 values rounded up to 16 bytes (the plan's smem). */
-template <typename T>
-__global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spmv_staged(const Params<T, int32_t> p)
+template <typename T, typename X, typename Y>
+__global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>())
+    spmv_staged(const Params<T, int32_t, X, Y> p)
 {
     using G = typename Ty<T>::Group;
     extern __shared__ __align__(16) float sx[];
@@ -249,70 +254,91 @@ __global__ void __launch_bounds__(kStagedThreads, staged_blocks_per_sm<T>()) spm
     int lane, first, nwarps;
     warp_rows<kStagedWarps>(lane, first, nwarps);
     /* Start the A stream first, so that DRAM is busy while x is staged. */
-    Cursor<Params<T, int32_t>, int32_t> c;
+    Cursor<Params<T, int32_t, X, Y>, int32_t> c;
     G buf0 = Ty<T>::zero();
     const bool active = first < (int)p.rows;
     if (active) {
         c.start(p, first, nwarps);
         buf0 = load_group(p, c.cb + lane * kLaneEntries, c.e);
     }
-    const int nonfinite = __syncthreads_or(stage_x<T, kStagedThreads>(p.b, (int)p.cols, sx));
+    const int nonfinite = __syncthreads_or(stage_x<X, kStagedThreads>(p.b, (int)p.cols, sx));
     if (!active)
         return;
     const uint32_t last_col = (uint32_t)(p.cols - 1);
     if (nonfinite)
-        walk_vector<T, int32_t, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
-                                         [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
-                                             chunk_fma_staged<T, int32_t, true>(sx, last_col, cur, cb, b, e, lane,
-                                                                                carry, acc);
-                                         });
+        walk_vector<T, int32_t, X, Y, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
+                                               [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
+                                                   chunk_fma_staged<T, int32_t, true>(sx, last_col, cur, cb, b, e,
+                                                                                      lane, carry, acc);
+                                               });
     else
-        walk_vector<T, int32_t, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
-                                         [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
-                                             chunk_fma_staged<T, int32_t, false>(sx, last_col, cur, cb, b, e, lane,
-                                                                                 carry, acc);
-                                         });
+        walk_vector<T, int32_t, X, Y, int32_t>(p, alpha, beta, c, buf0, nwarps, lane,
+                                               [&](G &cur, int cb, int b, int e, int &carry, float &acc) {
+                                                   chunk_fma_staged<T, int32_t, false>(sx, last_col, cur, cb, b, e,
+                                                                                       lane, carry, acc);
+                                               });
 }
 
-template <typename T, typename RP, typename IDX, bool UNIT> int launch_warp(const macko_kargs *a, const macko_launch *L)
+template <typename T, typename RP, typename IDX, bool UNIT, typename X, typename Y>
+int launch_warp(const macko_kargs *a, const macko_launch *L)
 {
-    spmv_kernel<T, RP, IDX, UNIT><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
-        make_params<T, RP>(a));
+    spmv_kernel<T, RP, IDX, UNIT, X, Y><<<L->grid, L->block, 0, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+        make_params<T, RP, X, Y>(a));
     return (int)cudaGetLastError();
 }
 
-template <typename T> int launch_staged(const macko_kargs *a, const macko_launch *L)
+template <typename T, typename X, typename Y> int launch_staged(const macko_kargs *a, const macko_launch *L)
 {
-    spmv_staged<T><<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(
-        make_params<T, int32_t>(a));
-    return (int)cudaGetLastError();
+    if constexpr (sizeof(T) == 8) {
+        return (int)cudaErrorInvalidValue; /* no STAGED for fp64: the plan never asks for it */
+    } else {
+        spmv_staged<T, X, Y><<<L->grid, L->block, L->smem, reinterpret_cast<cudaStream_t>(a->stream)>>>(
+            make_params<T, int32_t, X, Y>(a));
+        return (int)cudaGetLastError();
+    }
+}
+
+template <typename T, typename X, typename Y> cudaError_t staged_optin(int bytes)
+{
+    return cudaFuncSetAttribute(spmv_staged<T, X, Y>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 
 } // namespace
 
-extern "C" int macko_spmv_staged_optin(int elem, int bytes)
+extern "C" int macko_spmv_staged_optin(macko_datatype_t type, int bytes)
 {
-    const cudaError_t e =
-        elem == 2 ? cudaFuncSetAttribute(spmv_staged<__half>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
-                  : cudaFuncSetAttribute(spmv_staged<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    return (int)e;
+    cudaError_t e;
+    switch (type) {
+    case MACKO_R_16F:
+        e = staged_optin<__half, __half, __half>(bytes);
+        return (int)(e != cudaSuccess ? e : staged_optin<__half, float, float>(bytes));
+    case MACKO_R_16BF:
+        e = staged_optin<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16>(bytes);
+        return (int)(e != cudaSuccess ? e : staged_optin<__nv_bfloat16, float, float>(bytes));
+    case MACKO_R_32F: return (int)staged_optin<float, float, float>(bytes);
+    default: return (int)cudaErrorInvalidValue;
+    }
 }
 
-/* The thin C launchers: one list, stamped per value type. */
-#define MACKO_SPMV_LAUNCHER(L, T, NAME, RP, IDX, UNIT)                                                               \
+/* The thin C launchers: one list, stamped per type combination (macko_kernels.h). */
+#define MACKO_SPMV_LAUNCHER(L, T, X, Y, NAME, RP, IDX, UNIT)                                                         \
     extern "C" int macko_##L##_spmv_warp_##NAME(const macko_kargs *a, const macko_launch *k)                         \
     {                                                                                                                \
-        return launch_warp<T, RP, IDX, UNIT>(a, k);                                                                  \
+        return launch_warp<T, RP, IDX, UNIT, X, Y>(a, k);                                                            \
     }
-#define MACKO_SPMV_LAUNCHERS(L, T)                                                                                   \
-    MACKO_SPMV_LAUNCHER(L, T, i32_unit, int32_t, int32_t, true)                                                      \
-    MACKO_SPMV_LAUNCHER(L, T, i32_strided, int32_t, int32_t, false)                                                  \
-    MACKO_SPMV_LAUNCHER(L, T, i64_rp32, int32_t, int64_t, false)                                                     \
-    MACKO_SPMV_LAUNCHER(L, T, i64_rp64, int64_t, int64_t, false)                                                     \
+#define MACKO_SPMV_LAUNCHERS(L, T, X, Y)                                                                             \
+    MACKO_SPMV_LAUNCHER(L, T, X, Y, i32_unit, int32_t, int32_t, true)                                                \
+    MACKO_SPMV_LAUNCHER(L, T, X, Y, i32_strided, int32_t, int32_t, false)                                            \
+    MACKO_SPMV_LAUNCHER(L, T, X, Y, i64_rp32, int32_t, int64_t, false)                                               \
+    MACKO_SPMV_LAUNCHER(L, T, X, Y, i64_rp64, int64_t, int64_t, false)                                               \
     extern "C" int macko_##L##_spmv_staged(const macko_kargs *a, const macko_launch *k)                              \
     {                                                                                                                \
-        return launch_staged<T>(a, k);                                                                               \
+        return launch_staged<T, X, Y>(a, k);                                                                         \
     }
 
-MACKO_SPMV_LAUNCHERS(h, __half)
-MACKO_SPMV_LAUNCHERS(s, float)
+MACKO_SPMV_LAUNCHERS(h, __half, __half, __half)
+MACKO_SPMV_LAUNCHERS(s, float, float, float)
+MACKO_SPMV_LAUNCHERS(b, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16)
+MACKO_SPMV_LAUNCHERS(d, double, double, double)
+MACKO_SPMV_LAUNCHERS(hs, __half, float, float)
+MACKO_SPMV_LAUNCHERS(bs, __nv_bfloat16, float, float)

@@ -56,7 +56,15 @@ static const struct {
 #undef ENUM_ARG
 #undef ENUM_ARG4
 
+/* macko_check_enum with the argument's own name (the generic routines' xtype, ytype, compute_type...). */
+static macko_status_t check_enum_named(const char *fn, int pos, macko_enum_arg which, const char *name, int value);
+
 macko_status_t macko_check_enum(const char *fn, int pos, macko_enum_arg which, int value)
+{
+    return check_enum_named(fn, pos, which, enum_args[which].arg, value);
+}
+
+static macko_status_t check_enum_named(const char *fn, int pos, macko_enum_arg which, const char *name, int value)
 {
     char list[160];
     size_t used = 0;
@@ -73,8 +81,7 @@ macko_status_t macko_check_enum(const char *fn, int pos, macko_enum_arg which, i
             break;
         used += (size_t)w;
     }
-    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is %d; it must be %s", enum_args[which].arg, value,
-                      list);
+    return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "%s is %d; it must be %s", name, value, list);
 }
 
 macko_status_t macko_check_size(const char *fn, int pos, const char *name, int64_t v)
@@ -250,3 +257,85 @@ macko_status_t macko_fail_csr_col(const char *fn, int pos, int64_t r, int64_t k,
                       " after %" PRId64 ")",
                       r, k, c, prev + base);
 }
+
+/* macko.h's table of supported combinations (A, x, y, compute), one row per macko_combo. */
+static const struct {
+    macko_datatype_t a, x, y, c;
+} combos[MACKO_COMBOS] = {
+    [MACKO_COMBO_H] = {MACKO_R_16F, MACKO_R_16F, MACKO_R_16F, MACKO_R_32F},
+    [MACKO_COMBO_S] = {MACKO_R_32F, MACKO_R_32F, MACKO_R_32F, MACKO_R_32F},
+    [MACKO_COMBO_B] = {MACKO_R_16BF, MACKO_R_16BF, MACKO_R_16BF, MACKO_R_32F},
+    [MACKO_COMBO_D] = {MACKO_R_64F, MACKO_R_64F, MACKO_R_64F, MACKO_R_64F},
+    [MACKO_COMBO_HS] = {MACKO_R_16F, MACKO_R_32F, MACKO_R_32F, MACKO_R_32F},
+    [MACKO_COMBO_BS] = {MACKO_R_16BF, MACKO_R_32F, MACKO_R_32F, MACKO_R_32F},
+};
+
+static const char *type_name(int t)
+{
+    switch (t) {
+    case MACKO_R_16F: return "MACKO_R_16F";
+    case MACKO_R_16BF: return "MACKO_R_16BF";
+    case MACKO_R_32F: return "MACKO_R_32F";
+    case MACKO_R_64F: return "MACKO_R_64F";
+    default: return "?";
+    }
+}
+
+/* The rows matching a, and x / y / c where given (-1: any). */
+static int combo_match(macko_datatype_t a, int x, int y, int c)
+{
+    int i;
+    for (i = 0; i < MACKO_COMBOS; i++)
+        if (combos[i].a == a && (x < 0 || (int)combos[i].x == x) && (y < 0 || (int)combos[i].y == y) &&
+            (c < 0 || (int)combos[i].c == c))
+            return i;
+    return -1;
+}
+
+/* NOT_SUPPORTED for argument `name` = t at pos: the values the supported rows allow there, given what is fixed. */
+static macko_status_t combo_fail(const char *fn, int pos, const char *name, int t, macko_datatype_t a, int x, int y,
+                                 int which)
+{
+    char list[160];
+    size_t used = 0;
+    int i;
+    list[0] = '\0';
+    for (i = 0; i < MACKO_COMBOS; i++) {
+        int v, w, j, seen = 0;
+        if (combos[i].a != a || (which > 0 && (int)combos[i].x != x) || (which > 1 && (int)combos[i].y != y))
+            continue;
+        v = which == 0 ? (int)combos[i].x : which == 1 ? (int)combos[i].y : (int)combos[i].c;
+        for (j = 0; j < i; j++)
+            if (combos[j].a == a && (which < 1 || (int)combos[j].x == x) && (which < 2 || (int)combos[j].y == y) &&
+                (which == 0 ? (int)combos[j].x : which == 1 ? (int)combos[j].y : (int)combos[j].c) == v)
+                seen = 1;
+        if (seen)
+            continue;
+        w = snprintf(list + used, sizeof list - used, "%s%s", used > 0 ? ", " : "", type_name(v));
+        if (w < 0 || (size_t)w >= sizeof list - used)
+            break;
+        used += (size_t)w;
+    }
+    return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos, "%s is %s with an %s matrix; supported: %s", name,
+                      type_name(t), type_name(a), list);
+}
+
+macko_status_t macko_check_combo(const char *fn, macko_datatype_t a, int x_pos, const char *x_name, int x, int y_pos,
+                                 const char *y_name, int y, int c_pos, int c, int *combo)
+{
+    MACKO_CHECK(check_enum_named(fn, x_pos, MACKO_ARG_TYPE, x_name, x));
+    if (combo_match(a, x, -1, -1) < 0)
+        return combo_fail(fn, x_pos, x_name, x, a, x, y, 0);
+    MACKO_CHECK(check_enum_named(fn, y_pos, MACKO_ARG_TYPE, y_name, y));
+    if (combo_match(a, x, y, -1) < 0)
+        return combo_fail(fn, y_pos, y_name, y, a, x, y, 1);
+    MACKO_CHECK(check_enum_named(fn, c_pos, MACKO_ARG_TYPE, "compute_type", c));
+    *combo = combo_match(a, x, y, c);
+    if (*combo < 0)
+        return combo_fail(fn, c_pos, "compute_type", c, a, x, y, 2);
+    return MACKO_STATUS_SUCCESS;
+}
+
+int macko_combo_of_type(macko_datatype_t type) { return combo_match(type, (int)type, (int)type, -1); }
+
+size_t macko_combo_xelem(int combo) { return macko_type_size(combos[combo].x); }

@@ -69,6 +69,19 @@ macko_status_t macko_check_host_mat(const char *fn, int pos, macko_mat_t A);
 macko_status_t macko_check_dev_mat(const char *fn, int pos, macko_mat_t A, macko_handle_t handle, int type,
                                    int op_pos, macko_operation_t op, const struct macko_mat_s **M);
 
+/* ---- the type combination of a compute call (macko_combo, kernels/macko_kernels.h) */
+/* The combination of a matrix of value type a with x (B) type x, y (C) type y and compute type c: the combo of a
+ * supported row of macko.h's table. A type argument that is not a macko_datatype_t is INVALID_VALUE at its position;
+ * a combination no row allows is NOT_SUPPORTED at the first type argument (x, then y, then c) that no row allows
+ * given a and the arguments before it ("<name> is <T> with an <A> matrix; supported: ..."). */
+macko_status_t macko_check_combo(const char *fn, macko_datatype_t a, int x_pos, const char *x_name, int x, int y_pos,
+                                 const char *y_name, int y, int c_pos, int c, int *combo);
+/* The combination of the BLAS-letter routines: A's type must be `type` (INVALID_VALUE at A's position otherwise,
+ * as macko_check_dev_mat says); their x, y and compute types are the letter's. */
+int macko_combo_of_type(macko_datatype_t type);
+/* Bytes of one x / y element of a combination. */
+size_t macko_combo_xelem(int combo);
+
 /* ---- the inputs of the encoders, shared by the host and device routines */
 /* Input arrays that live on `device`: readable(p, device) says whether the device can read p. NULL: host input. */
 typedef struct macko_device_data {

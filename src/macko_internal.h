@@ -144,6 +144,27 @@ static inline void macko_resolve_scalars(const struct macko_handle_s *h, const f
     }
 }
 
+/* The scalars of a launch of combination `combo` (fp64 for MACKO_COMBO_D, else fp32) into a's fields by the
+ * pointer mode, as macko_resolve_scalars; alpha and beta point to the compute type. */
+static inline void macko_kargs_scalars(const struct macko_handle_s *h, int combo, const void *alpha, const void *beta,
+                                       macko_kargs *a)
+{
+    a->alpha_dev = a->beta_dev = NULL;
+    a->alpha_dev_d = a->beta_dev_d = NULL;
+    a->alpha = a->beta = 0.0f;
+    a->alpha_d = a->beta_d = 0.0;
+    if (combo != MACKO_COMBO_D) {
+        macko_resolve_scalars(h, (const float *)alpha, (const float *)beta, &a->alpha, &a->beta, &a->alpha_dev,
+                              &a->beta_dev);
+    } else if (h->pointer_mode == MACKO_POINTER_MODE_DEVICE) {
+        a->alpha_dev_d = (const double *)alpha;
+        a->beta_dev_d = (const double *)beta;
+    } else {
+        a->alpha_d = *(const double *)alpha;
+        a->beta_d = *(const double *)beta;
+    }
+}
+
 #ifdef __cplusplus
 }
 #endif

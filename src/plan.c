@@ -8,33 +8,32 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- launcher table: value type x kernel (MACKO_K_MM_TC: added with kernels/spmm_tc.cu) */
-enum { PREC_H = 0, PREC_S = 1, PRECISIONS = 2 };
-
-static const macko_launcher launchers[PRECISIONS][MACKO_KERNELS] = {
-    [PREC_H] = {[MACKO_K_SPMV_WARP_I32_UNIT] = macko_h_spmv_warp_i32_unit,
-                [MACKO_K_SPMV_WARP_I32_STRIDED] = macko_h_spmv_warp_i32_strided,
-                [MACKO_K_SPMV_WARP_I64_RP32] = macko_h_spmv_warp_i64_rp32,
-                [MACKO_K_SPMV_WARP_I64_RP64] = macko_h_spmv_warp_i64_rp64,
-                [MACKO_K_SPMV_STAGED] = macko_h_spmv_staged,
-                [MACKO_K_MM_STAGED] = macko_h_mm_staged,
-                [MACKO_K_MM_GLOBAL_I32] = macko_h_mm_global_i32,
-                [MACKO_K_MM_GLOBAL_I64_RP32] = macko_h_mm_global_i64_rp32,
-                [MACKO_K_MM_GLOBAL_I64_RP64] = macko_h_mm_global_i64_rp64},
-    [PREC_S] = {[MACKO_K_SPMV_WARP_I32_UNIT] = macko_s_spmv_warp_i32_unit,
-                [MACKO_K_SPMV_WARP_I32_STRIDED] = macko_s_spmv_warp_i32_strided,
-                [MACKO_K_SPMV_WARP_I64_RP32] = macko_s_spmv_warp_i64_rp32,
-                [MACKO_K_SPMV_WARP_I64_RP64] = macko_s_spmv_warp_i64_rp64,
-                [MACKO_K_SPMV_STAGED] = macko_s_spmv_staged,
-                [MACKO_K_MM_STAGED] = macko_s_mm_staged,
-                [MACKO_K_MM_GLOBAL_I32] = macko_s_mm_global_i32,
-                [MACKO_K_MM_GLOBAL_I64_RP32] = macko_s_mm_global_i64_rp32,
-                [MACKO_K_MM_GLOBAL_I64_RP64] = macko_s_mm_global_i64_rp64},
+/* ---- launcher table: type combination (macko_kernels.h) x kernel (MACKO_K_MM_TC / PANEL: kernels/spmm_tc.cu, their
+ * own launchers). A hole is a kernel the combination is not built for (the plan never asks for it). */
+#define SPMV_LAUNCHERS(L)                                                                                            \
+    [MACKO_K_SPMV_WARP_I32_UNIT] = macko_##L##_spmv_warp_i32_unit,                                                 \
+    [MACKO_K_SPMV_WARP_I32_STRIDED] = macko_##L##_spmv_warp_i32_strided,                                           \
+    [MACKO_K_SPMV_WARP_I64_RP32] = macko_##L##_spmv_warp_i64_rp32,                                                 \
+    [MACKO_K_SPMV_WARP_I64_RP64] = macko_##L##_spmv_warp_i64_rp64,                                                 \
+    [MACKO_K_SPMV_STAGED] = macko_##L##_spmv_staged
+#define MM_GLOBAL_LAUNCHERS(L)                                                                                       \
+    [MACKO_K_MM_GLOBAL_I32] = macko_##L##_mm_global_i32,                                                           \
+    [MACKO_K_MM_GLOBAL_I64_RP32] = macko_##L##_mm_global_i64_rp32,                                                 \
+    [MACKO_K_MM_GLOBAL_I64_RP64] = macko_##L##_mm_global_i64_rp64
+static const macko_launcher launchers[MACKO_COMBOS][MACKO_KERNELS] = {
+    [MACKO_COMBO_H] = {SPMV_LAUNCHERS(h), [MACKO_K_MM_STAGED] = macko_h_mm_staged, MM_GLOBAL_LAUNCHERS(h)},
+    [MACKO_COMBO_S] = {SPMV_LAUNCHERS(s), [MACKO_K_MM_STAGED] = macko_s_mm_staged, MM_GLOBAL_LAUNCHERS(s)},
+    [MACKO_COMBO_B] = {SPMV_LAUNCHERS(b), [MACKO_K_MM_STAGED] = macko_b_mm_staged, MM_GLOBAL_LAUNCHERS(b)},
+    [MACKO_COMBO_D] = {SPMV_LAUNCHERS(d), MM_GLOBAL_LAUNCHERS(d)},
+    [MACKO_COMBO_HS] = {SPMV_LAUNCHERS(hs), MM_GLOBAL_LAUNCHERS(hs)},
+    [MACKO_COMBO_BS] = {SPMV_LAUNCHERS(bs), MM_GLOBAL_LAUNCHERS(bs)},
 };
+#undef SPMV_LAUNCHERS
+#undef MM_GLOBAL_LAUNCHERS
 
-int macko_plan_launch(macko_datatype_t t, const macko_kargs *a, const macko_launch *L)
+int macko_plan_launch(int combo, const macko_kargs *a, const macko_launch *L)
 {
-    const macko_launcher f = launchers[t == MACKO_R_16F ? PREC_H : PREC_S][L->kernel];
+    const macko_launcher f = combo >= 0 && combo < MACKO_COMBOS ? launchers[combo][L->kernel] : NULL;
     return f != NULL ? f(a, L) : 1; /* 1 = cudaErrorInvalidValue: a kernel without a launcher */
 }
 
@@ -135,6 +134,8 @@ static macko_status_t plan_spmv(const struct macko_mat_s *m, const macko_devprop
                                 macko_plan *p, char *msg, size_t msg_size)
 {
     const int elem = (int)macko_type_size(m->type);
+    /* fp64 runs every variant with its own register budget (the kernels' __launch_bounds__ say the same) */
+    const int other = elem == 8 ? MACKO_SPMV_BLOCKS_PER_SM_D : MACKO_SPMV_BLOCKS_PER_SM_OTHER;
     int geometry, bps;
     if (p->index != MACKO_IDX_I32) {
         const int k = p->index == MACKO_IDX_I64_RP64 ? MACKO_K_SPMV_WARP_I64_RP64 : MACKO_K_SPMV_WARP_I64_RP32;
@@ -142,14 +143,14 @@ static macko_status_t plan_spmv(const struct macko_mat_s *m, const macko_devprop
             snprintf(msg, msg_size, "the STAGED SpMV geometry needs 32-bit indices");
             return MACKO_STATUS_NOT_SUPPORTED;
         }
-        p->spmv_unit = p->spmv_strided = spmv_warp(k, m->rows, dp, MACKO_SPMV_BLOCKS_PER_SM_OTHER);
+        p->spmv_unit = p->spmv_strided = spmv_warp(k, m->rows, dp, other);
         return MACKO_STATUS_SUCCESS;
     }
     if (forced_geometry == MACKO_SPMV_STAGED && elem == 8) {
         snprintf(msg, msg_size, "the STAGED SpMV geometry holds x as fp32: not for fp64 matrices");
         return MACKO_STATUS_NOT_SUPPORTED;
     }
-    p->spmv_strided = spmv_warp(MACKO_K_SPMV_WARP_I32_STRIDED, m->rows, dp, MACKO_SPMV_BLOCKS_PER_SM_OTHER);
+    p->spmv_strided = spmv_warp(MACKO_K_SPMV_WARP_I32_STRIDED, m->rows, dp, other);
     geometry = forced_geometry >= 0 ? forced_geometry : spmv_geometry(m->rows, m->cols, m->entries, elem);
     bps = geometry == MACKO_SPMV_STAGED ? spmv_staged_fit(m->cols, elem, dp) : 0;
     if (geometry == MACKO_SPMV_STAGED && bps == 0 && forced_geometry == MACKO_SPMV_STAGED) {
@@ -164,7 +165,9 @@ static macko_status_t plan_spmv(const struct macko_mat_s *m, const macko_devprop
         p->spmv_unit.smem = (uint32_t)spmv_staged_bytes(m->cols);
     } else {
         p->spmv_unit = spmv_warp(MACKO_K_SPMV_WARP_I32_UNIT, m->rows, dp,
-                                 elem == 2 ? MACKO_SPMV_BLOCKS_PER_SM_H : MACKO_SPMV_BLOCKS_PER_SM_S);
+                                 elem == 2   ? MACKO_SPMV_BLOCKS_PER_SM_H
+                                 : elem == 8 ? MACKO_SPMV_BLOCKS_PER_SM_D
+                                             : MACKO_SPMV_BLOCKS_PER_SM_S);
     }
     return MACKO_STATUS_SUCCESS;
 }
@@ -206,10 +209,11 @@ static int offsets_fit_i32(int64_t cols, int64_t incb, int64_t ldb, int nt)
     return span < 2147483647.0 - 65536.0;
 }
 
-static macko_launch mm_global(int kernel, int tile, int64_t rows, const macko_devprops *dp)
+static macko_launch mm_global(int kernel, int tile, int64_t rows, int elem, const macko_devprops *dp)
 {
-    const int bps = kernel == MACKO_K_MM_GLOBAL_I32 ? MACKO_MM_GLOBAL_BLOCKS_PER_SM_I32
-                                                     : MACKO_MM_GLOBAL_BLOCKS_PER_SM_I64;
+    const int bps = elem == 8                           ? MACKO_MM_GLOBAL_BLOCKS_PER_SM_D
+                    : kernel == MACKO_K_MM_GLOBAL_I32 ? MACKO_MM_GLOBAL_BLOCKS_PER_SM_I32
+                                                      : MACKO_MM_GLOBAL_BLOCKS_PER_SM_I64;
     return launch_of(kernel, tile, MACKO_MM_GLOBAL_THREADS, bps,
                      grid_blocks(rows, dp->sm_count, bps, MACKO_MM_GLOBAL_THREADS / WARP, 1));
 }
@@ -225,7 +229,11 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
     r->want = want;
     memset(&r->launch, 0, sizeof r->launch);
     memset(&r->wide, 0, sizeof r->wide);
-    if (path != MACKO_MM_PATH_GLOBAL && index == MACKO_IDX_I32) {
+    if (elem == 8 && path == MACKO_MM_PATH_STAGED) {
+        snprintf(msg, msg_size, "the staged SpMM path is not built for fp64 matrices");
+        return MACKO_STATUS_NOT_SUPPORTED;
+    }
+    if (path != MACKO_MM_PATH_GLOBAL && index == MACKO_IDX_I32 && elem != 8) {
         const int s_auto = auto_swizzle(m);
         int fit = want < max_staged ? want : max_staged;
         while (fit >= 2 && staged_bytes(m->cols, fit, swizzle < 0 ? s_auto : swizzle, elem) >
@@ -257,11 +265,11 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
     wide_tile = want < MACKO_MM_GLOBAL_TILE_I64 ? want : MACKO_MM_GLOBAL_TILE_I64;
     if (index == MACKO_IDX_I32) {
         const int cap = MACKO_MM_GLOBAL_TILE_BYTES_I32 / elem;
-        r->launch = mm_global(MACKO_K_MM_GLOBAL_I32, want < cap ? want : cap, m->rows, dp);
-        r->wide = mm_global(MACKO_K_MM_GLOBAL_I64_RP32, wide_tile, m->rows, dp);
+        r->launch = mm_global(MACKO_K_MM_GLOBAL_I32, want < cap ? want : cap, m->rows, elem, dp);
+        r->wide = mm_global(MACKO_K_MM_GLOBAL_I64_RP32, wide_tile, m->rows, elem, dp);
     } else {
         const int k = index == MACKO_IDX_I64_RP64 ? MACKO_K_MM_GLOBAL_I64_RP64 : MACKO_K_MM_GLOBAL_I64_RP32;
-        r->launch = mm_global(k, wide_tile, m->rows, dp);
+        r->launch = mm_global(k, wide_tile, m->rows, elem, dp);
     }
     return MACKO_STATUS_SUCCESS;
 }
@@ -445,6 +453,32 @@ const macko_launch *macko_plan_mm(const macko_plan *p, int64_t n, int64_t cols, 
     }
 }
 
+const macko_launch *macko_plan_mm_wide_b(const macko_plan *p, const struct macko_mat_s *m, int64_t n, int64_t incb,
+                                         int64_t ldb, int64_t incc, int xelem, const macko_devprops *dp,
+                                         macko_launch *scratch)
+{
+    const macko_launch *L = macko_plan_mm(p, n, m->cols, incb, ldb, incc);
+    const macko_mm_rule *r = p->mm;
+    int want, cap;
+    if (L == NULL || L->kernel < MACKO_K_MM_STAGED)
+        return L; /* the SpMV launch (or none): it reads x as its own type */
+    while (n > r->n_max)
+        r++;
+    want = r->want < 16 ? r->want : 16;
+    if (p->index != MACKO_IDX_I32) {
+        *scratch = mm_global(p->index == MACKO_IDX_I64_RP64 ? MACKO_K_MM_GLOBAL_I64_RP64 : MACKO_K_MM_GLOBAL_I64_RP32,
+                             want < MACKO_MM_GLOBAL_TILE_I64 ? want : MACKO_MM_GLOBAL_TILE_I64, m->rows, 2, dp);
+        return scratch;
+    }
+    cap = MACKO_MM_GLOBAL_TILE_BYTES_I32 / xelem;
+    if (offsets_fit_i32(m->cols, incb, ldb, want < cap ? want : cap))
+        *scratch = mm_global(MACKO_K_MM_GLOBAL_I32, want < cap ? want : cap, m->rows, 2, dp);
+    else
+        *scratch = mm_global(MACKO_K_MM_GLOBAL_I64_RP32,
+                             want < MACKO_MM_GLOBAL_TILE_I64 ? want : MACKO_MM_GLOBAL_TILE_I64, m->rows, 2, dp);
+    return scratch;
+}
+
 /* ---- the whole plan */
 
 static macko_status_t check_forced(const struct macko_mat_s *m, const macko_plan_forced *f, char *msg, size_t n)
@@ -531,19 +565,19 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
 }
 
 /* Opts the kernels of p with more dynamic shared memory than a block gets by default in, on the current device. */
-static int plan_optin(const macko_plan *p, int elem, const macko_devprops *dp)
+static int plan_optin(const macko_plan *p, macko_datatype_t type, const macko_devprops *dp)
 {
     int e = 0, i;
     if (p->spmv_unit.kernel == MACKO_K_SPMV_STAGED && p->spmv_unit.smem > DEFAULT_SMEM_BLOCK)
-        e = macko_spmv_staged_optin(elem, dp->smem_per_block_optin);
+        e = macko_spmv_staged_optin(type, dp->smem_per_block_optin);
     for (i = 0; i < p->mm_rules && e == 0; i++) {
         const macko_launch *L = &p->mm[i].launch;
         if (p->mm[i].path == MACKO_MM_PATH_STAGED && L->smem > DEFAULT_SMEM_BLOCK)
-            e = macko_mm_staged_optin(elem, L->tile, L->swizzle != 0, dp->smem_per_block_optin);
+            e = macko_mm_staged_optin(type, L->tile, L->swizzle != 0, dp->smem_per_block_optin);
         if (p->mm[i].path == MACKO_MM_PATH_TC || p->mm[i].path == MACKO_MM_PATH_PANEL) {
             const macko_launch *W = &p->mm[i].wide;
             if (W->kernel == MACKO_K_MM_STAGED && W->smem > DEFAULT_SMEM_BLOCK)
-                e = macko_mm_staged_optin(elem, W->tile, W->swizzle != 0, dp->smem_per_block_optin);
+                e = macko_mm_staged_optin(type, W->tile, W->swizzle != 0, dp->smem_per_block_optin);
         }
     }
     if (e == 0 && p->tc.kt > 0)
@@ -562,7 +596,7 @@ macko_status_t macko_plan_build(const char *fn, const struct macko_mat_s *m, con
     macko_status_t st = macko_plan_compute(m, row_ptr, dp, f, &p, msg, sizeof msg);
     if (st != MACKO_STATUS_SUCCESS)
         return macko_fail(st, fn, f != NULL ? 4 : 0, "%s", msg);
-    e = plan_optin(&p, (int)macko_type_size(m->type), dp);
+    e = plan_optin(&p, m->type, dp);
     if (e != 0)
         return macko_fail(macko_cuda_status((cudaError_t)e), fn, 0,
                           "cannot give the kernels their shared memory (CUDA error %d)", e);

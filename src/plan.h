@@ -139,8 +139,14 @@ static inline const macko_launch *macko_plan_spmv(const macko_plan *p, int64_t i
  * NULL when the plan was forced to a path that cannot run n (or these strides). */
 const macko_launch *macko_plan_mm(const macko_plan *p, int64_t n, int64_t cols, int64_t incb, int64_t ldb,
                                   int64_t incc);
-/* Runs one launch of a kernel of value type t: the cudaError_t of the launch. */
-int macko_plan_launch(macko_datatype_t t, const macko_kargs *a, const macko_launch *L);
+/* The launch for a call whose B/C elements (xelem bytes) are wider than the matrix's values (fp16/bf16 A with fp32
+ * B and C): the plan's launch where it reads B as its own type (SpMV, or none), else a GLOBAL launch with the tile
+ * of the plan's rule for n capped to what the wider elements allow, built in *scratch. Pure arithmetic. */
+const macko_launch *macko_plan_mm_wide_b(const macko_plan *p, const struct macko_mat_s *m, int64_t n, int64_t incb,
+                                         int64_t ldb, int64_t incc, int xelem, const macko_devprops *dp,
+                                         macko_launch *scratch);
+/* Runs one launch of a kernel of the type combination `combo` (macko_combo): the cudaError_t of the launch. */
+int macko_plan_launch(int combo, const macko_kargs *a, const macko_launch *L);
 
 /* The handle's device workspace (split-K partial tiles of the TC path, its tile counters, the PANEL path's dense
  * panel): allocated by macko_create; the counters are zero between calls. */

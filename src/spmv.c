@@ -1,46 +1,56 @@
-/* macko_Hspmv / macko_Sspmv: argument checks in signature order, then the launch of the encoding's plan (plan.h)
- * for this incx. No allocation, no synchronisation, no host<->device copy, no device query: graph-capturable. */
+/* macko_Hspmv / macko_Sspmv / macko_Dspmv and macko_spmv_ex: one checking path (spmv below) for all of them, with
+ * the argument positions of each signature; then the launch of the encoding's plan (plan.h) for this incx. The
+ * BLAS-letter routines fix the types (A must have the letter's type); macko_spmv_ex takes x's, y's and the compute
+ * type as arguments, judged right after A (the checks of x and y need their element sizes).
+ * No allocation, no synchronisation, no host<->device copy, no device query: graph-capturable. */
 #include "check.h"
 
 #include <stdint.h>
 
-/* Precisions in the order of spmv_prec's rows. */
-enum { SPMV_H = 0, SPMV_S = 1, SPMV_PRECISIONS = 2 };
+/* Positions of the arguments in a signature (0: the signature has none, the type is fixed). */
+typedef struct spmv_sig {
+    const char *name;
+    macko_datatype_t letter; /* the BLAS-letter routines: A's type; unused by the ex routine */
+    int ex;                  /* the type arguments are arguments */
+    int alpha, A, x, xtype, incx, beta, y, ytype, incy, compute;
+} spmv_sig;
 
-typedef struct spmv_precision {
-    const char *name;      /* routine name for error messages */
-    macko_datatype_t type; /* the matrix type the routine letter names */
-    size_t elem;           /* bytes of one x/y element */
-} spmv_precision;
+static const spmv_sig sig_h = {"macko_Hspmv", MACKO_R_16F, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 0};
+static const spmv_sig sig_s = {"macko_Sspmv", MACKO_R_32F, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 0};
+static const spmv_sig sig_d = {"macko_Dspmv", MACKO_R_64F, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 0};
+static const spmv_sig sig_ex = {"macko_spmv_ex", MACKO_R_32F, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
 
-static const spmv_precision spmv_prec[SPMV_PRECISIONS] = {
-    [SPMV_H] = {"macko_Hspmv", MACKO_R_16F, 2},
-    [SPMV_S] = {"macko_Sspmv", MACKO_R_32F, 4},
-};
-
-static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op, const float *alpha, macko_mat_t A,
-                           const void *x, int64_t incx, const float *beta, void *y, int64_t incy)
+static macko_status_t spmv(const spmv_sig *S, macko_handle_t handle, macko_operation_t op, const void *alpha,
+                           macko_mat_t A, const void *x, int xtype, int64_t incx, const void *beta, void *y,
+                           int ytype, int64_t incy, int compute)
 {
-    const spmv_precision *P = &spmv_prec[prec];
-    const char *fn = P->name;
+    const char *fn = S->name;
     const struct macko_mat_s *M;
     macko_kargs a;
     int64_t m, n;
-    int err;
+    size_t xe, ye;
+    int combo, err;
 
     MACKO_CHECK(macko_check_handle(fn, handle));
     MACKO_CHECK(macko_check_enum(fn, 2, MACKO_ARG_OP, (int)op));
-    MACKO_CHECK(macko_check_ptr(fn, 3, "alpha", alpha));
-    MACKO_CHECK(macko_check_dev_mat(fn, 4, A, handle, (int)P->type, 2, op, &M));
+    MACKO_CHECK(macko_check_ptr(fn, S->alpha, "alpha", alpha));
+    MACKO_CHECK(macko_check_dev_mat(fn, S->A, A, handle, S->ex ? MACKO_ANY_TYPE : (int)S->letter, 2, op, &M));
+    if (S->ex)
+        MACKO_CHECK(macko_check_combo(fn, A->type, S->xtype, "xtype", xtype, S->ytype, "ytype", ytype, S->compute,
+                                      compute, &combo));
+    else
+        combo = macko_combo_of_type(S->letter);
+    xe = macko_type_size((macko_datatype_t)xtype);
+    ye = macko_type_size((macko_datatype_t)ytype);
     m = M->rows;
     n = M->cols;
-    MACKO_CHECK(macko_check_array(fn, 5, "x", x, "len(x)", n, NULL, 0, P->elem));
-    MACKO_CHECK(macko_check_min(fn, 6, "incx", incx, 1));
-    MACKO_CHECK(macko_check_span(fn, 6, "(len(x) - 1) * incx", n, incx, 1, 0, P->elem));
-    MACKO_CHECK(macko_check_ptr(fn, 7, "beta", beta));
-    MACKO_CHECK(macko_check_array(fn, 8, "y", y, "len(y)", m, NULL, 0, P->elem));
-    MACKO_CHECK(macko_check_min(fn, 9, "incy", incy, 1));
-    MACKO_CHECK(macko_check_span(fn, 9, "(len(y) - 1) * incy", m, incy, 1, 0, P->elem));
+    MACKO_CHECK(macko_check_array(fn, S->x, "x", x, "len(x)", n, NULL, 0, xe));
+    MACKO_CHECK(macko_check_min(fn, S->incx, "incx", incx, 1));
+    MACKO_CHECK(macko_check_span(fn, S->incx, "(len(x) - 1) * incx", n, incx, 1, 0, xe));
+    MACKO_CHECK(macko_check_ptr(fn, S->beta, "beta", beta));
+    MACKO_CHECK(macko_check_array(fn, S->y, "y", y, "len(y)", m, NULL, 0, ye));
+    MACKO_CHECK(macko_check_min(fn, S->incy, "incy", incy, 1));
+    MACKO_CHECK(macko_check_span(fn, S->incy, "(len(y) - 1) * incy", m, incy, 1, 0, ye));
 
     if (m == 0)
         return macko_ok();
@@ -57,10 +67,10 @@ static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op
     a.incc = incy;
     a.ldc = 0;
     a.n = 1;
-    macko_resolve_scalars(handle, alpha, beta, &a.alpha, &a.beta, &a.alpha_dev, &a.beta_dev);
+    macko_kargs_scalars(handle, combo, alpha, beta, &a);
     a.stream = handle->stream;
 
-    err = macko_plan_launch(M->type, &a, macko_plan_spmv(&M->plan, incx));
+    err = macko_plan_launch(combo, &a, macko_plan_spmv(&M->plan, incx));
     if (err != 0)
         return macko_launch_fail(handle, fn, err);
     return macko_ok();
@@ -69,11 +79,24 @@ static macko_status_t spmv(int prec, macko_handle_t handle, macko_operation_t op
 macko_status_t macko_Hspmv(macko_handle_t handle, macko_operation_t op, const float *alpha, macko_mat_t A,
                            const macko_half *x, int64_t incx, const float *beta, macko_half *y, int64_t incy)
 {
-    return spmv(SPMV_H, handle, op, alpha, A, x, incx, beta, y, incy);
+    return spmv(&sig_h, handle, op, alpha, A, x, MACKO_R_16F, incx, beta, y, MACKO_R_16F, incy, MACKO_R_32F);
 }
 
 macko_status_t macko_Sspmv(macko_handle_t handle, macko_operation_t op, const float *alpha, macko_mat_t A,
                            const float *x, int64_t incx, const float *beta, float *y, int64_t incy)
 {
-    return spmv(SPMV_S, handle, op, alpha, A, x, incx, beta, y, incy);
+    return spmv(&sig_s, handle, op, alpha, A, x, MACKO_R_32F, incx, beta, y, MACKO_R_32F, incy, MACKO_R_32F);
+}
+
+macko_status_t macko_Dspmv(macko_handle_t handle, macko_operation_t op, const double *alpha, macko_mat_t A,
+                           const double *x, int64_t incx, const double *beta, double *y, int64_t incy)
+{
+    return spmv(&sig_d, handle, op, alpha, A, x, MACKO_R_64F, incx, beta, y, MACKO_R_64F, incy, MACKO_R_64F);
+}
+
+macko_status_t macko_spmv_ex(macko_handle_t handle, macko_operation_t op, const void *alpha, macko_mat_t A,
+                             const void *x, macko_datatype_t xtype, int64_t incx, const void *beta, void *y,
+                             macko_datatype_t ytype, int64_t incy, macko_datatype_t compute_type)
+{
+    return spmv(&sig_ex, handle, op, alpha, A, x, (int)xtype, incx, beta, y, (int)ytype, incy, (int)compute_type);
 }

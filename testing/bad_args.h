@@ -45,10 +45,20 @@ inline Arg<int> op(macko_operation_t valid)
     return {"op", (int)valid, {{2, kInvalid, "2"}, {-1, kInvalid, "-1"}, {7, kInvalid, "7"}}};
 }
 
-/* A scalar passed by pointer (alpha, beta): only NULL is wrong. */
-inline Arg<const float *> scalar(const char *name, const float *valid)
+/* A scalar passed by pointer (alpha, beta; float, double or void): only NULL is wrong. */
+template <class S> Arg<const S *> scalar(const char *name, const S *valid)
 {
     return {name, valid, {{nullptr, kInvalid, "NULL"}}};
+}
+
+/* A type argument of the generic routines (held as int, as op): values that are no macko_datatype_t
+ * (INVALID_VALUE) and types that no supported combination allows there (NOT_SUPPORTED). */
+inline Arg<int> type_arg(const char *name, macko_datatype_t valid, std::vector<macko_datatype_t> unsupported)
+{
+    Arg<int> a{name, (int)valid, {{3, kInvalid, "3"}, {-1, kInvalid, "-1"}}};
+    for (macko_datatype_t t : unsupported)
+        a.wrong.push_back({(int)t, MACKO_STATUS_NOT_SUPPORTED, "type " + std::to_string((int)t)});
+    return a;
 }
 
 /* An array of elements of type E: NULL and an address that is not a multiple of the element size are wrong. */
@@ -69,19 +79,21 @@ inline Arg<int64_t> size(const char *name, int64_t valid, std::vector<int64_t> w
     return a;
 }
 
-/* The matrix A of a compute routine: NULL, of the other value type, on another device (INVALID_VALUE), without a
- * device copy (NOT_INITIALIZED). */
+/* The matrix A of a compute routine: NULL, of the other value type (none for the generic routines, which take any),
+ * on another device (INVALID_VALUE), without a device copy (NOT_INITIALIZED). */
 struct Matrices {
     macko_mat_t good = nullptr, other_type = nullptr, elsewhere = nullptr, host_only = nullptr;
 };
 inline Arg<macko_mat_t> matrix(const Matrices &m)
 {
-    return {"A",
-            m.good,
-            {{nullptr, kInvalid, "NULL"},
-             {m.other_type, kInvalid, "of the other precision"},
-             {m.elsewhere, kInvalid, "on another device"},
-             {m.host_only, MACKO_STATUS_NOT_INITIALIZED, "not on the device"}}};
+    Arg<macko_mat_t> a{"A",
+                       m.good,
+                       {{nullptr, kInvalid, "NULL"},
+                        {m.elsewhere, kInvalid, "on another device"},
+                        {m.host_only, MACKO_STATUS_NOT_INITIALIZED, "not on the device"}}};
+    if (m.other_type != nullptr)
+        a.wrong.insert(a.wrong.begin() + 1, {m.other_type, kInvalid, "of the other precision"});
+    return a;
 }
 
 /* What every refused call must satisfy besides status and position. */

@@ -29,6 +29,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -51,19 +52,26 @@ template <> struct Api<float> {
     static constexpr auto mm = macko_Sspmm;
     static constexpr auto sb = macko_Sspmv_strided_batched;
 };
+template <> struct Api<double> {
+    static constexpr auto spmv = macko_Dspmv;
+    static constexpr auto mm = macko_Dspmm;
+    static constexpr auto sb = macko_Dspmv_strided_batched;
+};
 
 template <class E_> struct Prec : Api<E_> {
     using E = E_;
     static constexpr bool half = sizeof(E) == 2;
-    static constexpr macko_datatype_t type = half ? MACKO_R_16F : MACKO_R_32F;
-    static constexpr char letter = half ? 'H' : 'S';
-    static constexpr double rel_l2_max = half ? 1e-3 : 1e-5;
+    static constexpr bool dbl = sizeof(E) == 8;
+    using Scalar = typename std::conditional<dbl, double, float>::type; /* alpha, beta */
+    static constexpr macko_datatype_t type = half ? MACKO_R_16F : dbl ? MACKO_R_64F : MACKO_R_32F;
+    static constexpr char letter = half ? 'H' : dbl ? 'D' : 'S';
+    static constexpr double rel_l2_max = half ? 1e-3 : dbl ? 1e-13 : 1e-5;
     static E from(float f)
     {
         if constexpr (half)
             return mt::float_to_half(f);
         else
-            return f;
+            return (E)f;
     }
     static double to(E e)
     {
@@ -84,6 +92,8 @@ template <class E_> struct Prec : Api<E_> {
 };
 using HP = Prec<uint16_t>;
 using SP = Prec<float>;
+using DP = Prec<double>; /* the bad-argument walks so far; the product checks of check_product are H and S */
+using AllPrecisions = ::testing::Types<HP, SP, DP>;
 
 /* gtest's names of the precisions in typed test suites: H and S. */
 using Precisions = ::testing::Types<HP, SP>;

@@ -33,12 +33,12 @@ template <class P> struct World {
     ba::Matrices mats;
     gt::DevMem din, dout;
     std::vector<E> hin, hout, pattern;
-    float one = 1.0f, zero = 0.0f;
+    typename P::Scalar one = 1, zero = 0;
 
     explicit World(bool fake_device) : fake(fake_device), pattern(kElems, P::sentinel())
     {
         const mt::Dense m = mt::random_dense(40, 30, 0.5, 61, P::half);
-        const macko_datatype_t other = P::half ? MACKO_R_32F : MACKO_R_16F;
+        const macko_datatype_t other = P::half ? MACKO_R_32F : MACKO_R_16F; /* fp64: fp16 */
         if (fake) {
             h = &fake_handle;
         } else {
@@ -132,7 +132,7 @@ template <class P> void spmv_bad_args(World<P> &w)
     macko_mat_t A = w.mats.good;
     const E *x = w.in();
     E *y = w.out();
-    const float *a = &w.one, *b = &w.zero;
+    const typename P::Scalar *a = &w.one, *b = &w.zero;
     ba::refused(r, P::spmv(h, T, a, A, x, 1, b, y, 1), NI, 2, "op", "op T without macko_analysis");
     ba::refused(r, P::spmv(nullptr, T, nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0), INV, 1, "handle",
                 "everything bad");
@@ -156,7 +156,7 @@ template <class P> void spmm_bad_args(World<P> &w)
     macko_mat_t A = w.mats.good;
     const E *B = w.in();
     E *C = w.out();
-    const float *a = &w.one, *b = &w.zero;
+    const typename P::Scalar *a = &w.one, *b = &w.zero;
     ba::refused(r, P::mm(h, T, 2, a, A, B, 40, b, C, 30), NI, 2, "op", "op T without macko_analysis");
     ba::refused(r, P::mm(h, N, 3, a, A, B, INT64_MAX / 2, b, C, 40), INV, 7, "ldb", "ldb overflowing at n = 3");
     ba::refused(r, P::mm(h, N, 3, a, A, B, 30, b, C, INT64_MAX / 2), INV, 10, "ldc", "ldc overflowing at n = 3");
@@ -185,7 +185,7 @@ template <class P> void strided_batched_bad_args(World<P> &w)
     macko_mat_t A = w.mats.good;
     const E *x = w.in();
     E *y = w.out();
-    const float *a = &w.one, *b = &w.zero;
+    const typename P::Scalar *a = &w.one, *b = &w.zero;
     ba::refused(r, P::sb(h, T, a, A, x, 1, 40, b, y, 1, 30, 2), NI, 2, "op", "op T without macko_analysis");
     ba::refused(r, P::sb(h, N, a, A, x, 1, INT64_MAX / 2, b, y, 1, 40, 3), INV, 7, "stridex",
                 "stridex overflowing at batch 3");
@@ -204,9 +204,78 @@ template <class P> void strided_batched_bad_args(World<P> &w)
     }
 }
 
+/* The generic routines on an fp16 matrix with fp32 x / B and y / C (the world's buffers: W = World<SP>): the walk
+ * with the type arguments broken too (not a type: INVALID_VALUE; a type no combination allows there: NOT_SUPPORTED),
+ * a bf16-only matrix's own combination refused for fp16, and the type check before x's. */
+void ex_bad_args(World<conf::SP> &w)
+{
+    const mt::Dense m = mt::random_dense(40, 30, 0.5, 62, true);
+    macko_mat_t AH = w.make(m, MACKO_R_16F, true);
+    ba::Matrices mats = w.mats;
+    mats.good = AH;
+    mats.other_type = nullptr;
+    const float *a = &w.one, *b = &w.zero;
+    const void *x = w.in();
+    void *y = w.out();
+    {
+        ba::Rules r = w.rules(conf::SPMV);
+        r.routine = "macko_spmv_ex";
+        ba::walk(r, macko_spmv_ex, ba::handle(w.h), ba::op(N), ba::scalar<void>("alpha", a), ba::matrix(mats),
+                 ba::array("x", x), ba::type_arg("xtype", MACKO_R_32F, {MACKO_R_64F, MACKO_R_16BF}),
+                 ba::size("incx", 1, {0, -1}), ba::scalar<void>("beta", b), ba::array("y", y),
+                 ba::type_arg("ytype", MACKO_R_32F, {MACKO_R_16F, MACKO_R_64F}), ba::size("incy", 1, {0}),
+                 ba::type_arg("compute_type", MACKO_R_32F, {MACKO_R_64F, MACKO_R_16F}));
+        /* fp16 A with bf16 x: the first type argument no row allows is xtype, whatever follows */
+        ba::refused(r, macko_spmv_ex(w.h, N, a, AH, x, MACKO_R_16BF, 0, b, nullptr, (macko_datatype_t)3, 0,
+                                     MACKO_R_64F),
+                    MACKO_STATUS_NOT_SUPPORTED, 6, "xtype", "bf16 x with fp16 A, and everything after bad");
+        ba::refused(r, macko_spmv_ex(w.h, N, a, AH, x, MACKO_R_16F, 1, b, y, MACKO_R_32F, 1, MACKO_R_32F),
+                    MACKO_STATUS_NOT_SUPPORTED, 10, "ytype", "fp16 x with fp32 y");
+        ba::refused(r, macko_spmv_ex(w.h, N, a, w.mats.good, x, MACKO_R_16F, 1, b, y, MACKO_R_16F, 1, MACKO_R_32F),
+                    MACKO_STATUS_NOT_SUPPORTED, 6, "xtype", "fp32 A with fp16 x");
+        if (!w.fake)
+            w.succeeds(macko_spmv_ex(w.h, N, a, AH, x, MACKO_R_32F, 1, b, y, MACKO_R_32F, 1, MACKO_R_32F),
+                       "a good call");
+    }
+    {
+        ba::Rules r = w.rules(conf::SPMM);
+        r.routine = "macko_spmm_ex";
+        ba::walk(r, macko_spmm_ex, ba::handle(w.h), ba::op(N), ba::size("n", 2, {-1}), ba::scalar<void>("alpha", a),
+                 ba::matrix(mats), ba::array("B", x), ba::type_arg("btype", MACKO_R_32F, {MACKO_R_64F}),
+                 ba::size("ldb", 30, {29, 0}), ba::scalar<void>("beta", b), ba::array("C", y),
+                 ba::type_arg("ctype", MACKO_R_32F, {MACKO_R_16BF}), ba::size("ldc", 40, {39}),
+                 ba::type_arg("compute_type", MACKO_R_32F, {MACKO_R_64F}));
+        ba::refused(r, macko_spmm_ex(w.h, T, 2, a, AH, x, MACKO_R_32F, 40, b, y, MACKO_R_32F, 30, MACKO_R_32F),
+                    NI, 2, "op", "op T without macko_analysis");
+        if (!w.fake)
+            w.succeeds(macko_spmm_ex(w.h, N, 2, a, AH, x, MACKO_R_32F, 30, b, y, MACKO_R_32F, 40, MACKO_R_32F),
+                       "a good call");
+    }
+    if (w.fake && AH != nullptr)
+        AH->has_device = 0;
+    macko_mat_destroy(AH);
+}
+
+TEST(GpuBadArgsEx, SpmvSpmmEx)
+{
+    MACKO_REQUIRE_GPU();
+    World<conf::SP> w(false);
+    if (::testing::Test::HasFailure())
+        return;
+    ex_bad_args(w);
+}
+
+TEST(BadArgsEx, SpmvSpmmExWithoutGpu)
+{
+    World<conf::SP> w(true);
+    if (::testing::Test::HasFailure())
+        return;
+    ex_bad_args(w);
+}
+
 /* ---- on the GPU */
 template <class P> class GpuBadArgs : public ::testing::Test {};
-TYPED_TEST_SUITE(GpuBadArgs, conf::Precisions, conf::PrecisionName);
+TYPED_TEST_SUITE(GpuBadArgs, conf::AllPrecisions, conf::PrecisionName);
 
 #define MACKO_WORLD(fake_device)                                                                                     \
     World<TypeParam> w(fake_device);                                                                                 \
@@ -236,7 +305,7 @@ TYPED_TEST(GpuBadArgs, StridedBatched)
 
 /* ---- on any machine: the same walks on claimed device copies */
 template <class P> class BadArgs : public ::testing::Test {};
-TYPED_TEST_SUITE(BadArgs, conf::Precisions, conf::PrecisionName);
+TYPED_TEST_SUITE(BadArgs, conf::AllPrecisions, conf::PrecisionName);
 
 TYPED_TEST(BadArgs, SpmvWithoutGpu)
 {

@@ -393,6 +393,43 @@ TEST_F(ComputeFixture, SpmvSpmmStridedBatched)
     }
 }
 
+/* The fp64 routines, and the generic ones on an fp16 matrix with fp32 x / B (their mixed-type launches). */
+TEST_F(ComputeFixture, DoubleAndGenericEntryPoints)
+{
+    const Source d = make_source(kRows, kCols, MACKO_R_64F, 23);
+    macko_mat_t AD = make(true, true, false, &d);
+    const double dalpha = 1.25, dbeta = -0.5;
+    const float alpha = 1.25f, beta = -0.5f;
+    const int64_t big = std::max(kRows, kCols);
+    Buf x(random_values(big * kBatch, MACKO_R_64F, 41)), y(random_values(big * kBatch, MACKO_R_64F, 42));
+    Buf B(random_values(big * kWide, MACKO_R_64F, 43)), C(random_values(big * kWide, MACKO_R_64F, 44));
+    for (macko_operation_t op : {MACKO_OPERATION_NON_TRANSPOSE, MACKO_OPERATION_TRANSPOSE}) {
+        const std::string o = op == MACKO_OPERATION_TRANSPOSE ? "op T" : "op N";
+        const int64_t k = op == MACKO_OPERATION_TRANSPOSE ? kRows : kCols;
+        const int64_t m = op == MACKO_OPERATION_TRANSPOSE ? kCols : kRows;
+        compute("macko_Dspmv (" + o + ")", "macko_Dspmv", y, [&] {
+            return macko_Dspmv(handle, op, &dalpha, AD, x.as<double>(), 1, &dbeta, y.as<double>(), 1);
+        });
+        compute("macko_Dspmm (" + o + ", n = 4)", "macko_Dspmm", C, [&] {
+            return macko_Dspmm(handle, op, kN, &dalpha, AD, B.as<double>(), k, &dbeta, C.as<double>(), m);
+        });
+        compute("macko_Dspmv_strided_batched (" + o + ", batch 3)", "macko_Dspmv_strided_batched", y, [&] {
+            return macko_Dspmv_strided_batched(handle, op, &dalpha, AD, x.as<double>(), 1, k, &dbeta, y.as<double>(),
+                                               1, m, kBatch);
+        });
+        /* fp16 A with fp32 x / B: the buffers hold fp64 values, read as fp32 here (any bits do for the sweep) */
+        compute("macko_spmv_ex (" + o + ", fp16 A, fp32 x and y)", "macko_spmv_ex", y, [&] {
+            return macko_spmv_ex(handle, op, &alpha, AH, x.p, MACKO_R_32F, 1, &beta, y.p, MACKO_R_32F, 1,
+                                 MACKO_R_32F);
+        });
+        compute("macko_spmm_ex (" + o + ", n = 4, fp16 A, fp32 B and C)", "macko_spmm_ex", C, [&] {
+            return macko_spmm_ex(handle, op, kN, &alpha, AH, B.p, MACKO_R_32F, k, &beta, C.p, MACKO_R_32F, m,
+                                 MACKO_R_32F);
+        });
+    }
+    macko_mat_destroy(AD);
+}
+
 /* ---------------------------------------------------------------- device creators (GPU only) */
 
 TEST_F(DeviceFixture, CreateOnTheDevice)
