@@ -3,8 +3,9 @@
 #   1. the device and toolkit (nvidia-smi -L, nvcc --version);
 #   2. the whole GoogleTest binary (every CPU and GPU test), then the fault-injection binary (testing/fault) plain and
 #      under compute-sanitizer memcheck;
-#   3. the examples' GPU paths where their binaries are in BUILD (C demo, C spmv loop vs cuBLAS, Fortran example and
-#      host test), and the Python wrapper tests + examples/python_linear.py when python3 with numpy (and torch) runs;
+#   3. the examples' GPU paths where their binaries are in BUILD (C demo, C spmv loop vs cuBLAS, C and Fortran CG vs
+#      LAPACK, Fortran SpMV example and host test), and the Python wrapper tests + examples/python_linear.py when
+#      python3 with numpy (and torch) runs;
 #   4. compute-sanitizer memcheck, racecheck, initcheck and synccheck, each over the whole GPU suite except GpuLarge
 #      (2.4e9 entries: hours under a sanitizer) and the conversion timing (GpuConvertTiming), in gtest shards that all
 #      run in parallel; the suite is the typed suites Gpu*/H, Gpu*/S, GpuProduct/Hspmv, ... and the parameter tables
@@ -120,8 +121,14 @@ if [ "${SKIP_EXAMPLES:-0}" != 1 ]; then
     }
     EX=$(first_of "$BUILD/examples/macko-demo") && run_example demo "$EX"
     EX=$(first_of "$BUILD/examples/macko-example-spmv-loop") && run_example spmv_loop "$EX"
+    if EX=$(first_of "$BUILD/examples/macko-example-cg"); then
+        run_example cg "$EX"
+        run_example cg_laplacian "$EX" --laplacian 40
+    fi
     EX=$(first_of "$BUILD/interfaces/fortran/macko_fortran_example_spmv" "$BUILD/fortran/macko_fortran_example_spmv") &&
         run_example fortran_spmv "$EX"
+    EX=$(first_of "$BUILD/interfaces/fortran/macko_fortran_example_cg" "$BUILD/fortran/macko_fortran_example_cg") &&
+        run_example fortran_cg "$EX"
     EX=$(first_of "$BUILD/interfaces/fortran/macko_fortran_test_host" "$BUILD/fortran/macko_fortran_test_host") &&
         run_example fortran_test_host "$EX"
     LIB=$(first_of "$BUILD/libmacko.so" "$BUILD/src/libmacko.so") || LIB=""

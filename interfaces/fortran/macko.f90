@@ -9,7 +9,8 @@
 !     `st = macko_mat_get_info(A, nnz=nnz)` asks for nnz alone; outputs carry no intent(out), because the library
 !     leaves them untouched on error and callers may rely on that;
 !   - a column-major Fortran array a(ld, n) is MACKO_ORDER_COL with ld = size(a, 1): no copy, no transpose;
-!   - fp16 values are integer(c_int16_t) bit patterns, fp32 values real(c_float);
+!   - fp16 and bf16 values are integer(c_int16_t) bit patterns, fp32 values real(c_float), fp64 values
+!     real(c_double);
 !   - strings come back as type(c_ptr); macko_string() (or macko_status_name_f etc.) makes a Fortran string of
 !     them, and file names passed in must end in c_null_char (macko_cstr(name) appends it).
 module macko
@@ -40,7 +41,9 @@ module macko
     ! macko_datatype_t (numbers of cudaDataType).
     enum, bind(c)
         enumerator :: MACKO_R_32F = 0
+        enumerator :: MACKO_R_64F = 1
         enumerator :: MACKO_R_16F = 2
+        enumerator :: MACKO_R_16BF = 14
     end enum
 
     ! macko_indextype_t (numbers of cusparseIndexType_t).
@@ -414,6 +417,82 @@ module macko
             type(c_ptr), value :: beta, y
             integer(c_int64_t), value :: incy, stridey, batch
         end function macko_Sspmv_strided_batched
+
+        ! ------------------------------------------------------------ fp64 (BLAS's D routines)
+
+        ! The fp32 routines' arguments with fp64 A, x and y: alpha, beta are c_loc of real(c_double) host scalars
+        ! (MACKO_POINTER_MODE_HOST) or device pointers; x, y device arrays of real(c_double). Accumulates in fp64.
+        function macko_Dspmv(handle, op, alpha, A, x, incx, beta, y, incy) bind(c, name='macko_Dspmv')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_Dspmv
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            type(c_ptr), value :: alpha, A, x
+            integer(c_int64_t), value :: incx
+            type(c_ptr), value :: beta, y
+            integer(c_int64_t), value :: incy
+        end function macko_Dspmv
+
+        function macko_Dspmm(handle, op, n, alpha, A, B, ldb, beta, C, ldc) bind(c, name='macko_Dspmm')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_Dspmm
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            integer(c_int64_t), value :: n
+            type(c_ptr), value :: alpha, A, B
+            integer(c_int64_t), value :: ldb
+            type(c_ptr), value :: beta, C
+            integer(c_int64_t), value :: ldc
+        end function macko_Dspmm
+
+        function macko_Dspmv_strided_batched(handle, op, alpha, A, x, incx, stridex, beta, y, incy, stridey, batch) &
+                bind(c, name='macko_Dspmv_strided_batched')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_Dspmv_strided_batched
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            type(c_ptr), value :: alpha, A, x
+            integer(c_int64_t), value :: incx, stridex
+            type(c_ptr), value :: beta, y
+            integer(c_int64_t), value :: incy, stridey, batch
+        end function macko_Dspmv_strided_batched
+
+        ! ------------------------------------------------------------ generic entry points
+
+        ! A's value type is the matrix's own; xtype / ytype (btype / ctype) give the vectors' types and alpha, beta
+        ! point to a scalar of compute_type (e.g. c_loc of a real(c_float) for MACKO_R_32F). The supported
+        ! combinations are listed at macko_spmv_ex in include/macko.h; any other returns MACKO_STATUS_NOT_SUPPORTED
+        ! with the position of the first offending type argument.
+        function macko_spmv_ex(handle, op, alpha, A, x, xtype, incx, beta, y, ytype, incy, compute_type) &
+                bind(c, name='macko_spmv_ex')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_spmv_ex
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            type(c_ptr), value :: alpha, A, x
+            integer(c_int), value :: xtype
+            integer(c_int64_t), value :: incx
+            type(c_ptr), value :: beta, y
+            integer(c_int), value :: ytype
+            integer(c_int64_t), value :: incy
+            integer(c_int), value :: compute_type
+        end function macko_spmv_ex
+
+        function macko_spmm_ex(handle, op, n, alpha, A, B, btype, ldb, beta, C, ctype, ldc, compute_type) &
+                bind(c, name='macko_spmm_ex')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_spmm_ex
+            type(c_ptr), value :: handle
+            integer(c_int), value :: op
+            integer(c_int64_t), value :: n
+            type(c_ptr), value :: alpha, A, B
+            integer(c_int), value :: btype
+            integer(c_int64_t), value :: ldb
+            type(c_ptr), value :: beta, C
+            integer(c_int), value :: ctype
+            integer(c_int64_t), value :: ldc
+            integer(c_int), value :: compute_type
+        end function macko_spmm_ex
 
     end interface
 

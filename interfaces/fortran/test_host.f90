@@ -12,6 +12,8 @@ program test_host
     call test_exact_encoding()
     call test_fp32_random()
     call test_fp16_bits()
+    call test_fp64()
+    call test_bf16_bits()
     call test_csr_round_trip()
     call test_persistence()
     call test_bad_arguments()
@@ -106,7 +108,8 @@ contains
         call check(pos == 0 .and. len(msg) == 0, 'no error details after a success')
 
         ! The enum mirrors: pinned numbers, and the library names each one as the module does.
-        call check(MACKO_STATUS_FORMAT_ERROR == 100 .and. MACKO_R_16F == 2 .and. MACKO_INDEX_64I == 3 .and. &
+        call check(MACKO_STATUS_FORMAT_ERROR == 100 .and. MACKO_R_16F == 2 .and. MACKO_R_64F == 1 .and. &
+                   MACKO_R_16BF == 14 .and. MACKO_R_32F == 0 .and. MACKO_INDEX_64I == 3 .and. &
                    MACKO_ORDER_ROW == 2 .and. MACKO_POINTER_MODE_DEVICE == 1 .and. &
                    MACKO_OPERATION_TRANSPOSE == 1 .and. MACKO_INDEX_BASE_ONE == 1, 'enum values')
         call check(macko_status_kind == c_int, 'status kind is c_int')
@@ -291,6 +294,121 @@ contains
         call check(st == MACKO_STATUS_SUCCESS .and. all(back == want), 'fp16 bit-exact round trip')
         st = macko_mat_destroy(A)
     end subroutine test_fp16_bits
+
+    ! ---------------------------------------------------------------- fp64: real(c_double) in and out, bit exact
+    subroutine test_fp64()
+        integer, parameter :: m = 31, n = 58
+        real(c_double), target :: a(m, n), back(m, n), at(n, m)
+        real(c_double), allocatable, target :: cval(:)
+        integer(c_int32_t), allocatable, target :: crp(:), cci(:)
+        integer(c_int8_t), allocatable, target :: buf(:)
+        type(c_ptr) :: A_mat, A_row, B_csr, C_file, pv
+        real(c_double), pointer :: v(:)
+        integer(c_int64_t) :: nnz, entries, entries_padded, bytes, nbytes
+        integer(c_int) :: st, type
+        real(c_float), target :: a32(m, n)
+
+        ! Values fp32 cannot hold (1 + 2^-40 apart from a float), the largest and smallest doubles, a subnormal.
+        call random_matrix(a32, 0.3)
+        a = real(a32, c_double) * (1 + 2d0**(-40))
+        a(1, 1) = huge(1d0)
+        a(1, 2) = -tiny(1d0)
+        a(4, n) = transfer(4096_c_int64_t, 1d0) ! a subnormal (made from its bits: no FP exception): stored
+        at = transpose(a)
+
+        st = macko_mat_create_dense_host(A_mat, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_64F, c_loc(a), &
+                                         int(m, c_int64_t), MACKO_ORDER_COL)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_dense_host fp64 column-major')
+        if (st /= MACKO_STATUS_SUCCESS) return
+        st = macko_mat_get_info(A_mat, nnz=nnz, type=type)
+        call check(st == MACKO_STATUS_SUCCESS .and. nnz == count(a /= 0) .and. type == MACKO_R_64F, &
+                   'fp64 nnz and type')
+        st = macko_mat_get_storage(A_mat, bytes=bytes, entries=entries, entries_padded=entries_padded)
+        call check(st == MACKO_STATUS_SUCCESS .and. bytes == entries_padded * 8 + entries_padded / 2 + 4 * (m + 1), &
+                   'fp64 storage bytes (8 per value)')
+        st = macko_mat_get_macko_host(A_mat, values=pv)
+        call c_f_pointer(pv, v, [entries_padded])
+        call check(count(v /= 0) == nnz .and. all(v(entries + 1:) == 0), 'fp64 values: nonzeros and zero tail')
+        back = -7
+        st = macko_mat_export_dense_host(A_mat, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'fp64 bit-exact dense round trip')
+
+        st = macko_mat_create_dense_host(A_row, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_64F, c_loc(at), &
+                                         int(n, c_int64_t), MACKO_ORDER_ROW)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_dense_host fp64 row-major')
+        back = -7
+        st = macko_mat_export_dense_host(A_row, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'fp64 row-major input, column-major export')
+
+        allocate(crp(m + 1), cci(nnz), cval(nnz))
+        st = macko_mat_export_csr_host(A_mat, c_loc(crp), c_loc(cci), c_loc(cval), MACKO_INDEX_32I, &
+                                       MACKO_INDEX_BASE_ONE)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'export_csr_host fp64')
+        call check(cval(1) == huge(1d0) .and. cval(2) == -tiny(1d0) .and. cci(2) == 2, 'fp64 CSR values')
+        st = macko_mat_create_csr_host(B_csr, int(m, c_int64_t), int(n, c_int64_t), nnz, c_loc(crp), c_loc(cci), &
+                                       c_loc(cval), MACKO_INDEX_32I, MACKO_INDEX_BASE_ONE, MACKO_R_64F)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_csr_host fp64')
+        back = -7
+        st = macko_mat_export_dense_host(B_csr, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'fp64 CSR -> MACKO -> dense')
+
+        st = macko_mat_serialized_size(A_mat, nbytes)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'serialized_size fp64')
+        if (st == MACKO_STATUS_SUCCESS) then
+            allocate(buf(nbytes))
+            st = macko_mat_serialize(A_mat, c_loc(buf), nbytes)
+            call check_status(st, MACKO_STATUS_SUCCESS, 'serialize fp64')
+            st = macko_mat_deserialize(C_file, c_loc(buf), nbytes)
+            call check_status(st, MACKO_STATUS_SUCCESS, 'deserialize fp64')
+            back = -7
+            type = -1
+            if (st == MACKO_STATUS_SUCCESS) then
+                st = macko_mat_export_dense_host(C_file, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+                call check(st == MACKO_STATUS_SUCCESS .and. all(back == a), 'fp64 serialize/deserialize round trip')
+                st = macko_mat_get_info(C_file, type=type)
+                call check(type == MACKO_R_64F, 'fp64 type survives serialization')
+                st = macko_mat_destroy(C_file)
+            end if
+        end if
+        st = macko_mat_destroy(A_mat)
+        st = macko_mat_destroy(A_row)
+        st = macko_mat_destroy(B_csr)
+    end subroutine test_fp64
+
+    ! ---------------------------------------------------------------- bf16 as integer(c_int16_t) bit patterns
+    subroutine test_bf16_bits()
+        integer, parameter :: m = 17, n = 40
+        integer(c_int16_t), target :: h(m, n), back(m, n)
+        type(c_ptr) :: A
+        integer(c_int64_t) :: nnz, entries_padded, bytes
+        integer(c_int) :: st, type
+        integer :: i, j, bits
+
+        do j = 1, n
+            do i = 1, m
+                h(i, j) = 0
+                if (urand() < 0.4) then
+                    ! sign, exponent 1..254, any mantissa: a normal, nonzero bf16 (8-bit exponent, 7-bit mantissa)
+                    bits = int(urand() * 2) * 32768 + (1 + int(urand() * 254)) * 128 + int(urand() * 128)
+                    if (bits >= 32768) bits = bits - 65536
+                    h(i, j) = int(bits, c_int16_t)
+                end if
+            end do
+        end do
+        st = macko_mat_create_dense_host(A, int(m, c_int64_t), int(n, c_int64_t), MACKO_R_16BF, c_loc(h), &
+                                         int(m, c_int64_t), MACKO_ORDER_COL)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_dense_host bf16')
+        if (st /= MACKO_STATUS_SUCCESS) return
+        st = macko_mat_get_info(A, nnz=nnz, type=type)
+        call check(st == MACKO_STATUS_SUCCESS .and. nnz == count(h /= 0) .and. type == MACKO_R_16BF, &
+                   'bf16 nnz and type')
+        st = macko_mat_get_storage(A, bytes=bytes, entries_padded=entries_padded)
+        call check(bytes == entries_padded * 2 + entries_padded / 2 + 4 * (m + 1), 'bf16 storage bytes')
+        back = 77
+        st = macko_mat_export_dense_host(A, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
+        call check(st == MACKO_STATUS_SUCCESS .and. all(back == h), 'bf16 bit-exact round trip')
+        st = macko_mat_destroy(A)
+    end subroutine test_bf16_bits
 
     ! ---------------------------------------------------------------- CSR export and import
     subroutine test_csr_round_trip()
@@ -491,8 +609,10 @@ contains
         type(c_ptr) :: h, stream
         integer(c_int) :: st, mode
         real(c_float), target :: alpha, beta
+        real(c_double), target :: alpha64, beta64
 
         alpha = 1; beta = 0
+        alpha64 = 1; beta64 = 0
         st = macko_create(h)
         if (st == MACKO_STATUS_SUCCESS) then
             call check_status(macko_get_stream(h, stream), MACKO_STATUS_SUCCESS, 'get_stream')
@@ -547,6 +667,28 @@ contains
                                          1_c_int64_t, 1_c_int64_t, 2_c_int64_t)
         call check(invalid_at(st, 1), &
                    'Sspmv_strided_batched(NULL handle): position 1')
+        st = macko_Dspmv(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, c_loc(alpha64), c_null_ptr, c_null_ptr, &
+                         1_c_int64_t, c_loc(beta64), c_null_ptr, 1_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Dspmv(NULL handle): position 1')
+        st = macko_Dspmm(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, 2_c_int64_t, c_loc(alpha64), c_null_ptr, &
+                         c_null_ptr, 1_c_int64_t, c_loc(beta64), c_null_ptr, 1_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Dspmm(NULL handle): position 1')
+        st = macko_Dspmv_strided_batched(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, c_loc(alpha64), c_null_ptr, &
+                                         c_null_ptr, 1_c_int64_t, 0_c_int64_t, c_loc(beta64), c_null_ptr, &
+                                         1_c_int64_t, 1_c_int64_t, 2_c_int64_t)
+        call check(invalid_at(st, 1), &
+                   'Dspmv_strided_batched(NULL handle): position 1')
+        st = macko_spmv_ex(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, c_loc(alpha), c_null_ptr, c_null_ptr, &
+                           MACKO_R_32F, 1_c_int64_t, c_loc(beta), c_null_ptr, MACKO_R_32F, 1_c_int64_t, MACKO_R_32F)
+        call check(invalid_at(st, 1), &
+                   'spmv_ex(NULL handle): position 1')
+        st = macko_spmm_ex(c_null_ptr, MACKO_OPERATION_NON_TRANSPOSE, 2_c_int64_t, c_loc(alpha), c_null_ptr, &
+                           c_null_ptr, MACKO_R_32F, 1_c_int64_t, c_loc(beta), c_null_ptr, MACKO_R_32F, 1_c_int64_t, &
+                           MACKO_R_32F)
+        call check(invalid_at(st, 1), &
+                   'spmm_ex(NULL handle): position 1')
     end subroutine test_handle_without_gpu_needs
 
 end program test_host

@@ -1,0 +1,33 @@
+! cuda_runtime_min.f90 -- the CUDA runtime calls of the Fortran examples (example_spmv.f90, example_cg.f90).
+module cuda_runtime_min
+    ! The few CUDA runtime calls the examples need, bound directly (libcudart): the module does not wrap CUDA.
+    use, intrinsic :: iso_c_binding
+    implicit none
+    integer(c_int), parameter :: cudaSuccess = 0
+    integer(c_int), parameter :: cudaMemcpyHostToDevice = 1
+    integer(c_int), parameter :: cudaMemcpyDeviceToHost = 2
+    interface
+        function cudaMalloc(ptr, bytes) bind(c, name='cudaMalloc')
+            import :: c_int, c_ptr, c_size_t
+            integer(c_int) :: cudaMalloc
+            type(c_ptr) :: ptr
+            integer(c_size_t), value :: bytes
+        end function cudaMalloc
+        function cudaFree(ptr) bind(c, name='cudaFree')
+            import :: c_int, c_ptr
+            integer(c_int) :: cudaFree
+            type(c_ptr), value :: ptr
+        end function cudaFree
+        function cudaMemcpy(dst, src, bytes, kind) bind(c, name='cudaMemcpy')
+            import :: c_int, c_ptr, c_size_t
+            integer(c_int) :: cudaMemcpy
+            type(c_ptr), value :: dst, src
+            integer(c_size_t), value :: bytes
+            integer(c_int), value :: kind
+        end function cudaMemcpy
+        function cudaDeviceSynchronize() bind(c, name='cudaDeviceSynchronize')
+            import :: c_int
+            integer(c_int) :: cudaDeviceSynchronize
+        end function cudaDeviceSynchronize
+    end interface
+end module cuda_runtime_min
