@@ -117,6 +117,8 @@ template <class P> struct World {
         EXPECT_EQ(macko_get_last_error_position(), 0) << what;
         if (!fake) {
             ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+            /* the good call wrote the output: put the pattern back for the walks that follow */
+            ASSERT_EQ(cudaMemcpy(dout.p, pattern.data(), dout.bytes, cudaMemcpyHostToDevice), cudaSuccess);
         }
     }
 };

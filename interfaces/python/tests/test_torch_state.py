@@ -361,9 +361,9 @@ def test_gpu_to_bfloat16(cuda):
 def test_gpu_bf16_under_torch_compile(cuda):
     if not hasattr(torch.library, "custom_op"):
         pytest.skip("torch.library.custom_op needs torch >= 2.4")
-    import torch._dynamo
+    from torch import _dynamo  # (import torch._dynamo would make torch a local name of this function)
 
-    torch._dynamo.reset()
+    _dynamo.reset()
     model = two_layer("cuda").to(torch.bfloat16)
     f = torch.compile(model, fullgraph=True, dynamic=False)
     x = torch.randn(3, 96, device="cuda").to(torch.bfloat16)
