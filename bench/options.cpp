@@ -96,7 +96,7 @@ static void usage(FILE *f)
             "  --spmv-geometry warp|staged\n"
             "                     force macko's SpMV geometry (the library's test-only plan override, src/plan.h)\n"
             "  --mm-path staged|global|tc|panel\n"
-            "                     force macko's SpMM path for every n (the same override; tc/panel: fp16 only)\n"
+            "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
             "\n"
             "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"

@@ -1,13 +1,31 @@
 /* Device code shared by the tensor-core paths (kernels/spmm_tc.cu, kernels/spmm_panel.cu): PTX wrappers of
- * ldmatrix, mma.sync m16n8k16 (fp16 operands, fp32 accumulators) and cp.async, and the exact row product that
- * replaces a NaN sum. Header-only, sm_80 and newer. */
+ * ldmatrix, mma.sync m16n8k16 (fp16 or bf16 operands, fp32 accumulators) and cp.async, the conversions of the
+ * 16-bit value type H (__half or __nv_bfloat16), and the exact row product that replaces a NaN sum. Both types are
+ * 16 bits with the sign in bit 15, so everything but the conversions and the MMA instruction moves raw bits and is
+ * the same for both. Header-only, sm_80 and newer. */
 #ifndef MACKO_MMA_CUH
 #define MACKO_MMA_CUH
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+
+#include <type_traits>
+
+/* The conversions of a 16-bit value type: to_float, from_float (round to nearest even), from_bits. */
+template <typename H> struct Tc16;
+template <> struct Tc16<__half> {
+    static __device__ __forceinline__ float to_float(__half h) { return __half2float(h); }
+    static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+    static __device__ __forceinline__ __half from_bits(unsigned short v) { return __ushort_as_half(v); }
+};
+template <> struct Tc16<__nv_bfloat16> {
+    static __device__ __forceinline__ float to_float(__nv_bfloat16 h) { return __bfloat162float(h); }
+    static __device__ __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
+    static __device__ __forceinline__ __nv_bfloat16 from_bits(unsigned short v) { return __ushort_as_bfloat16(v); }
+};
 
 static __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -27,13 +45,21 @@ static __device__ __forceinline__ void ldsm_x2(uint32_t (&r)[2], uint32_t addr)
                  : "memory");
 }
 
-/* d += a * b for one 16 x 8 x 16 tile (row-major A fragment, column-major B fragment). */
+/* d += a * b for one 16 x 8 x 16 tile of H operands (row-major A fragment, column-major B fragment; the fragments'
+ * layout is the same for fp16 and bf16). */
+template <typename H>
 static __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
 {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    if constexpr (std::is_same<H, __nv_bfloat16>::value)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 /* 16 bytes global -> shared; bytes < 16 are read, the rest zero-filled (0: nothing read). */
@@ -50,10 +76,11 @@ template <int N> static __device__ __forceinline__ void cp_async_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-/* The exact sum of row r of an fp16 MACKO encoding times bj (a column of B) over the row's stored nonzeros, in
- * entry order, fp32. */
-static __device__ __forceinline__ float exact_row_dot(const int32_t *row_ptr, const uint32_t *dwords,
-                                                      const __half *values, const __half *bj, int r)
+/* The exact sum of row r of a 16-bit MACKO encoding times bj (a column of B) over the row's stored nonzeros (value
+ * bits other than the sign set: +-0 is padding in both types), in entry order, fp32. */
+template <typename H>
+static __device__ __forceinline__ float exact_row_dot(const int32_t *row_ptr, const uint32_t *dwords, const H *values,
+                                                      const H *bj, int r)
 {
     const int b = __ldg(row_ptr + r), e = __ldg(row_ptr + r + 1);
     const unsigned short *vbits = reinterpret_cast<const unsigned short *>(values);
@@ -63,7 +90,7 @@ static __device__ __forceinline__ float exact_row_dot(const int32_t *row_ptr, co
         col += (int)((__ldg(dwords + (k >> 3)) >> (4 * (k & 7))) & 15u) + 1;
         const unsigned short v = __ldg(vbits + k);
         if ((v & 0x7FFFu) != 0)
-            acc = fmaf(__half2float(__ushort_as_half(v)), __half2float(bj[col]), acc);
+            acc = fmaf(Tc16<H>::to_float(Tc16<H>::from_bits(v)), Tc16<H>::to_float(bj[col]), acc);
     }
     return acc;
 }

@@ -1,9 +1,10 @@
-/* Large-n SpMM on the MACKO format (macko_panel_args in spmm_tc.h): C = alpha*M*B + beta*C, fp16 M, B, C, fp32
- * accumulation on the tensor cores (mma.sync.m16n8k16, sm_80 and newer).
+/* Large-n SpMM on the MACKO format (macko_panel_args in spmm_tc.h): C = alpha*M*B + beta*C, M, B, C all fp16 or all
+ * bf16 (templates over the 16-bit type H), fp32 accumulation on the tensor cores (mma.sync.m16n8k16, sm_80 and
+ * newer).
  *
  * For many columns of B the product is compute-bound, and decoding the compressed rows once per tile of C (as the
  * tile kernel of spmm_tc.cu does) would cost more than the multiplications. So the rows are decoded once per call,
- * a panel of rows at a time, into a dense fp16 workspace (sized to stay in L2), and a dense GEMM multiplies the panel
+ * a panel of rows at a time, into a dense 16-bit workspace (sized to stay in L2), and a dense GEMM multiplies the panel
  * by B:
  *   1. decode: the tile kernel's shared-memory decode (spmm_tc.cu, macko_tc_decode_dense) writes the panel's rows
  *      densely, a K-tile at a time, with 16-byte stores;
@@ -17,6 +18,7 @@
 
 #include "macko_mma.cuh"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -28,17 +30,17 @@ namespace {
 constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3;
 constexpr int kThreads = 256; /* 8 warps: 2 along M x 4 along N, 64 x 32 each */
 
-struct PanelParams {
+template <typename H> struct PanelParams {
     int rows, cols;        /* of M */
-    const __half *values;  /* MACKO arrays (decode, and the exact recomputation of NaN sums) */
+    const H *values;       /* MACKO arrays (decode, and the exact recomputation of NaN sums) */
     const uint32_t *dwords;
     const int32_t *row_ptr;
-    __half *panel;         /* dense rows: panel_rows x ldp */
+    H *panel;              /* dense rows: panel_rows x ldp */
     int ldp;               /* cols rounded up to 8 */
     int row0, prow;        /* first row of the panel and its row count */
-    const __half *b;
+    const H *b;
     int64_t ldb;
-    __half *c;
+    H *c;
     int64_t ldc;
     int n;
     const float *alpha_dev, *beta_dev;
@@ -51,15 +53,15 @@ struct PanelParams {
  * row r sits at chunk c ^ ((r >> 1) & 3): the 8 rows an ldmatrix reads fall into 8 different bank groups. */
 __device__ __forceinline__ int swz(int r, int c) { return r * 4 + (c ^ ((r >> 1) & 3)); } /* in 16-byte chunks */
 
-template <bool VEC>
-__device__ __forceinline__ void load_stage(const PanelParams &p, uint4 *sa, uint4 *sb, int m0, int n0, int k0)
+template <typename H, bool VEC>
+__device__ __forceinline__ void load_stage(const PanelParams<H> &p, uint4 *sa, uint4 *sb, int m0, int n0, int k0)
 {
     const int tid = threadIdx.x;
     /* A: 128 x 4 chunks, 2 per thread */
 #pragma unroll
     for (int it = 0; it < 2; it++) {
         const int x = tid + it * kThreads, r = x >> 2, c = x & 3, k = k0 + 8 * c;
-        const __half *src = p.panel;
+        const H *src = p.panel;
         int bytes = 0;
         if (m0 + r < p.prow && k < p.ldp) {
             src = p.panel + (int64_t)(m0 + r) * p.ldp + k;
@@ -86,12 +88,13 @@ __device__ __forceinline__ void load_stage(const PanelParams &p, uint4 *sa, uint
     }
 }
 
-__device__ float panel_row_dot(const PanelParams &p, int r, int64_t j)
+template <typename H> __device__ float panel_row_dot(const PanelParams<H> &p, int r, int64_t j)
 {
     return exact_row_dot(p.row_ptr, p.dwords, p.values, p.b + j * p.ldb, r);
 }
 
-template <bool VEC> __global__ void __launch_bounds__(kThreads, 2) panel_gemm_kernel(const PanelParams p)
+template <typename H, bool VEC>
+__global__ void __launch_bounds__(kThreads, 2) panel_gemm_kernel(const PanelParams<H> p)
 {
     extern __shared__ __align__(16) uint4 smem4[];
     uint4 *sa = smem4;                          /* kStages x (kBM * 4) chunks */
@@ -105,8 +108,8 @@ template <bool VEC> __global__ void __launch_bounds__(kThreads, 2) panel_gemm_ke
         for (int x = tid; x < kBM * kBN; x += kThreads) {
             const int pr = m0 + x % kBM, col = n0 + x / kBM;
             if (pr < p.prow && col < p.n) {
-                __half *cp = p.c + (int64_t)col * p.ldc + p.row0 + pr;
-                *cp = __float2half_rn(beta != 0.0f ? beta * __half2float(*cp) : 0.0f);
+                H *cp = p.c + (int64_t)col * p.ldc + p.row0 + pr;
+                *cp = Tc16<H>::from_float(beta != 0.0f ? beta * Tc16<H>::to_float(*cp) : 0.0f);
             }
         }
         return;
@@ -123,7 +126,7 @@ template <bool VEC> __global__ void __launch_bounds__(kThreads, 2) panel_gemm_ke
 #pragma unroll
     for (int s = 0; s < kStages - 1; s++) {
         if (s < ktiles)
-            load_stage<VEC>(p, sa + s * kBM * 4, sb + s * kBN * 4, m0, n0, s * kBK);
+            load_stage<H, VEC>(p, sa + s * kBM * 4, sb + s * kBN * 4, m0, n0, s * kBK);
         cp_async_commit();
     }
     for (int kt = 0; kt < ktiles; kt++) {
@@ -132,7 +135,7 @@ template <bool VEC> __global__ void __launch_bounds__(kThreads, 2) panel_gemm_ke
         {
             const int nk = kt + kStages - 1;
             if (nk < ktiles)
-                load_stage<VEC>(p, sa + (nk % kStages) * kBM * 4, sb + (nk % kStages) * kBN * 4, m0, n0, nk * kBK);
+                load_stage<H, VEC>(p, sa + (nk % kStages) * kBM * 4, sb + (nk % kStages) * kBN * 4, m0, n0, nk * kBK);
             cp_async_commit();
         }
         const uint4 *ta = sa + (kt % kStages) * kBM * 4;
@@ -156,8 +159,8 @@ template <bool VEC> __global__ void __launch_bounds__(kThreads, 2) panel_gemm_ke
             for (int i = 0; i < 4; i++)
 #pragma unroll
                 for (int jp = 0; jp < 2; jp++) {
-                    mma_16816(acc[i][2 * jp], a[i], bfr[jp][0], bfr[jp][1]);
-                    mma_16816(acc[i][2 * jp + 1], a[i], bfr[jp][2], bfr[jp][3]);
+                    mma_16816<H>(acc[i][2 * jp], a[i], bfr[jp][0], bfr[jp][1]);
+                    mma_16816<H>(acc[i][2 * jp + 1], a[i], bfr[jp][2], bfr[jp][3]);
                 }
         }
     }
@@ -178,48 +181,39 @@ template <bool VEC> __global__ void __launch_bounds__(kThreads, 2) panel_gemm_ke
                         float v = acc[i][j][2 * h + c];
                         if (isnan(v))
                             v = panel_row_dot(p, r, col);
-                        __half *cp = p.c + (int64_t)col * p.ldc + r;
+                        H *cp = p.c + (int64_t)col * p.ldc + r;
                         float out = alpha * v;
                         if (beta != 0.0f)
-                            out = fmaf(beta, __half2float(*cp), out);
-                        *cp = __float2half_rn(out);
+                            out = fmaf(beta, Tc16<H>::to_float(*cp), out);
+                        *cp = Tc16<H>::from_float(out);
                     }
                 }
 }
 
 constexpr size_t kSmem = (size_t)kStages * (kBM + kBN) * kBK * 2;
 
-} // namespace
-
-extern "C" int64_t macko_panel_rows(int64_t cols, int64_t ws_bytes)
+template <typename H> int panel_prepare()
 {
-    const int64_t ldp = (cols + 7) & ~(int64_t)7;
-    int64_t r = ws_bytes / (2 * (ldp > 0 ? ldp : 8));
-    r = r / kBM * kBM;
-    return r;
-}
-
-extern "C" int macko_panel_prepare(void)
-{
-    cudaError_t e = cudaFuncSetAttribute(panel_gemm_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaError_t e = cudaFuncSetAttribute(panel_gemm_kernel<H, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)kSmem);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(panel_gemm_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmem);
+        e = cudaFuncSetAttribute(panel_gemm_kernel<H, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)kSmem);
     if (e != cudaSuccess)
         (void)cudaGetLastError();
     return (int)e;
 }
 
-extern "C" int macko_panel_spmm_h(const macko_panel_args *a)
+template <typename H> int panel_spmm(const macko_panel_args *a)
 {
     const macko_tc_args *m = &a->mm;
-    PanelParams p;
+    PanelParams<H> p;
     p.rows = (int)m->rows;
     p.cols = (int)m->cols;
-    p.values = static_cast<const __half *>(m->values);
+    p.values = static_cast<const H *>(m->values);
     p.dwords = reinterpret_cast<const uint32_t *>(m->deltas);
     p.row_ptr = m->row_ptr;
-    p.panel = static_cast<__half *>(a->ws);
+    p.panel = static_cast<H *>(a->ws);
     p.ldp = (int)((m->cols + 7) & ~(int64_t)7);
     p.ldb = m->ldb;
     p.ldc = m->ldc;
@@ -240,18 +234,46 @@ extern "C" int macko_panel_spmm_h(const macko_panel_args *a)
         if (e != cudaSuccess)
             return (int)e;
         for (int64_t j = 0; j < m->n; j += max_n) {
-            p.b = static_cast<const __half *>(m->b) + j * m->ldb;
-            p.c = static_cast<__half *>(m->c) + j * m->ldc;
+            p.b = static_cast<const H *>(m->b) + j * m->ldb;
+            p.c = static_cast<H *>(m->c) + j * m->ldc;
             p.n = (int)(m->n - j < max_n ? m->n - j : max_n);
             const dim3 grid((unsigned)((p.prow + kBM - 1) / kBM), (unsigned)((p.n + kBN - 1) / kBN));
             if (vec)
-                panel_gemm_kernel<true><<<grid, kThreads, kSmem, st>>>(p);
+                panel_gemm_kernel<H, true><<<grid, kThreads, kSmem, st>>>(p);
             else
-                panel_gemm_kernel<false><<<grid, kThreads, kSmem, st>>>(p);
+                panel_gemm_kernel<H, false><<<grid, kThreads, kSmem, st>>>(p);
             e = cudaGetLastError();
             if (e != cudaSuccess)
                 return (int)e;
         }
     }
     return 0;
+}
+
+} // namespace
+
+extern "C" int64_t macko_panel_rows(int64_t cols, int64_t ws_bytes)
+{
+    const int64_t ldp = (cols + 7) & ~(int64_t)7;
+    int64_t r = ws_bytes / (2 * (ldp > 0 ? ldp : 8));
+    r = r / kBM * kBM;
+    return r;
+}
+
+extern "C" int macko_panel_prepare(macko_datatype_t type)
+{
+    switch (type) {
+    case MACKO_R_16F: return panel_prepare<__half>();
+    case MACKO_R_16BF: return panel_prepare<__nv_bfloat16>();
+    default: return (int)cudaErrorInvalidValue;
+    }
+}
+
+extern "C" int macko_panel_spmm(const macko_panel_args *a)
+{
+    switch (a->mm.type) {
+    case MACKO_R_16F: return panel_spmm<__half>(a);
+    case MACKO_R_16BF: return panel_spmm<__nv_bfloat16>(a);
+    default: return (int)cudaErrorInvalidValue;
+    }
 }

@@ -1,8 +1,9 @@
-/* Tensor-core SpMM on the MACKO format (macko_tc_args in spmm_tc.h): C = alpha*M*B + beta*C, fp16 M, B, C, fp32
- * accumulation with mma.sync.m16n8k16 (sm_80 and newer).
+/* Tensor-core SpMM on the MACKO format (macko_tc_args in spmm_tc.h): C = alpha*M*B + beta*C, M, B, C all fp16 or all
+ * bf16 (the kernels are templates over the 16-bit type H), fp32 accumulation with mma.sync.m16n8k16 (sm_80 and
+ * newer).
  *
  * Block: 4 warps, 64 consecutive rows of M, one tile of ntile columns of C, one range of K-tiles (its split). Each
- * warp owns 16 rows and a dense fp16 tile of them in shared memory (16 x kt, rows padded), which it fills for one
+ * warp owns 16 rows and a dense 16-bit tile of them in shared memory (16 x kt, rows padded), which it fills for one
  * K-tile at a time by decoding the rows' MACKO segments of that tile (the tile index gives where each segment
  * starts) and then multiplies by the block's shared tile of B (staged with cp.async, two buffers) on the tensor
  * cores. So A is read from memory once per column tile of C, as compressed as it is stored, and the products run
@@ -33,6 +34,7 @@
 #include "macko_decode.cuh"
 #include "macko_mma.cuh"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -53,18 +55,18 @@ constexpr int kRightPad = 16; /* halves right of column kt - 1 (zeros past a seg
 __host__ __device__ inline int a_stride(int kt) { return kt + kLeftPad + kRightPad; }
 __host__ __device__ inline int b_stride(int kt) { return kt + 8; }
 
-struct TcParams {
+template <typename H> struct TcParams {
     int rows, cols;
-    const __half *values;
+    const H *values;
     const uint32_t *dwords;
     const int32_t *row_ptr;
     const uint32_t *tidx;
     int T;  /* K-tiles per row; the index has T + 1 words per row */
     int kt; /* K-tile width */
     int tiles_per_split, splits;
-    const __half *b;
+    const H *b;
     int64_t ldb;
-    __half *c;
+    H *c;
     int64_t ldc;
     int n; /* columns of B and C in this launch */
     float *ws;
@@ -72,19 +74,19 @@ struct TcParams {
     const float *alpha_dev, *beta_dev;
     float alpha, beta;
     /* dense decode (tc_dense_kernel): rows [prow0, prow0 + prow) written densely to panel (ld ldp) */
-    __half *panel;
+    H *panel;
     int ldp, prow0, prow;
 };
 
 /* ---- one lane's 16 entries of a pass */
 struct Pass16 {
-    uint4 v0, v1;    /* fp16 values, entry 2j of a group in the low half of word j */
+    uint4 v0, v1;    /* 16-bit values, entry 2j of a group in the low half of word j */
     uint32_t d0, d1; /* delta nibbles, entry i at bits 4i */
 };
 
 /* Group 0 of lane li of a G-lane slot holds entries a + 8*li .. +7 and group 1 entries a + 8*(G + li) .. +7, so
  * that each load instruction of the slot reads one contiguous run (g0 = a + 8*li, g1 = g0 + 8*G). */
-__device__ __forceinline__ Pass16 load_pass(const TcParams &p, int g0, int g1, int e)
+template <typename H> __device__ __forceinline__ Pass16 load_pass(const TcParams<H> &p, int g0, int g1, int e)
 {
     Pass16 x;
     x.v0 = x.v1 = make_uint4(0u, 0u, 0u, 0u);
@@ -168,38 +170,39 @@ __device__ __forceinline__ void decode_store(Pass16 &x, int s, int e, int nib, i
 }
 
 /* C = beta*C (0 when beta == 0) on this block's rows and columns: alpha == 0, A and B are not read. */
-__device__ void scale_block(const TcParams &p, int row0, int j0, int nh, float beta)
+template <typename H> __device__ void scale_block(const TcParams<H> &p, int row0, int j0, int nh, float beta)
 {
     for (int e = threadIdx.x; e < kRows * nh; e += kThreads) {
         const int r = row0 + e % kRows, j = e / kRows;
         if (r < p.rows) {
-            __half *cp = p.c + (int64_t)(j0 + j) * p.ldc + r;
-            *cp = __float2half_rn(beta != 0.0f ? beta * __half2float(*cp) : 0.0f);
+            H *cp = p.c + (int64_t)(j0 + j) * p.ldc + r;
+            *cp = Tc16<H>::from_float(beta != 0.0f ? beta * Tc16<H>::to_float(*cp) : 0.0f);
         }
     }
 }
 
 /* The exact sum of row r times column j of B over the row's stored nonzeros, in entry order. */
-__device__ float row_dot(const TcParams &p, int r, int64_t j)
+template <typename H> __device__ float row_dot(const TcParams<H> &p, int r, int64_t j)
 {
     return exact_row_dot(p.row_ptr, p.dwords, p.values, p.b + j * p.ldb, r);
 }
 
-__device__ __forceinline__ void put_c(const TcParams &p, int r, int64_t j, float v, float alpha, float beta)
+template <typename H>
+__device__ __forceinline__ void put_c(const TcParams<H> &p, int r, int64_t j, float v, float alpha, float beta)
 {
     if (isnan(v))
         v = row_dot(p, r, j);
-    __half *cp = p.c + j * p.ldc + r;
+    H *cp = p.c + j * p.ldc + r;
     float out = alpha * v;
     if (beta != 0.0f)
-        out = fmaf(beta, __half2float(*cp), out);
-    *cp = __float2half_rn(out);
+        out = fmaf(beta, Tc16<H>::to_float(*cp), out);
+    *cp = Tc16<H>::from_float(out);
 }
 
 /* Stages the kt x ntile tile of B starting at row k0, column j0 into sB (row j: kt values of column j0 + j),
  * zero-filled past cols and past nh. VEC: 16-byte cp.async (b 16-byte aligned, ldb % 8 == 0). */
-template <int NTILE, bool VEC>
-__device__ __forceinline__ void stage_b(const TcParams &p, char *sB, int k0, int j0, int nh)
+template <typename H, int NTILE, bool VEC>
+__device__ __forceinline__ void stage_b(const TcParams<H> &p, char *sB, int k0, int j0, int nh)
 {
     const int kt = p.kt, bs = b_stride(kt);
     if (VEC) {
@@ -224,15 +227,15 @@ __device__ __forceinline__ void stage_b(const TcParams &p, char *sB, int k0, int
     } else {
         for (int c = threadIdx.x; c < NTILE * kt; c += kThreads) {
             const int j = c / kt, kk = c - j * kt, k = k0 + kk;
-            __half v = __ushort_as_half((unsigned short)0);
+            H v = Tc16<H>::from_bits((unsigned short)0);
             if (j < nh && k < p.cols)
                 v = p.b[(int64_t)(j0 + j) * p.ldb + k];
-            reinterpret_cast<__half *>(sB)[j * bs + kk] = v;
+            reinterpret_cast<H *>(sB)[j * bs + kk] = v;
         }
     }
 }
 
-template <int NT8>
+template <typename H, int NT8>
 __device__ __forceinline__ void mma_tile(float (&acc)[NT8][4], uint32_t a_addr, uint32_t b_addr, int ksteps, int bs)
 {
     for (int ks = 0; ks < ksteps; ks++) {
@@ -241,14 +244,14 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NT8][4], uint32_t a_addr, 
         if constexpr (NT8 == 1) {
             uint32_t b[2];
             ldsm_x2(b, b_addr + 32 * ks);
-            mma_16816(acc[0], a, b[0], b[1]);
+            mma_16816<H>(acc[0], a, b[0], b[1]);
         } else {
 #pragma unroll
             for (int jp = 0; jp < NT8; jp += 2) {
                 uint32_t b[4];
                 ldsm_x4(b, b_addr + 2 * (jp * 8 * bs) + 32 * ks);
-                mma_16816(acc[jp], a, b[0], b[1]);
-                mma_16816(acc[jp + 1], a, b[2], b[3]);
+                mma_16816<H>(acc[jp], a, b[0], b[1]);
+                mma_16816<H>(acc[jp + 1], a, b[2], b[3]);
             }
         }
     }
@@ -266,8 +269,8 @@ __device__ __forceinline__ void zero_rows(char *sA, int bytes, int lane)
  * leave sA zeroed again (and may synchronise the block: every warp calls it once per tile). The index words of
  * tiles t, t+1, t+2 ride in lanes 0..15; the loads of the next pass (the next row set's, or the next tile's first)
  * go out before the current pass is decoded. */
-template <int G, typename DONE>
-__device__ __forceinline__ void walk_tiles(const TcParams &p, char *sA, int wrow0, int row_end, int t_begin,
+template <int G, typename H, typename DONE>
+__device__ __forceinline__ void walk_tiles(const TcParams<H> &p, char *sA, int wrow0, int row_end, int t_begin,
                                            int t_end, int lane, DONE &&tile_done)
 {
     constexpr int SLOTS = 32 / G;     /* row segments per pass */
@@ -331,8 +334,8 @@ __device__ __forceinline__ void walk_tiles(const TcParams &p, char *sA, int wrow
 /* Blocks per SM the registers are capped for (shared memory is sized by the plan to match). */
 template <int NT8> constexpr int tc_min_blocks() { return NT8 == 1 ? 8 : NT8 == 2 ? 6 : NT8 == 4 ? 4 : 3; }
 
-template <int NT8, int G, bool VEC>
-__global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(const TcParams p)
+template <typename H, int NT8, int G, bool VEC>
+__global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(const TcParams<H> p)
 {
     constexpr int NTILE = NT8 * 8;
     extern __shared__ __align__(16) char smem[];
@@ -358,7 +361,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(cons
     const int t_end = min(p.T, t_begin + p.tiles_per_split);
 
     if (t_begin < t_end)
-        stage_b<NTILE, VEC>(p, sB, t_begin * kt, j0, nh);
+        stage_b<H, NTILE, VEC>(p, sB, t_begin * kt, j0, nh);
     cp_async_commit();
     zero_rows(sA, 16 * as * 2, lane);
 
@@ -376,10 +379,10 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(cons
             cp_async_wait<0>();
             __syncthreads(); /* B tile t staged; every warp is done with the other buffer */
             if (t + 1 < t_end)
-                stage_b<NTILE, VEC>(p, sB + (buf ^ 1) * bbytes, (t + 1) * kt, j0, nh);
+                stage_b<H, NTILE, VEC>(p, sB + (buf ^ 1) * bbytes, (t + 1) * kt, j0, nh);
             cp_async_commit();
             const int ksteps = min(kt, p.cols - t * kt + 15) >> 4;
-            mma_tile<NT8>(acc, a_addr, smem_addr(sB + buf * bbytes) + b_lane, ksteps, bs);
+            mma_tile<H, NT8>(acc, a_addr, smem_addr(sB + buf * bbytes) + b_lane, ksteps, bs);
             __syncwarp();
             zero_rows(sA, 16 * as * 2, lane);
             __syncwarp();
@@ -435,7 +438,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(cons
 /* Decodes rows [prow0, prow0 + prow) densely into the panel (tiles of kt columns, written with 16-byte stores):
  * the first half of the large-n path (kernels/spmm_panel.cu multiplies the panel). Blocks: (row block of the panel,
  * range of K-tiles). alpha == 0: nothing is read or written (the GEMM writes beta*C). */
-template <int G> __global__ void __launch_bounds__(kThreads, 6) tc_dense_kernel(const TcParams p)
+template <typename H, int G> __global__ void __launch_bounds__(kThreads, 6) tc_dense_kernel(const TcParams<H> p)
 {
     extern __shared__ __align__(16) char smem[];
     const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
@@ -516,33 +519,137 @@ __global__ void tc_index_kernel(int rows, int kt, int T, const uint32_t *dwords,
     }
 }
 
-typedef void (*tc_kernel_fn)(TcParams);
+template <typename H> using tc_kernel_fn = void (*)(TcParams<H>);
 
-template <int NT8, int G> tc_kernel_fn pick_vec(bool vec)
+template <typename H, int NT8, int G> tc_kernel_fn<H> pick_vec(bool vec)
 {
-    return vec ? tc_kernel<NT8, G, true> : tc_kernel<NT8, G, false>;
+    return vec ? tc_kernel<H, NT8, G, true> : tc_kernel<H, NT8, G, false>;
 }
-template <int NT8> tc_kernel_fn pick_group(int group, bool vec)
+template <typename H, int NT8> tc_kernel_fn<H> pick_group(int group, bool vec)
 {
     switch (group) {
-    case 4: return pick_vec<NT8, 4>(vec);
-    case 8: return pick_vec<NT8, 8>(vec);
-    case 16: return pick_vec<NT8, 16>(vec);
+    case 4: return pick_vec<H, NT8, 4>(vec);
+    case 8: return pick_vec<H, NT8, 8>(vec);
+    case 16: return pick_vec<H, NT8, 16>(vec);
     default: return nullptr;
     }
 }
-tc_kernel_fn pick(int ntile, int group, bool vec)
+template <typename H> tc_kernel_fn<H> pick(int ntile, int group, bool vec)
 {
     switch (ntile) {
-    case 8: return pick_group<1>(group, vec);
-    case 16: return pick_group<2>(group, vec);
-    case 32: return pick_group<4>(group, vec);
-    case 64: return pick_group<8>(group, vec);
+    case 8: return pick_group<H, 1>(group, vec);
+    case 16: return pick_group<H, 2>(group, vec);
+    case 32: return pick_group<H, 4>(group, vec);
+    case 64: return pick_group<H, 8>(group, vec);
     default: return nullptr;
     }
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+template <typename H> int tc_prepare(int group, int max_smem_optin)
+{
+    static const int ntiles[] = {8, 16, 32, 64};
+    const tc_kernel_fn<H> dense =
+        group == 4 ? tc_dense_kernel<H, 4> : group == 8 ? tc_dense_kernel<H, 8> : tc_dense_kernel<H, 16>;
+    tc_kernel_fn<H> fns[9];
+    int k = 0;
+    for (int nt : ntiles)
+        for (int v = 0; v < 2; v++)
+            fns[k++] = pick<H>(nt, group, v != 0);
+    fns[k++] = dense;
+    for (int i = 0; i < k; i++) {
+        /* the block's static shared memory counts against the same limit */
+        cudaFuncAttributes fa;
+        cudaError_t e = fns[i] == nullptr ? cudaErrorInvalidValue : cudaFuncGetAttributes(&fa, fns[i]);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     max_smem_optin - (int)fa.sharedSizeBytes);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return (int)e;
+        }
+    }
+    return 0;
+}
+
+/* The kernels' view of the encoding and the scalars (the rest of TcParams zero). */
+template <typename H> TcParams<H> params_of(const macko_tc_args *a)
+{
+    TcParams<H> p;
+    memset(&p, 0, sizeof p);
+    p.rows = (int)a->rows;
+    p.cols = (int)a->cols;
+    p.values = static_cast<const H *>(a->values);
+    p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
+    p.row_ptr = a->row_ptr;
+    p.tidx = a->tidx;
+    p.kt = a->kt;
+    p.T = (int)ceil_div(a->cols, a->kt);
+    p.alpha_dev = a->alpha_dev;
+    p.beta_dev = a->beta_dev;
+    p.alpha = a->alpha;
+    p.beta = a->beta;
+    return p;
+}
+
+template <typename H>
+int tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow, int sm_count)
+{
+    TcParams<H> p = params_of<H>(a);
+    p.panel = static_cast<H *>(panel);
+    p.ldp = (int)ldp;
+    p.prow0 = (int)prow0;
+    p.prow = (int)prow;
+    if (p.T == 0 || prow <= 0)
+        return 0;
+    /* enough blocks for about two rounds of 6 per SM */
+    const int64_t rbs = ceil_div(prow, kRows);
+    int64_t splits = ceil_div((int64_t)(sm_count > 0 ? sm_count : 1) * 12, rbs);
+    splits = splits < 1 ? 1 : splits > p.T ? p.T : splits;
+    p.tiles_per_split = (int)ceil_div(p.T, splits);
+    const dim3 grid((unsigned)rbs, (unsigned)ceil_div(p.T, p.tiles_per_split));
+    const size_t smem = (size_t)2 * kWarps * 16 * (size_t)a_stride(a->kt);
+    const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
+    switch (a->group) {
+    case 4: tc_dense_kernel<H, 4><<<grid, kThreads, smem, st>>>(p); break;
+    case 8: tc_dense_kernel<H, 8><<<grid, kThreads, smem, st>>>(p); break;
+    case 16: tc_dense_kernel<H, 16><<<grid, kThreads, smem, st>>>(p); break;
+    default: return (int)cudaErrorInvalidValue;
+    }
+    return (int)cudaGetLastError();
+}
+
+template <typename H> int tc_spmm(const macko_tc_args *a)
+{
+    const bool vec = a->ldb % 8 == 0 && (reinterpret_cast<uintptr_t>(a->b) & 15u) == 0;
+    const tc_kernel_fn<H> k = pick<H>(a->ntile, a->group, vec);
+    if (k == nullptr || a->kt < 32 || a->kt % 16 != 0 || a->splits < 1)
+        return (int)cudaErrorInvalidValue;
+    TcParams<H> p = params_of<H>(a);
+    p.tiles_per_split = (int)ceil_div(p.T, a->splits);
+    p.splits = p.T > 0 ? (int)ceil_div(p.T, p.tiles_per_split) : 1;
+    p.ldb = a->ldb;
+    p.ldc = a->ldc;
+    p.ws = a->ws;
+    p.counters = a->counters;
+    const size_t smem = macko_tc_smem_bytes(a->kt, a->ntile);
+    const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
+    /* Column tiles go to grid.z (at most 65535 per launch). */
+    const int64_t max_cols = (int64_t)65535 * a->ntile;
+    for (int64_t j = 0; j < a->n; j += max_cols) {
+        const int64_t nn = a->n - j < max_cols ? a->n - j : max_cols;
+        p.b = static_cast<const H *>(a->b) + j * a->ldb;
+        p.c = static_cast<H *>(a->c) + j * a->ldc;
+        p.n = (int)nn;
+        const dim3 grid((unsigned)ceil_div(a->rows, kRows), (unsigned)p.splits, (unsigned)ceil_div(nn, a->ntile));
+        k<<<grid, kThreads, smem, st>>>(p);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            return (int)e;
+    }
+    return 0;
+}
 
 } // namespace
 
@@ -561,107 +668,31 @@ extern "C" int64_t macko_tc_counters(int64_t rows, int64_t n, int ntile, int spl
     return splits <= 1 ? 0 : ceil_div(rows, kRows) * ceil_div(n, ntile);
 }
 
-extern "C" int macko_tc_prepare(int group, int max_smem_optin)
+extern "C" int macko_tc_prepare(macko_datatype_t type, int group, int max_smem_optin)
 {
-    static const int ntiles[] = {8, 16, 32, 64};
-    const tc_kernel_fn dense = group == 4 ? tc_dense_kernel<4> : group == 8 ? tc_dense_kernel<8> : tc_dense_kernel<16>;
-    tc_kernel_fn fns[9];
-    int k = 0;
-    for (int nt : ntiles)
-        for (int v = 0; v < 2; v++)
-            fns[k++] = pick(nt, group, v != 0);
-    fns[k++] = dense;
-    for (int i = 0; i < k; i++) {
-        /* the block's static shared memory counts against the same limit */
-        cudaFuncAttributes fa;
-        cudaError_t e = fns[i] == nullptr ? cudaErrorInvalidValue : cudaFuncGetAttributes(&fa, fns[i]);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     max_smem_optin - (int)fa.sharedSizeBytes);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            return (int)e;
-        }
-    }
-    return macko_panel_prepare();
-}
-
-/* The kernels' view of the encoding and the scalars (the rest of TcParams zero). */
-static TcParams params_of(const macko_tc_args *a)
-{
-    TcParams p;
-    memset(&p, 0, sizeof p);
-    p.rows = (int)a->rows;
-    p.cols = (int)a->cols;
-    p.values = static_cast<const __half *>(a->values);
-    p.dwords = reinterpret_cast<const uint32_t *>(a->deltas);
-    p.row_ptr = a->row_ptr;
-    p.tidx = a->tidx;
-    p.kt = a->kt;
-    p.T = (int)ceil_div(a->cols, a->kt);
-    p.alpha_dev = a->alpha_dev;
-    p.beta_dev = a->beta_dev;
-    p.alpha = a->alpha;
-    p.beta = a->beta;
-    return p;
+    const int e = type == MACKO_R_16F    ? tc_prepare<__half>(group, max_smem_optin)
+                  : type == MACKO_R_16BF ? tc_prepare<__nv_bfloat16>(group, max_smem_optin)
+                                         : (int)cudaErrorInvalidValue;
+    return e != 0 ? e : macko_panel_prepare(type);
 }
 
 extern "C" int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow,
                                      int sm_count)
 {
-    TcParams p = params_of(a);
-    p.panel = static_cast<__half *>(panel);
-    p.ldp = (int)ldp;
-    p.prow0 = (int)prow0;
-    p.prow = (int)prow;
-    if (p.T == 0 || prow <= 0)
-        return 0;
-    /* enough blocks for about two rounds of 6 per SM */
-    const int64_t rbs = ceil_div(prow, kRows);
-    int64_t splits = ceil_div((int64_t)(sm_count > 0 ? sm_count : 1) * 12, rbs);
-    splits = splits < 1 ? 1 : splits > p.T ? p.T : splits;
-    p.tiles_per_split = (int)ceil_div(p.T, splits);
-    const dim3 grid((unsigned)rbs, (unsigned)ceil_div(p.T, p.tiles_per_split));
-    const size_t smem = (size_t)2 * kWarps * 16 * (size_t)a_stride(a->kt);
-    const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
-    switch (a->group) {
-    case 4: tc_dense_kernel<4><<<grid, kThreads, smem, st>>>(p); break;
-    case 8: tc_dense_kernel<8><<<grid, kThreads, smem, st>>>(p); break;
-    case 16: tc_dense_kernel<16><<<grid, kThreads, smem, st>>>(p); break;
+    switch (a->type) {
+    case MACKO_R_16F: return tc_decode_dense<__half>(a, panel, ldp, prow0, prow, sm_count);
+    case MACKO_R_16BF: return tc_decode_dense<__nv_bfloat16>(a, panel, ldp, prow0, prow, sm_count);
     default: return (int)cudaErrorInvalidValue;
     }
-    return (int)cudaGetLastError();
 }
 
-extern "C" int macko_tc_spmm_h(const macko_tc_args *a)
+extern "C" int macko_tc_spmm(const macko_tc_args *a)
 {
-    const bool vec = a->ldb % 8 == 0 && (reinterpret_cast<uintptr_t>(a->b) & 15u) == 0;
-    const tc_kernel_fn k = pick(a->ntile, a->group, vec);
-    if (k == nullptr || a->kt < 32 || a->kt % 16 != 0 || a->splits < 1)
-        return (int)cudaErrorInvalidValue;
-    TcParams p = params_of(a);
-    p.tiles_per_split = (int)ceil_div(p.T, a->splits);
-    p.splits = p.T > 0 ? (int)ceil_div(p.T, p.tiles_per_split) : 1;
-    p.ldb = a->ldb;
-    p.ldc = a->ldc;
-    p.ws = a->ws;
-    p.counters = a->counters;
-    const size_t smem = macko_tc_smem_bytes(a->kt, a->ntile);
-    const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
-    /* Column tiles go to grid.z (at most 65535 per launch). */
-    const int64_t max_cols = (int64_t)65535 * a->ntile;
-    for (int64_t j = 0; j < a->n; j += max_cols) {
-        const int64_t nn = a->n - j < max_cols ? a->n - j : max_cols;
-        p.b = static_cast<const __half *>(a->b) + j * a->ldb;
-        p.c = static_cast<__half *>(a->c) + j * a->ldc;
-        p.n = (int)nn;
-        const dim3 grid((unsigned)ceil_div(a->rows, kRows), (unsigned)p.splits, (unsigned)ceil_div(nn, a->ntile));
-        k<<<grid, kThreads, smem, st>>>(p);
-        const cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess)
-            return (int)e;
+    switch (a->type) {
+    case MACKO_R_16F: return tc_spmm<__half>(a);
+    case MACKO_R_16BF: return tc_spmm<__nv_bfloat16>(a);
+    default: return (int)cudaErrorInvalidValue;
     }
-    return 0;
 }
 
 extern "C" int macko_tc_build_index(int64_t rows, int64_t cols, const uint8_t *deltas, const int32_t *row_ptr,

@@ -1,9 +1,9 @@
-/* Internal interface of the tensor-core SpMM (kernels/spmm_tc.cu): C = alpha*M*B + beta*C for an fp16 MACKO
- * encoding M, fp16 B and C (column-major), fp32 accumulation on the tensor cores (mma.sync m16n8k16, sm_80+).
- * Not installed.
+/* Internal interface of the tensor-core SpMM (kernels/spmm_tc.cu): C = alpha*M*B + beta*C for a MACKO encoding M
+ * and B and C (column-major) all fp16 or all bf16, fp32 accumulation on the tensor cores (mma.sync m16n8k16,
+ * sm_80+). Not installed.
  *
  * "Load as sparse, compute as dense": each warp decodes the MACKO entries of 16 rows that fall into one K-tile of
- * kt columns into a dense fp16 tile in shared memory, and multiplies it by the matching tile of B on the tensor
+ * kt columns into a dense 16-bit tile in shared memory, and multiplies it by the matching tile of B on the tensor
  * cores. A tile index, built once per encoding (macko_tc_build_index), gives for every row r and every K-tile t the
  * row's first entry with a column >= t*kt and the column offset that starts the delta chain there, so that any
  * K-tile can be decoded without walking the row from its start (which also lets the K dimension be split over
@@ -32,8 +32,9 @@ extern "C" {
 #define MACKO_TC_ROWS (16 * MACKO_TC_WARPS)
 
 typedef struct macko_tc_args {
+    macko_datatype_t type;   /* MACKO_R_16F or MACKO_R_16BF: M's values, B and C */
     int64_t rows, cols;      /* of M; int32 arithmetic: rows, cols, entries_padded <= MACKO_SPMV_I32_LIMIT */
-    const void *values;      /* fp16 entries_padded values, 16-byte aligned */
+    const void *values;      /* entries_padded values, 16-byte aligned */
     const uint8_t *deltas;   /* entries_padded / 2 bytes, 16-byte aligned */
     const int32_t *row_ptr;  /* rows + 1 */
     const uint32_t *tidx;    /* rows * (ceil(cols / kt) + 1) index words */
@@ -42,9 +43,9 @@ typedef struct macko_tc_args {
     int ntile;               /* columns of C per block: 8, 16, 32 or 64 */
     int splits;              /* blocks along K (1: no workspace needed) */
     int64_t n;               /* columns of B and C, >= 1 */
-    const void *b;           /* fp16, B(k, j) at b[k + j*ldb] */
+    const void *b;           /* B(k, j) at b[k + j*ldb] */
     int64_t ldb;
-    void *c;                 /* fp16, C(i, j) at c[i + j*ldc] */
+    void *c;                 /* C(i, j) at c[i + j*ldc] */
     int64_t ldc;
     const float *alpha_dev;  /* device pointers in POINTER_MODE_DEVICE (read by the kernel) ... */
     const float *beta_dev;
@@ -61,26 +62,28 @@ size_t macko_tc_smem_bytes(int kt, int ntile);
 int64_t macko_tc_ws_floats(int64_t rows, int64_t n, int ntile, int splits);
 int64_t macko_tc_counters(int64_t rows, int64_t n, int ntile, int splits);
 
-/* Sets the dynamic shared-memory limit of the tile and dense-decode kernels of this decode group, and of the panel
- * GEMM, on the current device (when a plan is built, never at a launch). Returns the cudaError_t (0 = success). */
-int macko_tc_prepare(int group, int max_smem_optin);
+/* Sets the dynamic shared-memory limit of the tile and dense-decode kernels of this value type and decode group, and
+ * of the panel GEMM of this type, on the current device (when a plan is built, never at a launch). Returns the
+ * cudaError_t (0 = success; cudaErrorInvalidValue for a type other than fp16 and bf16). */
+int macko_tc_prepare(macko_datatype_t type, int group, int max_smem_optin);
 
 /* Launches the tensor-core SpMM. Returns the cudaError_t of the launch (0 = cudaSuccess); cudaErrorInvalidValue (1)
- * for a combination of kt / group / ntile the kernels are not built for. */
-int macko_tc_spmm_h(const macko_tc_args *a);
+ * for a type or a combination of kt / group / ntile the kernels are not built for. */
+int macko_tc_spmm(const macko_tc_args *a);
 
-/* Decodes rows [prow0, prow0 + prow) of the encoding in a (its arrays, tile index, kt, group, alpha and stream are
- * used) densely into panel (prow x ldp fp16, ldp >= cols and a multiple of 8, 16-byte aligned). Nothing happens
- * when alpha == 0. Returns the cudaError_t of the launch. */
+/* Decodes rows [prow0, prow0 + prow) of the encoding in a (its type, arrays, tile index, kt, group, alpha and stream
+ * are used) densely into panel (prow x ldp values of a->type, ldp >= cols and a multiple of 8, 16-byte aligned).
+ * Nothing happens when alpha == 0. Returns the cudaError_t of the launch. */
 int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow,
                           int sm_count);
 
-/* Builds the tile index of an fp16 or fp32 MACKO encoding on the device (one warp per row), asynchronously on
- * stream: tidx gets rows * (ceil(cols / kt) + 1) words. Returns the cudaError_t of the launch. */
+/* Builds the tile index of a MACKO encoding (any value type: only the deltas are read) on the device (one warp per
+ * row), asynchronously on stream: tidx gets rows * (ceil(cols / kt) + 1) words. Returns the cudaError_t of the
+ * launch. */
 int macko_tc_build_index(int64_t rows, int64_t cols, const uint8_t *deltas, const int32_t *row_ptr, int kt,
                          uint32_t *tidx, macko_stream_t stream);
 
-/* Large n: the rows are decoded a panel at a time into a dense fp16 workspace, and a dense tensor-core GEMM
+/* Large n: the rows are decoded a panel at a time into a dense 16-bit workspace, and a dense tensor-core GEMM
  * multiplies each panel by B (kernels/spmm_panel.cu). */
 typedef struct macko_panel_args {
     macko_tc_args mm;        /* the encoding (with its tile index, kt and decode group), B, C, the scalars and the
@@ -92,8 +95,8 @@ typedef struct macko_panel_args {
 
 /* Rows of one panel that fit ws_bytes (a multiple of 128; 0 when not even 128 rows fit). */
 int64_t macko_panel_rows(int64_t cols, int64_t ws_bytes);
-int macko_panel_prepare(void);
-int macko_panel_spmm_h(const macko_panel_args *a);
+int macko_panel_prepare(macko_datatype_t type);
+int macko_panel_spmm(const macko_panel_args *a);
 
 #ifdef __cplusplus
 }

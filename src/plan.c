@@ -300,7 +300,7 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
     return MACKO_STATUS_SUCCESS;
 }
 
-/* ---- tensor-core paths (fp16, 32-bit indices) */
+/* ---- tensor-core paths (fp16 or bf16, 32-bit indices) */
 
 /* Blocks per SM the TC kernel's registers are capped for (its __launch_bounds__, spmm_tc.cu), per column tile. */
 static int tc_reg_blocks(int ntile) { return ntile == 8 ? 8 : ntile == 16 ? 6 : ntile == 32 ? 4 : 3; }
@@ -342,12 +342,13 @@ static void tc_choose(const struct macko_mat_s *m, const macko_devprops *dp, int
     }
 }
 
-/* The encoding can take the tensor-core paths: fp16, 32-bit indices, rows of fewer than 2^28 entries, a device of
- * compute capability 8.0 or newer. */
+/* The encoding can take the tensor-core paths: fp16 or bf16, 32-bit indices, rows of fewer than 2^28 entries, a
+ * device of compute capability 8.0 or newer. (B and C of a call must then be of the matrix's type: fp32 B and C take
+ * the CUDA cores, macko_plan_mm_wide_b.) */
 static int tc_eligible(const struct macko_mat_s *m, int index, const macko_devprops *dp)
 {
-    return m->type == MACKO_R_16F && index == MACKO_IDX_I32 && m->rows > 0 && m->cols > 0 &&
-           m->cols < (INT64_C(1) << 27) && dp->cc_major >= 8;
+    return (m->type == MACKO_R_16F || m->type == MACKO_R_16BF) && index == MACKO_IDX_I32 && m->rows > 0 &&
+           m->cols > 0 && m->cols < (INT64_C(1) << 27) && dp->cc_major >= 8;
 }
 
 static macko_launch tc_launch(int ntile, int kt, const macko_devprops *dp)
@@ -432,8 +433,8 @@ static macko_status_t plan_mm(const struct macko_mat_s *m, const macko_devprops 
     }
     if (f->mm_path == MACKO_MM_PATH_TC || f->mm_path == MACKO_MM_PATH_PANEL) {
         if (p->tc.kt == 0) {
-            snprintf(msg, msg_size, "the tensor-core SpMM paths need an fp16 matrix with 32-bit indices, fewer than "
-                     "2^27 columns and a device of compute capability 8.0 or newer");
+            snprintf(msg, msg_size, "the tensor-core SpMM paths need an fp16 or bf16 matrix with 32-bit indices, fewer "
+                     "than 2^27 columns and a device of compute capability 8.0 or newer");
             return MACKO_STATUS_NOT_SUPPORTED;
         }
         plan_mm_forced_tc(dp, f->mm_path, p);
@@ -611,7 +612,7 @@ static int plan_optin(const macko_plan *p, macko_datatype_t type, const macko_de
         }
     }
     if (e == 0 && p->tc.kt > 0)
-        e = macko_tc_prepare(p->tc.group, dp->smem_per_block_optin);
+        e = macko_tc_prepare(type, p->tc.group, dp->smem_per_block_optin);
     return e;
 }
 
@@ -682,11 +683,14 @@ static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_laun
     return pick;
 }
 
-int macko_plan_launch_tc(const macko_plan *p, const macko_kargs *a, const macko_launch *L,
+int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, const macko_launch *L,
                          const macko_workspace *ws, const macko_devprops *dp)
 {
     macko_tc_args t;
+    if (combo != MACKO_COMBO_H && combo != MACKO_COMBO_B)
+        return 1; /* cudaErrorInvalidValue: the kernels read B and write C as the matrix's own 16-bit type */
     memset(&t, 0, sizeof t);
+    t.type = combo == MACKO_COMBO_H ? MACKO_R_16F : MACKO_R_16BF;
     t.rows = a->rows;
     t.cols = a->cols;
     t.values = a->values;
@@ -710,9 +714,9 @@ int macko_plan_launch_tc(const macko_plan *p, const macko_kargs *a, const macko_
         t.splits = tc_splits(p, a, L, ws, dp);
         t.ws = ws->partial;
         t.counters = ws->counters;
-        return macko_tc_spmm_h(&t);
+        return macko_tc_spmm(&t);
     } else {
-        const int64_t row_bytes = 2 * ((a->cols + 7) & ~INT64_C(7)); /* one fp16 panel row */
+        const int64_t row_bytes = 2 * ((a->cols + 7) & ~INT64_C(7)); /* one 16-bit panel row */
         macko_panel_args q;
         memset(&q, 0, sizeof q);
         q.mm = t;
@@ -721,6 +725,6 @@ int macko_plan_launch_tc(const macko_plan *p, const macko_kargs *a, const macko_
         q.ws_bytes = ws->partial_bytes;
         if (p->tc.panel_rows > 0 && p->tc.panel_rows * row_bytes < q.ws_bytes)
             q.ws_bytes = p->tc.panel_rows * row_bytes;
-        return macko_panel_spmm_h(&q);
+        return macko_panel_spmm(&q);
     }
 }

@@ -41,10 +41,10 @@ enum { MACKO_SPMV_WARP = 0, MACKO_SPMV_STAGED = 1 };
 #define MACKO_SPMV_DEEP_MIN_ROW 5632
 
 /* SpMM paths: SPMV (n == 1: the SpMV launch, so that a one-column product is bitwise the SpMV result), STAGED (B's
- * tile in shared memory), GLOBAL (B gathered through the read-only cache), TC (fp16 only: the rows decoded a K-tile
- * at a time into shared memory and multiplied on the tensor cores, kernels/spmm_tc.cu), PANEL (fp16 only, large n:
- * a panel of rows decoded densely into the handle's workspace, then a dense tensor-core GEMM, kernels/spmm_panel.cu),
- * NONE (a forced path that cannot run this n). AUTO only in macko_plan_forced. */
+ * tile in shared memory), GLOBAL (B gathered through the read-only cache), TC (fp16 and bf16: the rows decoded a
+ * K-tile at a time into shared memory and multiplied on the tensor cores, kernels/spmm_tc.cu), PANEL (fp16 and bf16,
+ * large n: a panel of rows decoded densely into the handle's workspace, then a dense tensor-core GEMM,
+ * kernels/spmm_panel.cu), NONE (a forced path that cannot run this n). AUTO only in macko_plan_forced. */
 enum {
     MACKO_MM_PATH_NONE = -1,
     MACKO_MM_PATH_AUTO = 0,
@@ -68,7 +68,7 @@ typedef struct macko_mm_rule {
 } macko_mm_rule;
 #define MACKO_MM_RULES 8 /* room for the rows a tensor-core path adds */
 
-/* The tensor-core paths' part of a plan (kernels/spmm_tc.cu, spmm_panel.cu), for fp16 encodings with 32-bit
+/* The tensor-core paths' part of a plan (kernels/spmm_tc.cu, spmm_panel.cu), for fp16 and bf16 encodings with 32-bit
  * indices. Both read the tile index (spmm_tc.h: for every row and every K-tile of kt columns, where the row's entries
  * of that tile start), built on the device with the plan and kept in the encoding (extra[MACKO_EXTRA_TILE_INDEX]).
  * kt and group come from the density of stored entries: a row's entries in a K-tile (about kt * entries / (rows *
@@ -167,8 +167,9 @@ typedef struct macko_workspace {
 } macko_workspace;
 #define MACKO_WS_BYTES (INT64_C(64) << 20)
 #define MACKO_WS_COUNTERS 65536
-/* Runs the TC or PANEL launch L (a rule row of plan p) for n columns: the cudaError_t of the launches. */
-int macko_plan_launch_tc(const macko_plan *p, const macko_kargs *a, const macko_launch *L,
+/* Runs the TC or PANEL launch L (a rule row of plan p) for n columns of the type combination `combo`
+ * (MACKO_COMBO_H or MACKO_COMBO_B; cudaErrorInvalidValue for any other): the cudaError_t of the launches. */
+int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, const macko_launch *L,
                          const macko_workspace *ws, const macko_devprops *dp);
 
 #ifdef __cplusplus

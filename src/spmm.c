@@ -55,7 +55,7 @@ static macko_status_t mm_run(int combo, const char *fn, macko_handle_t handle, c
         a.b = b;
         a.c = c;
         a.n = n;
-        err = macko_plan_launch_tc(&M->plan, &a, L, &handle->ws, &handle->props);
+        err = macko_plan_launch_tc(combo, &M->plan, &a, L, &handle->ws, &handle->props);
         if (err != 0)
             return macko_launch_fail(handle, fn, err);
         return macko_ok();

@@ -1,15 +1,15 @@
-/* The tensor-core SpMM paths of macko_Hspmm (kernels/spmm_tc.cu: TC, rows decoded a K-tile at a time; kernels/
- * spmm_panel.cu: PANEL, dense panels and a GEMM), forced through the plan override and taken automatically, against a
- * double host reference over the stored nonzeros and against cublasGemmEx: odd shapes, empty and dense rows, gaps
- * longer than 16, a single row / column, all-positive values, Inf/NaN in B at columns a row does not store, the
- * alpha/beta rules (beta = 0 never reads C, alpha = 0 reads neither A nor B), odd ldb/ldc, both pointer modes,
- * segments longer than one decode pass, split K, several panels, every output written, bitwise determinism, graph
- * capture and op T. */
+/* The tensor-core SpMM paths (kernels/spmm_tc.cu: TC, rows decoded a K-tile at a time; kernels/spmm_panel.cu:
+ * PANEL, dense panels and a GEMM) for both 16-bit types, a typed suite: fp16 (GpuSpmmTc/H, through macko_Hspmm) and
+ * bf16 (GpuSpmmTc/B, through macko_spmm_ex with bf16 B and C, fp32 compute). Forced through the plan override and
+ * taken automatically, against a double host reference over the stored nonzeros and against cublasGemmEx: odd
+ * shapes, empty and dense rows, gaps longer than 16, a single row / column, all-positive values, Inf/NaN in B at
+ * columns a row does not store, the alpha/beta rules (beta = 0 never reads C, alpha = 0 reads neither A nor B), odd
+ * ldb/ldc, both pointer modes, segments longer than one decode pass, split K, several panels, every output written,
+ * bitwise determinism, graph capture, op T, and fp32 B and C (the mixed combinations, on the CUDA cores). */
 #include "gpu_fixtures.h"
 #include "macko_internal.h"
 
 #include <cublas_v2.h>
-#include <cuda_fp16.h>
 
 #include <cmath>
 #include <cstring>
@@ -24,8 +24,31 @@ using gt::DevMem;
 using gt::Handle;
 using gt::Mat;
 
-struct Hp {
-    static constexpr macko_datatype_t type = MACKO_R_16F;
+/* The two value types (BF: bf16, else fp16): their bits of Inf and NaN, the bound of the output rounding relative to
+ * |C| (fp16 keeps 11 significant bits, bf16 8: 8x coarser), and the product with B and C of the matrix's type (fp16
+ * through its BLAS-letter routine, bf16 through the generic one). */
+template <bool BF> struct Type16 {
+    static constexpr macko_datatype_t type = BF ? MACKO_R_16BF : MACKO_R_16F;
+    static constexpr bool half = true;
+    static constexpr cudaDataType_t cuda = BF ? CUDA_R_16BF : CUDA_R_16F;
+    static constexpr char letter = BF ? 'B' : 'H';
+    static constexpr uint16_t inf = BF ? 0x7F80 : 0x7C00, nan = BF ? 0x7FC0 : 0x7E00;
+    static constexpr double out_rel = BF ? 8 * 1.5e-3 : 1.5e-3;
+    static uint16_t bits(float f) { return BF ? mt::float_to_bf16(f) : mt::float_to_half(f); }
+    static double value(uint16_t b) { return BF ? mt::bf16_to_float(b) : mt::half_to_float(b); }
+    static macko_status_t spmm(macko_handle_t h, macko_operation_t op, int64_t n, const float *alpha, macko_mat_t A,
+                               const void *B, int64_t ldb, const float *beta, void *C, int64_t ldc)
+    {
+        if (BF)
+            return macko_spmm_ex(h, op, n, alpha, A, B, MACKO_R_16BF, ldb, beta, C, MACKO_R_16BF, ldc, MACKO_R_32F);
+        return macko_Hspmm(h, op, n, alpha, A, static_cast<const macko_half *>(B), ldb, beta,
+                           static_cast<macko_half *>(C), ldc);
+    }
+};
+using Fp16 = Type16<false>;
+using Bf16 = Type16<true>;
+struct TypeName {
+    template <class P> static std::string GetName(int) { return std::string(1, P::letter); }
 };
 
 /* One way to run the product: the automatic plan, or a forced one. */
@@ -62,22 +85,29 @@ void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
 }
 
 struct Problem {
-    mt::Dense m;  /* the matrix (fp16-exact values) */
+    mt::Dense m;  /* the matrix (values exact in the type) */
     int64_t n, ldb, ldc;
-    std::vector<uint16_t> b, c0; /* B (ldb x n) and C before the call (ldc x n), fp16 bits */
+    std::vector<uint16_t> b, c0; /* B (ldb x n) and C before the call (ldc x n), bits of the type */
     float alpha, beta;
 };
 
-std::vector<uint16_t> half_bits(const std::vector<float> &v)
+template <class P> std::vector<uint16_t> type_bits(const std::vector<float> &v)
 {
     std::vector<uint16_t> o(v.size());
     for (size_t i = 0; i < v.size(); i++)
-        o[i] = mt::float_to_half(v[i]);
+        o[i] = P::bits(v[i]);
     return o;
+}
+
+/* random_dense (with add_structure when structure != 0) rounded to P's values: the matrix as it is stored. */
+template <class P> mt::Dense matrix_of(int64_t rows, int64_t cols, double d, uint64_t seed, uint64_t structure = 0)
+{
+    return mt::rounded(gt::random_matrix<P>(rows, cols, d, seed, structure), P::type);
 }
 
 /* B uniform in [-1, 1] (all positive when positive), with +Inf and NaN in two columns of the matrix when
  * nonfinite; C random, or NaN when beta == 0 (it must not be read). */
+template <class P>
 Problem make_problem(const mt::Dense &m, int64_t n, bool odd_ld, float alpha, float beta, bool nonfinite,
                      bool positive, uint64_t seed)
 {
@@ -92,23 +122,24 @@ Problem make_problem(const mt::Dense &m, int64_t n, bool odd_ld, float alpha, fl
     if (positive)
         for (float &x : b)
             x = std::fabs(x) + 0.0625f;
-    p.b = half_bits(b);
+    p.b = type_bits<P>(b);
     if (nonfinite && m.cols > 3)
         for (int64_t j = 0; j < n; j++) {
-            p.b[(size_t)(j * p.ldb + m.cols / 2)] = 0x7C00; /* +Inf */
-            p.b[(size_t)(j * p.ldb + m.cols - 1)] = 0x7E00; /* NaN */
+            p.b[(size_t)(j * p.ldb + m.cols / 2)] = P::inf;
+            p.b[(size_t)(j * p.ldb + m.cols - 1)] = P::nan;
         }
     if (alpha == 0.0f) /* A and B are not read: NaN everywhere in B must not matter */
-        std::fill(p.b.begin(), p.b.end(), (uint16_t)0x7E00);
-    p.c0 = half_bits(c);
+        std::fill(p.b.begin(), p.b.end(), P::nan);
+    p.c0 = type_bits<P>(c);
     if (beta == 0.0f)
-        std::fill(p.c0.begin(), p.c0.end(), (uint16_t)0x7E00);
+        std::fill(p.c0.begin(), p.c0.end(), P::nan);
     return p;
 }
 
-/* Checks out (ldc x n fp16) against the double reference over m's nonzeros: within fp32-accumulation and
- * fp16-output rounding, non-finite exactly where a stored nonzero meets Inf/NaN, and the padding rows of C
- * (rows .. ldc) untouched. Returns the number of bad elements (reports the first few). */
+/* Checks out (ldc x n of P's type) against the double reference over m's nonzeros: within fp32-accumulation and
+ * output rounding, non-finite exactly where a stored nonzero meets Inf/NaN, and the padding rows of C (rows .. ldc)
+ * untouched. Returns the number of bad elements (reports the first few). */
+template <class P>
 int check_result(const Problem &p, const std::vector<uint16_t> &out, const std::string &what)
 {
     const int64_t R = p.m.rows, K = p.m.cols;
@@ -130,22 +161,22 @@ int check_result(const Problem &p, const std::vector<uint16_t> &out, const std::
             bool nonf = false;
             if (p.alpha != 0.0f)
                 for (const auto &e : nz[(size_t)i]) {
-                    const double bv = mt::half_to_float(p.b[(size_t)(j * p.ldb + e.first)]);
+                    const double bv = P::value(p.b[(size_t)(j * p.ldb + e.first)]);
                     nonf |= !std::isfinite(bv);
                     acc += e.second * bv;
                     mag += std::fabs(e.second * bv);
                 }
             double want = (double)p.alpha * acc;
             if (p.beta != 0.0f)
-                want += (double)p.beta * mt::half_to_float(p.c0[at]);
-            const double got = mt::half_to_float(out[at]);
+                want += (double)p.beta * P::value(p.c0[at]);
+            const double got = P::value(out[at]);
             if (nonf) {
                 if (std::isfinite(got) && bad++ < 3)
                     ADD_FAILURE() << what << ": (" << i << ", " << j << ") is " << got << ", a stored nonzero met Inf/NaN";
                 continue;
             }
             const double tol = 1e-3 * (std::fabs((double)p.alpha) * mag + std::fabs((double)p.beta) + 1.0) +
-                               1.5e-3 * std::fabs(want);
+                               P::out_rel * std::fabs(want);
             if (!(std::fabs(got - want) <= tol) && bad++ < 3)
                 ADD_FAILURE() << what << ": (" << i << ", " << j << ") got " << got << " want " << want << " (tol "
                               << tol << ")";
@@ -153,8 +184,9 @@ int check_result(const Problem &p, const std::vector<uint16_t> &out, const std::
     return bad;
 }
 
-/* Runs macko_Hspmm on p with A on the device (plan already forced), twice: the two results must be bitwise equal.
+/* Runs P's SpMM on p with A on the device (plan already forced), twice: the two results must be bitwise equal.
  * device_scalars: alpha/beta read from device memory. */
+template <class P>
 std::vector<uint16_t> run(macko_handle_t h, macko_mat_t A, const Problem &p, bool device_scalars,
                           macko_operation_t op = MACKO_OPERATION_NON_TRANSPOSE)
 {
@@ -168,8 +200,7 @@ std::vector<uint16_t> run(macko_handle_t h, macko_mat_t A, const Problem &p, boo
         EXPECT_EQ(macko_set_pointer_mode(h, device_scalars ? MACKO_POINTER_MODE_DEVICE : MACKO_POINTER_MODE_HOST),
                   MACKO_STATUS_SUCCESS);
         const float *al = device_scalars ? ds.as<float>() : &p.alpha, *be = device_scalars ? ds.as<float>() + 1 : &p.beta;
-        EXPECT_EQ(macko_Hspmm(h, op, p.n, al, A, db.as<macko_half>(), p.ldb, be, dc.as<macko_half>(), p.ldc),
-                  MACKO_STATUS_SUCCESS)
+        EXPECT_EQ(P::spmm(h, op, p.n, al, A, db.p, p.ldb, be, dc.p, p.ldc), MACKO_STATUS_SUCCESS)
             << macko_get_last_error_message();
         EXPECT_EQ(macko_set_pointer_mode(h, MACKO_POINTER_MODE_HOST), MACKO_STATUS_SUCCESS);
         EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -196,9 +227,14 @@ const Shape kShapes[] = {
 
 } // namespace
 
+template <class P> class GpuSpmmTc : public ::testing::Test {};
+using Types16 = ::testing::Types<Fp16, Bf16>;
+TYPED_TEST_SUITE(GpuSpmmTc, Types16, TypeName);
+
 /* Every shape, every way, a spread of n and the alpha/beta/ld variants. */
-TEST(GpuSpmmTc, PathsAgainstTheDoubleReference)
+TYPED_TEST(GpuSpmmTc, PathsAgainstTheDoubleReference)
 {
+    using P = TypeParam;
     MACKO_REQUIRE_GPU();
     Handle h;
     /* under compute-sanitizer racecheck (MACKO_TEST_REPEATS lowered by run_gpu.sh) a subset keeps the run short */
@@ -211,11 +247,9 @@ TEST(GpuSpmmTc, PathsAgainstTheDoubleReference)
             si++;
             continue;
         }
-        mt::Dense m = mt::random_dense(s.rows, s.cols, s.d, 900 + si, true);
-        if (s.structure)
-            mt::add_structure(m, 77 + si);
+        const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 900 + si, s.structure ? 77 + si : 0);
         Mat A;
-        gt::make_matrix<Hp>(h.h, m, false, A);
+        gt::make_matrix<P>(h.h, m, false, A);
         for (const Way &w : kWays) {
             if (quick && w.splits != 3 && w.panel_rows == 0)
                 continue;
@@ -224,20 +258,21 @@ TEST(GpuSpmmTc, PathsAgainstTheDoubleReference)
                 for (int v = 0; v < 4; v++) {
                     /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
                     const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
-                    const Problem p = make_problem(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v);
-                    const std::vector<uint16_t> out = run(h.h, A.A, p, v == 3);
+                    const Problem p = make_problem<P>(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v);
+                    const std::vector<uint16_t> out = run<P>(h.h, A.A, p, v == 3);
                     const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
                                              " n=" + std::to_string(n) + " v=" + std::to_string(v);
-                    ASSERT_EQ(check_result(p, out, what), 0) << what;
+                    ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
                 }
         }
         si++;
     }
 }
 
-/* The issue's n list on two shapes, every path, against the double reference and cublasGemmEx. */
-TEST(GpuSpmmTc, IssueNListAgainstCublas)
+/* The issue's n list on two shapes, every path, against the double reference and cublasGemmEx (compute 32F). */
+TYPED_TEST(GpuSpmmTc, IssueNListAgainstCublas)
 {
+    using P = TypeParam;
     MACKO_REQUIRE_GPU();
     if (mt::repeat_count(100) < 100)
         GTEST_SKIP() << "MACKO_TEST_REPEATS lowered (compute-sanitizer racecheck): the long n list is left out";
@@ -247,62 +282,60 @@ TEST(GpuSpmmTc, IssueNListAgainstCublas)
                           128, 255, 256, 1000, 2048, 4097};
     const Shape shapes[] = {{300, 520, 0.5, true, false, false}, {1024, 1024, 0.3, false, false, false}};
     for (const Shape &s : shapes) {
-        mt::Dense m = mt::random_dense(s.rows, s.cols, s.d, 4242, true);
-        if (s.structure)
-            mt::add_structure(m, 7);
+        const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 4242, s.structure ? 7 : 0);
         Mat A;
-        gt::make_matrix<Hp>(h.h, m, false, A);
-        std::vector<uint8_t> dense = mt::to_bytes(m, MACKO_R_16F, MACKO_ORDER_COL, s.rows);
+        gt::make_matrix<P>(h.h, m, false, A);
+        std::vector<uint8_t> dense = mt::to_bytes(m, P::type, MACKO_ORDER_COL, s.rows);
         DevMem dA(dense.size());
         ASSERT_EQ(cudaMemcpy(dA.p, dense.data(), dense.size(), cudaMemcpyHostToDevice), cudaSuccess);
         for (const Way &w : {kWays[0], kWays[1], kWays[4]}) {
             force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
             for (int64_t n : ns) {
-                const Problem p = make_problem(m, n, false, 1.0f, 0.0f, false, false, 5 * n);
-                const std::vector<uint16_t> out = run(h.h, A.A, p, false);
+                const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, false, 5 * n);
+                const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false);
                 const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
                                          " n=" + std::to_string(n);
-                ASSERT_EQ(check_result(p, out, what), 0) << what;
+                ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
                 /* cuBLAS on the dense matrix: the same product to fp32-accumulation rounding */
                 DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
                 ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
                 const float one = 1.0f, zero = 0.0f;
                 CUBLAS_CHECK(cublasGemmEx(blas.h, CUBLAS_OP_N, CUBLAS_OP_N, (int)s.rows, (int)n, (int)s.cols, &one,
-                                          dA.p, CUDA_R_16F, (int)s.rows, db.p, CUDA_R_16F, (int)p.ldb, &zero, dc.p,
-                                          CUDA_R_16F, (int)p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                          dA.p, P::cuda, (int)s.rows, db.p, P::cuda, (int)p.ldb, &zero, dc.p, P::cuda,
+                                          (int)p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
                 std::vector<uint16_t> ref(p.c0.size());
                 ASSERT_EQ(cudaMemcpy(ref.data(), dc.p, ref.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
                 std::vector<double> a(ref.size()), r(ref.size());
                 for (size_t i = 0; i < ref.size(); i++) {
-                    a[i] = mt::half_to_float(out[i]);
-                    r[i] = mt::half_to_float(ref[i]);
+                    a[i] = P::value(out[i]);
+                    r[i] = P::value(ref[i]);
                 }
-                EXPECT_LT(mt::rel_l2(a, r), 2e-3) << what << " vs cublasGemmEx";
+                EXPECT_LT(mt::rel_l2(a, r), 2e-3 * (P::out_rel / Fp16::out_rel)) << what << " vs cublasGemmEx";
             }
         }
     }
 }
 
 /* Captured in a CUDA graph and replayed: the same bits as the direct call (TC with split K, and PANEL). */
-TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
+TYPED_TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
 {
+    using P = TypeParam;
     MACKO_REQUIRE_GPU();
     Handle h;
     cudaStream_t st;
     ASSERT_EQ(cudaStreamCreate(&st), cudaSuccess);
     ASSERT_EQ(macko_set_stream(h.h, st), MACKO_STATUS_SUCCESS);
-    mt::Dense m = mt::random_dense(700, 900, 0.4, 5, true);
+    const mt::Dense m = matrix_of<P>(700, 900, 0.4, 5);
     Mat A;
-    gt::make_matrix<Hp>(h.h, m, false, A);
+    gt::make_matrix<P>(h.h, m, false, A);
     for (const Way &w : {kWays[2], kWays[5]}) {
         force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
-        const Problem p = make_problem(m, 40, false, 1.0f, 0.5f, false, false, 3);
+        const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
         DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
         ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
         std::vector<uint16_t> direct(p.c0.size()), graphed(p.c0.size());
         ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-        ASSERT_EQ(macko_Hspmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.as<macko_half>(), p.ldb,
-                              &p.beta, dc.as<macko_half>(), p.ldc),
+        ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
                   MACKO_STATUS_SUCCESS);
         ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
         ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -310,8 +343,7 @@ TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
         cudaGraph_t g;
         cudaGraphExec_t ge;
         ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
-        ASSERT_EQ(macko_Hspmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.as<macko_half>(), p.ldb,
-                              &p.beta, dc.as<macko_half>(), p.ldc),
+        ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
                   MACKO_STATUS_SUCCESS);
         ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
         ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
@@ -326,15 +358,16 @@ TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
     cudaStreamDestroy(st);
 }
 
-/* op T (the transposed encoding gets its own plan and tile index) and the strided-batched SpMV, which the TC paths
- * leave to the CUDA cores. */
-TEST(GpuSpmmTc, TransposeAndStridedBatched)
+/* op T (the transposed encoding gets its own plan and tile index) and, for fp16 (bf16 has no strided-batched
+ * routine), the strided-batched SpMV, which the TC paths leave to the CUDA cores. */
+TYPED_TEST(GpuSpmmTc, TransposeAndStridedBatched)
 {
+    using P = TypeParam;
     MACKO_REQUIRE_GPU();
     Handle h;
-    mt::Dense m = mt::random_dense(333, 210, 0.45, 12, true);
+    const mt::Dense m = matrix_of<P>(333, 210, 0.45, 12);
     Mat A;
-    gt::make_matrix<Hp>(h.h, m, true, A);
+    gt::make_matrix<P>(h.h, m, true, A);
     mt::Dense t;
     t.rows = m.cols;
     t.cols = m.rows;
@@ -345,17 +378,19 @@ TEST(GpuSpmmTc, TransposeAndStridedBatched)
     for (const Way &w : {kWays[0], kWays[1], kWays[4]}) {
         force(h.h, A.A, MACKO_OPERATION_TRANSPOSE, w);
         for (int64_t n : {9, 40, 200}) {
-            const Problem p = make_problem(t, n, true, 0.75f, 0.25f, false, false, 17 * n);
-            const std::vector<uint16_t> out = run(h.h, A.A, p, false, MACKO_OPERATION_TRANSPOSE);
-            ASSERT_EQ(check_result(p, out, std::string("op T ") + w.name + " n=" + std::to_string(n)), 0);
+            const Problem p = make_problem<P>(t, n, true, 0.75f, 0.25f, false, false, 17 * n);
+            const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false, MACKO_OPERATION_TRANSPOSE);
+            ASSERT_EQ(check_result<P>(p, out, std::string("op T ") + w.name + " n=" + std::to_string(n)), 0);
         }
     }
+    if (P::type != MACKO_R_16F)
+        return;
     /* strided batch of 40 vectors with incx = 2 on an automatic plan: the CUDA-core launch */
     force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, kWays[0]);
     const int64_t batch = 40, incx = 2, stridex = 2 * m.cols + 1, stridey = m.rows;
     std::vector<float> xs = mt::random_vector(stridex * batch, 8, true);
     DevMem dx(xs.size() * 2), dy(stridey * batch * 2);
-    const std::vector<uint16_t> xb = half_bits(xs);
+    const std::vector<uint16_t> xb = type_bits<P>(xs);
     ASSERT_EQ(cudaMemcpy(dx.p, xb.data(), xb.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
     const float one = 1.0f, zero = 0.0f;
     ASSERT_EQ(macko_Hspmv_strided_batched(h.h, MACKO_OPERATION_NON_TRANSPOSE, &one, A.A, dx.as<macko_half>(), incx,
@@ -374,15 +409,16 @@ TEST(GpuSpmmTc, TransposeAndStridedBatched)
         }
 }
 
-/* The tile index is counted in the storage of a device matrix; the plan of an fp32 matrix has none. */
-TEST(GpuSpmmTc, TileIndexIsCountedInTheStorage)
+/* The tile index is counted in the storage of a device matrix. */
+TYPED_TEST(GpuSpmmTc, TileIndexIsCountedInTheStorage)
 {
+    using P = TypeParam;
     MACKO_REQUIRE_GPU();
     Handle h;
     mt::Dense m = mt::random_dense(1000, 3000, 0.5, 3, true);
-    std::vector<uint8_t> bytes = mt::to_bytes(m, MACKO_R_16F, MACKO_ORDER_ROW, 3000);
+    std::vector<uint8_t> bytes = mt::to_bytes(m, P::type, MACKO_ORDER_ROW, 3000);
     Mat A;
-    ASSERT_EQ(macko_mat_create_dense_host(&A.A, 1000, 3000, MACKO_R_16F, bytes.data(), 3000, MACKO_ORDER_ROW),
+    ASSERT_EQ(macko_mat_create_dense_host(&A.A, 1000, 3000, P::type, bytes.data(), 3000, MACKO_ORDER_ROW),
               MACKO_STATUS_SUCCESS);
     int64_t host_bytes = 0, dev_bytes = 0;
     ASSERT_EQ(macko_mat_get_storage(A.A, &host_bytes, nullptr, nullptr, nullptr), MACKO_STATUS_SUCCESS);
@@ -392,4 +428,53 @@ TEST(GpuSpmmTc, TileIndexIsCountedInTheStorage)
     ASSERT_GT(kt, 0);
     EXPECT_EQ(dev_bytes - host_bytes, 1000 * ((3000 + kt - 1) / kt + 1) * 4);
     EXPECT_LT((double)(dev_bytes - host_bytes) / (double)host_bytes, 0.03); /* d = 0.5: a few per cent */
+}
+
+/* fp32 B and C with a 16-bit matrix (the mixed combinations of macko_spmm_ex) take the CUDA cores under every plan,
+ * a forced TC or PANEL one included: against the double reference, the gap rows of C untouched. */
+TYPED_TEST(GpuSpmmTc, Fp32BAndCTakeTheCudaCores)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const mt::Dense m = matrix_of<P>(300, 520, 0.5, 21, 5);
+    Mat A;
+    gt::make_matrix<P>(h.h, m, false, A);
+    const float alpha = 1.25f, beta = -0.5f;
+    for (const Way &w : {kWays[0], kWays[1], kWays[4]}) {
+        force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
+        for (int64_t n : {9, 40, 200}) {
+            const int64_t ldb = m.cols + 1, ldc = m.rows + 2;
+            const std::vector<float> b = mt::random_vector(ldb * n, 40 + n, false);
+            const std::vector<float> c0 = mt::random_vector(ldc * n, 50 + n, false);
+            DevMem db(b.size() * 4), dc(c0.size() * 4);
+            ASSERT_EQ(cudaMemcpy(db.p, b.data(), b.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+            ASSERT_EQ(cudaMemcpy(dc.p, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+            ASSERT_EQ(macko_spmm_ex(h.h, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, A.A, db.p, MACKO_R_32F, ldb, &beta,
+                                    dc.p, MACKO_R_32F, ldc, MACKO_R_32F),
+                      MACKO_STATUS_SUCCESS)
+                << macko_get_last_error_message();
+            std::vector<float> out(c0.size());
+            ASSERT_EQ(cudaMemcpy(out.data(), dc.p, out.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+            int bad = 0;
+            for (int64_t j = 0; j < n; j++)
+                for (int64_t i = 0; i < ldc; i++) {
+                    const size_t at = (size_t)(j * ldc + i);
+                    double want = c0[at], tol = 0.0;
+                    if (i < m.rows) {
+                        double acc = 0.0, mag = 0.0;
+                        for (int64_t k = 0; k < m.cols; k++) {
+                            acc += (double)m.at(i, k) * b[(size_t)(j * ldb + k)];
+                            mag += std::fabs((double)m.at(i, k) * b[(size_t)(j * ldb + k)]);
+                        }
+                        want = (double)alpha * acc + (double)beta * c0[at];
+                        tol = 1e-5 * (std::fabs((double)alpha) * mag + std::fabs((double)beta * c0[at]) + 1e-3);
+                    }
+                    if (!(std::fabs(out[at] - want) <= tol) && bad++ < 3)
+                        ADD_FAILURE() << w.name << " n=" << n << ": (" << i << ", " << j << ") got " << out[at]
+                                      << " want " << want;
+                }
+            ASSERT_EQ(bad, 0) << w.name << " n=" << n;
+        }
+    }
 }

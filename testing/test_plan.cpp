@@ -270,9 +270,27 @@ TEST(Plan, SpmmRuleOverN)
     EXPECT_EQ(macko_plan_mm(&p, 64, 4096, 3, 4096, 1)->kernel, MACKO_K_MM_STAGED);
     EXPECT_EQ(macko_plan_mm(&p, 64, 4096, 3, 4096, 1)->tile, 16);
     EXPECT_EQ(macko_plan_mm(&p, 300, 4096, 1, 4096, 2)->tile, 16);
-    /* fp32: no tensor-core path; rows of at most 32 bytes, so n = 16 runs two tiles of 8 */
+    /* bf16: the rule of fp16, row for row (the same 16-bit tiles; the tensor cores from the same n) */
+    const macko_plan b = plan_of(shape(R, 4096, half_full(4096), MACKO_R_16BF), h100());
+    EXPECT_EQ(b.tc.kt, p.tc.kt);
+    EXPECT_EQ(b.tc.group, p.tc.group);
+    EXPECT_EQ(b.tc.tidx_bytes, p.tc.tidx_bytes);
+    ASSERT_EQ(b.mm_rules, p.mm_rules);
+    for (int i = 0; i < p.mm_rules; i++) {
+        SCOPED_TRACE(i);
+        EXPECT_EQ(b.mm[i].n_max, p.mm[i].n_max);
+        EXPECT_EQ(b.mm[i].path, p.mm[i].path);
+        EXPECT_EQ(b.mm[i].launch.kernel, p.mm[i].launch.kernel);
+        EXPECT_EQ(b.mm[i].launch.tile, p.mm[i].launch.tile);
+        EXPECT_EQ(b.mm[i].launch.smem, p.mm[i].launch.smem);
+        EXPECT_EQ(b.mm[i].launch.blocks_per_sm, p.mm[i].launch.blocks_per_sm);
+    }
+    EXPECT_EQ(macko_plan_mm(&b, 17, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_TC);
+    EXPECT_EQ(macko_plan_mm(&b, 129, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
+    /* fp32 (and fp64): no tensor-core path; rows of at most 32 bytes, so n = 16 runs two tiles of 8 */
     const macko_plan s = plan_of(shape(R, 4096, half_full(4096), MACKO_R_32F), h100());
     EXPECT_EQ(s.tc.kt, 0);
+    EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096), MACKO_R_64F), h100()).tc.kt, 0);
     EXPECT_EQ(macko_plan_mm(&s, 16, 4096, 1, 4096, 1)->tile, 8);
     EXPECT_EQ(macko_plan_mm(&s, 1000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_STAGED);
     /* 28672 fp16 columns: 8 columns would need 458 KB and only a tile of 4 fits, which would split a tile of 8: the
@@ -364,6 +382,23 @@ TEST(Plan, ForcedChoices)
     const macko_plan q = plan_of(m, h100(), &f);
     EXPECT_EQ(q.tc.panel_rows, 256);
     EXPECT_EQ(macko_plan_mm(&q, 1, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
+    /* the same forced paths on a bf16 matrix; fp32 and fp64 matrices have none */
+    for (int path : {MACKO_MM_PATH_TC, MACKO_MM_PATH_PANEL}) {
+        SCOPED_TRACE(path);
+        f = MACKO_PLAN_FORCED_NONE;
+        f.mm_path = path;
+        const macko_plan bp = plan_of(shape(R, 4096, half_full(4096), MACKO_R_16BF), h100(), &f);
+        EXPECT_EQ(macko_plan_mm(&bp, 40, 4096, 1, 4096, 1)->kernel,
+                  path == MACKO_MM_PATH_TC ? MACKO_K_MM_TC : MACKO_K_MM_PANEL);
+        for (macko_datatype_t t : {MACKO_R_32F, MACKO_R_64F}) {
+            const macko_mat_s wide_values = shape(R, 4096, half_full(4096), t);
+            macko_plan out;
+            char msg[256];
+            EXPECT_EQ(macko_plan_compute(&wide_values, kRowPtr, &H, &f, &out, msg, sizeof msg),
+                      MACKO_STATUS_NOT_SUPPORTED);
+            EXPECT_NE(std::strstr(msg, "fp16 or bf16"), nullptr) << msg;
+        }
+    }
 
     /* refused: choices the matrix cannot take, and values out of range */
     struct Bad {
@@ -376,7 +411,7 @@ TEST(Plan, ForcedChoices)
                        {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       /* the tensor-core paths: fp16 with 32-bit indices only */
+                       /* the tensor-core paths: 32-bit indices only */
                        {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
                        {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
                        {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
