@@ -1,10 +1,11 @@
-/* RAII helpers shared by the GPU test files: device memory, handles, matrices, cuBLAS, and a matrix made on the
- * host and uploaded. Everything lives in namespace gt. */
+/* RAII helpers shared by the GPU test files: device memory, handles, matrices, cuBLAS / cuSPARSE, and a matrix made
+ * on the host and uploaded. Everything lives in namespace gt. */
 #pragma once
 
 #include "common.h"
 
 #include <cublas_v2.h>
+#include <cusparse.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -48,10 +49,20 @@ struct Mat {
     ~Mat() { macko_mat_destroy(A); }
 };
 
+/* The vendor libraries the products are compared with: cuBLAS and cuSPARSE (host pointer mode, default stream). */
 struct Blas {
     cublasHandle_t h = nullptr;
-    Blas() { EXPECT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS); }
-    ~Blas() { cublasDestroy(h); }
+    cusparseHandle_t sp = nullptr;
+    Blas()
+    {
+        EXPECT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+        EXPECT_EQ(cusparseCreate(&sp), CUSPARSE_STATUS_SUCCESS);
+    }
+    ~Blas()
+    {
+        cusparseDestroy(sp);
+        cublasDestroy(h);
+    }
 };
 
 /* Encode m on the host as P::type, upload it, and build A^T when asked. */
@@ -73,7 +84,7 @@ template <class P> void make_matrix(macko_handle_t h, const mt::Dense &m, bool t
 template <class P>
 mt::Dense random_matrix(int64_t rows, int64_t cols, double d, uint64_t seed, uint64_t structure = 0)
 {
-    mt::Dense m = mt::random_dense(rows, cols, d, seed, P::half);
+    mt::Dense m = mt::random_dense(rows, cols, d, seed, P::ahalf);
     if (structure != 0)
         mt::add_structure(m, structure);
     return m;

@@ -1,5 +1,5 @@
-/* GPU conversion (dense / CSR device data -> MACKO), upload / download / release_host, and macko_analysis.
- * The oracle is the host encoder: every device result is downloaded and compared byte for byte. */
+/* GPU conversion (dense / CSR device data -> MACKO) of every value type, upload / download / release_host, and
+ * macko_analysis. The oracle is the host encoder: every device result is downloaded and compared byte for byte. */
 #include "common.h"
 #include "gpu_fixtures.h"
 
@@ -155,7 +155,7 @@ TEST(GpuConvert, DenseMatchesHostEncoder)
     MACKO_REQUIRE_GPU();
     Handle H;
     uint64_t seed = 1;
-    for (macko_datatype_t type : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t type : mt::kAllTypes)
         for (macko_order_t order : {MACKO_ORDER_ROW, MACKO_ORDER_COL})
             for (const Shape &s : kShapes)
                 for (size_t i = 0; i < sizeof kDensities / sizeof kDensities[0]; i++) {
@@ -178,12 +178,13 @@ TEST(GpuConvert, DenseSpecialValues)
 {
     MACKO_REQUIRE_GPU();
     Handle H;
-    for (macko_datatype_t type : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t type : mt::kAllTypes)
         for (macko_order_t order : {MACKO_ORDER_ROW, MACKO_ORDER_COL}) {
             mt::Dense m = mt::random_dense(67, 301, 0.3, 77, type == MACKO_R_16F);
             mt::add_structure(m, 78);
             const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-            const float tiny = type == MACKO_R_16F ? std::ldexp(1.0f, -24) : 1e-40f; /* subnormal: nonzero */
+            /* subnormal and nonzero in fp16, fp32 and bf16 (2^-133 there); in fp64 merely small */
+            const float tiny = type == MACKO_R_16F ? std::ldexp(1.0f, -24) : 1e-40f;
             const float special[] = {-0.0f, nan, inf, -inf, tiny, -tiny, -0.0f, -0.0f};
             std::mt19937_64 g(5);
             for (int i = 0; i < 400; i++)
@@ -200,12 +201,12 @@ TEST(GpuConvert, DenseUnalignedBase)
     MACKO_REQUIRE_GPU();
     Handle H;
     /* A row-major matrix whose rows are 16-byte multiples but whose base is not 16-byte aligned: the scalar path. */
-    for (macko_datatype_t type : {MACKO_R_16F, MACKO_R_32F}) {
+    for (macko_datatype_t type : mt::kAllTypes) {
         mt::Dense m = mt::random_dense(45, 1000, 0.2, 90 + type, type == MACKO_R_16F);
         mt::add_structure(m, 91);
         const int64_t ld = 1024;
         std::vector<uint8_t> bytes = mt::to_bytes(m, type, MACKO_ORDER_ROW, ld);
-        const size_t es = type == MACKO_R_16F ? 2 : 4;
+        const size_t es = mt::value_bytes(type);
         std::vector<uint8_t> shifted(bytes.size() + 16, 0);
         std::memcpy(shifted.data() + es, bytes.data(), bytes.size());
         DevBuf d(shifted);
@@ -224,20 +225,23 @@ TEST(GpuConvert, ZeroSizes)
     MACKO_REQUIRE_GPU();
     Handle H;
     const Shape shapes[] = {{0, 0}, {0, 5}, {5, 0}};
-    for (const Shape &s : shapes)
-        for (macko_order_t order : {MACKO_ORDER_ROW, MACKO_ORDER_COL}) {
-            Mat A, B;
-            const int64_t ld = std::max<int64_t>(1, order == MACKO_ORDER_ROW ? s.cols : s.rows);
-            ASSERT_EQ(macko_mat_create_dense_device(H.h, &A.A, s.rows, s.cols, MACKO_R_16F, nullptr, ld, order),
-                      MACKO_STATUS_SUCCESS)
-                << macko_get_last_error_message();
-            ASSERT_EQ(macko_mat_create_dense_host(&B.A, s.rows, s.cols, MACKO_R_16F, nullptr, ld, order),
-                      MACKO_STATUS_SUCCESS);
-            expect_same_encoding(H.h, A.A, B.A, "zero dense " + std::to_string(s.rows) + "x" + std::to_string(s.cols));
-            mt::Csr c;
-            c.row_ptr.assign((size_t)s.rows + 1, 0);
-            check_csr(H.h, s.rows, s.cols, c, MACKO_R_32F, MACKO_INDEX_32I, MACKO_INDEX_BASE_ONE, "zero csr");
-        }
+    for (macko_datatype_t type : mt::kAllTypes)
+        for (const Shape &s : shapes)
+            for (macko_order_t order : {MACKO_ORDER_ROW, MACKO_ORDER_COL}) {
+                const std::string what = "type " + std::to_string(type) + " " + std::to_string(s.rows) + "x" +
+                                         std::to_string(s.cols);
+                Mat A, B;
+                const int64_t ld = std::max<int64_t>(1, order == MACKO_ORDER_ROW ? s.cols : s.rows);
+                ASSERT_EQ(macko_mat_create_dense_device(H.h, &A.A, s.rows, s.cols, type, nullptr, ld, order),
+                          MACKO_STATUS_SUCCESS)
+                    << macko_get_last_error_message();
+                ASSERT_EQ(macko_mat_create_dense_host(&B.A, s.rows, s.cols, type, nullptr, ld, order),
+                          MACKO_STATUS_SUCCESS);
+                expect_same_encoding(H.h, A.A, B.A, "zero dense " + what);
+                mt::Csr c;
+                c.row_ptr.assign((size_t)s.rows + 1, 0);
+                check_csr(H.h, s.rows, s.cols, c, type, MACKO_INDEX_32I, MACKO_INDEX_BASE_ONE, "zero csr " + what);
+            }
 }
 
 TEST(GpuConvert, CsrMatchesHostEncoder)
@@ -246,7 +250,7 @@ TEST(GpuConvert, CsrMatchesHostEncoder)
     Handle H;
     uint64_t seed = 1000;
     const double dens[] = {0.0, 0.05, 0.3, 0.7, 1.0};
-    for (macko_datatype_t type : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t type : mt::kAllTypes)
         for (macko_indextype_t it : {MACKO_INDEX_32I, MACKO_INDEX_64I})
             for (macko_index_base_t base : {MACKO_INDEX_BASE_ZERO, MACKO_INDEX_BASE_ONE})
                 for (const Shape &s : kShapes)
@@ -289,7 +293,7 @@ TEST(GpuConvert, CsrLongGapsAndExplicitZeroRows)
         c.val.push_back((float)j);
     }
     c.row_ptr.push_back((int64_t)c.col_ind.size());
-    for (macko_datatype_t type : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t type : mt::kAllTypes)
         check_csr(H.h, 4, cols, c, type, MACKO_INDEX_64I, MACKO_INDEX_BASE_ZERO, "long gaps");
 }
 
@@ -474,7 +478,7 @@ TEST(GpuConvert, AnalysisTransposeMatchesHostEncoding)
     Handle H;
     const Shape shapes[] = {{1, 1}, {7, 33}, {33, 7}, {1, 4097}, {513, 2049}, {0, 4}, {4, 0}};
     uint64_t seed = 500;
-    for (macko_datatype_t type : {MACKO_R_16F, MACKO_R_32F})
+    for (macko_datatype_t type : mt::kAllTypes)
         for (const Shape &s : shapes)
             for (double d : {0.0, 0.1, 0.6, 1.0}) {
                 const std::string what = "analysis T type " + std::to_string(type) + " " + std::to_string(s.rows) +

@@ -1,19 +1,23 @@
-/* GPU conformance of the products macko_?spmv, macko_?spmm and macko_?spmv_strided_batched, through the checker of
- * conformance.h (tolerances and rules there):
+/* GPU conformance of the products macko_?spmv, macko_?spmm and macko_?spmv_strided_batched (H, S, D) and of
+ * macko_spmv_ex / macko_spmm_ex (B: bf16; HS, BS: fp16 / bf16 matrices with fp32 vectors), through the checker of
+ * conformance.h (tolerances and rules there; cuBLAS and cuSPARSE where the shapes allow):
  *   - parameter tables (INSTANTIATE_TEST_SUITE_P): shapes x densities (GpuShapes: 0-sized, 1, 7, 33, 257, 4097,
  *     12289, 28929, 70000 ...: not multiples of 16/32/64/256; empty, dense and gappy rows; all-positive data),
  *     alpha/beta x pointer modes x strides (GpuScalars: beta = 0 with NaN in C), alpha = 0 with NaN in B
  *     (GpuAlphaZero), the strided batch's layouts and a matrix too wide for the staged tile (GpuLayouts);
- *   - per routine (GpuProduct/{Hspmv,Sspmv,Hspmm,Sspmm}): zero sizes, NaN/Inf in B where no entry is stored,
+ *   - per routine (GpuProduct/{H,S,D,B,HS,BS}{spmv,spmm}): zero sizes, NaN/Inf in B where no entry is stored,
  *     bitwise determinism, CUDA graph capture.
  * The seeds are those of the tests these replace (test_gpu_spmv.cpp / test_gpu_spmm.cpp before issue 14), so each
  * row multiplies the same matrix by the same operands as before; the rows added here (all-positive data, empty
- * matrices, alpha = 0 for the strided batch) have seeds of their own. */
+ * matrices, alpha = 0 for the strided batch) have seeds of their own. The precisions of issue 17 take the rows of H
+ * and S with their seeds (HS and BS: a subset of the densities); the strided batch rows only where it exists (H, S,
+ * D). */
 #include "conformance.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <ostream>
 #include <random>
 #include <string>
@@ -23,9 +27,8 @@ namespace {
 
 using conf::BATCHED;
 using conf::Case;
-using conf::HP;
+using conf::PrecId;
 using conf::Routine;
-using conf::SP;
 using conf::SPMM;
 using conf::SPMV;
 
@@ -47,7 +50,7 @@ std::string num(double v)
  * kNs (a subset on the largest shapes), each with the next seed and odd leading dimensions for odd n. */
 struct ShapeRow {
     Routine routine;
-    char prec;
+    PrecId prec;
     int64_t rows, cols;
     double d;
     uint64_t seed;
@@ -79,12 +82,17 @@ std::vector<ShapeRow> table(Routine r, const std::vector<std::pair<int64_t, int6
             if (r == SPMV && sh.first * sh.second > 1000000 && !(d == 0.0 || d == 0.05 || d == 0.3 || d == 0.5 ||
                                                                  d == 1.0))
                 continue;
-            ShapeRow row{r, 'H', sh.first, sh.second, d, ++seed, positive};
+            ShapeRow row{r, conf::kH, sh.first, sh.second, d, ++seed, positive};
             if (r == SPMM)
                 seed += spmm_runs(row).size();
-            out.push_back(row);
-            row.prec = 'S';
-            out.push_back(row);
+            /* the mixed precisions: the densities the big SpMV shapes take */
+            const bool subset = d == 0.0 || d == 0.05 || d == 0.1 || d == 0.3 || d == 0.5 || d == 1.0;
+            for (PrecId p : conf::kAllPrec) {
+                if ((p == conf::kHS || p == conf::kBS) && !subset)
+                    continue;
+                row.prec = p;
+                out.push_back(row);
+            }
         }
     return out;
 }
@@ -121,7 +129,7 @@ void PrintTo(const ShapeRow &r, std::ostream *os) { *os << "seed " << r.seed << 
 std::string shape_name(const testing::TestParamInfo<ShapeRow> &i)
 {
     const ShapeRow &r = i.param;
-    return std::string(1, r.prec) + (r.routine == SPMV ? "spmv_" : "spmm_") + std::to_string(r.rows) + "x" +
+    return conf::prec_name(r.prec) + (r.routine == SPMV ? "spmv_" : "spmm_") + std::to_string(r.rows) + "x" +
            std::to_string(r.cols) + "_d" + num(r.d);
 }
 
@@ -132,7 +140,7 @@ TEST_P(GpuShapes, MatchReference)
     const ShapeRow &p = GetParam();
     conf::with_precision(p.prec, [&](auto tag) {
         using P = decltype(tag);
-        mt::Dense m = mt::random_dense(p.rows, p.cols, p.d, p.seed, P::half);
+        mt::Dense m = mt::random_dense(p.rows, p.cols, p.d, p.seed, P::ahalf);
         if (p.seed % 2 == 0 && p.rows >= 7)
             mt::add_structure(m, p.seed);
         if (p.positive)
@@ -172,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(PositiveAndEmpty, GpuShapes, testing::ValuesIn(positive
  * from the row's seed0 in this order. */
 struct ScalarRow {
     Routine routine;
-    char prec;
+    PrecId prec;
     float alpha, beta;
     uint64_t seed0;
 };
@@ -182,7 +190,7 @@ std::vector<ScalarRow> scalar_rows()
     const float vals[] = {0.0f, 1.0f, -0.5f, 2.0f};
     std::vector<ScalarRow> out;
     for (Routine r : {SPMV, SPMM})
-        for (char prec : {'H', 'S'}) {
+        for (PrecId prec : conf::kAllPrec) {
             uint64_t seed = r == SPMV ? 1000 : 3000;
             for (float a : vals)
                 for (float b : vals) {
@@ -209,11 +217,11 @@ class GpuScalars : public conf::GpuSuite, public testing::WithParamInterface<Sca
     template <class P> static const mt::Dense &matrix(macko_mat_t *A)
     {
         static const mt::Dense m = [] {
-            mt::Dense d = mt::random_dense(777, 1301, 0.35, 5, P::half);
+            mt::Dense d = mt::random_dense(777, 1301, 0.35, 5, P::ahalf);
             mt::add_structure(d, 6);
             return d;
         }();
-        gt::Mat *&c = cached[P::half ? 0 : 1];
+        gt::Mat *&c = cached[P::id];
         if (c == nullptr) {
             c = new gt::Mat;
             gt::make_matrix<P>(handle(), m, true, *c);
@@ -221,9 +229,9 @@ class GpuScalars : public conf::GpuSuite, public testing::WithParamInterface<Sca
         *A = c->A;
         return m;
     }
-    static gt::Mat *cached[2];
+    static gt::Mat *cached[std::size(conf::kAllPrec)];
 };
-gt::Mat *GpuScalars::cached[2] = {nullptr, nullptr};
+gt::Mat *GpuScalars::cached[std::size(conf::kAllPrec)] = {};
 
 TEST_P(GpuScalars, MatchReference)
 {
@@ -262,7 +270,7 @@ void PrintTo(const ScalarRow &r, std::ostream *os) { *os << "seeds from " << r.s
 std::string scalar_name(const testing::TestParamInfo<ScalarRow> &i)
 {
     const ScalarRow &r = i.param;
-    return std::string(1, r.prec) + (r.routine == SPMV ? "spmv" : "spmm") + "_alpha" + num(r.alpha) + "_beta" +
+    return conf::prec_name(r.prec) + (r.routine == SPMV ? "spmv" : "spmm") + "_alpha" + num(r.alpha) + "_beta" +
            num(r.beta);
 }
 
@@ -274,7 +282,7 @@ INSTANTIATE_TEST_SUITE_P(AlphaBeta, GpuScalars, testing::ValuesIn(scalar_rows())
  * and the strided batch of 3 packed vectors. */
 struct AlphaZeroRow {
     Routine routine;
-    char prec;
+    PrecId prec;
     float beta;
 };
 
@@ -286,7 +294,7 @@ TEST_P(GpuAlphaZero, ReadsNeitherAnorB)
     const AlphaZeroRow &p = GetParam();
     conf::with_precision(p.prec, [&](auto tag) {
         using P = decltype(tag);
-        const mt::Dense m = mt::random_dense(300, 200, 0.5, 9, P::half);
+        const mt::Dense m = mt::random_dense(300, 200, 0.5, 9, P::ahalf);
         gt::Mat A;
         if (!gt::uploaded<P>(handle(), m, false, A))
             return;
@@ -304,9 +312,10 @@ std::vector<AlphaZeroRow> alpha_zero_rows()
 {
     std::vector<AlphaZeroRow> out;
     for (Routine r : {SPMV, SPMM, BATCHED})
-        for (char prec : {'H', 'S'})
+        for (PrecId prec : conf::kAllPrec)
             for (float beta : {0.0f, -0.5f})
-                out.push_back({r, prec, beta});
+                if (r != BATCHED || conf::has_strided_batch(prec))
+                    out.push_back({r, prec, beta});
     return out;
 }
 
@@ -314,8 +323,8 @@ void PrintTo(const AlphaZeroRow &r, std::ostream *os) { *os << "beta " << r.beta
 
 std::string alpha_zero_name(const testing::TestParamInfo<AlphaZeroRow> &i)
 {
-    return conf::routine_name<HP>(i.param.routine).replace(6, 1, 1, i.param.prec).substr(6) + "_beta" +
-           num(i.param.beta);
+    static const char *const tail[] = {"spmv", "spmm", "spmv_strided_batched"};
+    return conf::prec_name(i.param.prec) + tail[i.param.routine] + "_beta" + num(i.param.beta);
 }
 
 INSTANTIATE_TEST_SUITE_P(NaNInB, GpuAlphaZero, testing::ValuesIn(alpha_zero_rows()), alpha_zero_name);
@@ -328,7 +337,7 @@ INSTANTIATE_TEST_SUITE_P(NaNInB, GpuAlphaZero, testing::ValuesIn(alpha_zero_rows
  * n columns, ldb padded by 1, beta -0.5, op N and T. */
 struct LayoutRow {
     Routine routine;
-    char prec;
+    PrecId prec;
     macko_operation_t op;
     int64_t n;
     uint64_t seed; /* BATCHED: the seeds of the five layouts count from here */
@@ -337,11 +346,12 @@ struct LayoutRow {
 std::vector<LayoutRow> layout_rows()
 {
     std::vector<LayoutRow> out;
-    for (char prec : {'H', 'S'}) {
+    for (PrecId prec : conf::kAllPrec) {
         uint64_t seed = 5000;
         for (macko_operation_t op : {N, T})
             for (int64_t batch : {1, 2, 3, 8, 16, 17}) {
-                out.push_back({BATCHED, prec, op, batch, seed});
+                if (conf::has_strided_batch(prec))
+                    out.push_back({BATCHED, prec, op, batch, seed});
                 seed += 5;
             }
         for (int64_t n : {2, 5, 8, 17})
@@ -395,7 +405,7 @@ void PrintTo(const LayoutRow &r, std::ostream *os) { *os << "seed " << r.seed + 
 std::string layout_name(const testing::TestParamInfo<LayoutRow> &i)
 {
     const LayoutRow &r = i.param;
-    return std::string(1, r.prec) + (r.routine == BATCHED ? "spmv_strided_batched_" : "spmm_wide_") +
+    return conf::prec_name(r.prec) + (r.routine == BATCHED ? "spmv_strided_batched_" : "spmm_wide_") +
            (r.op == N ? "N" : "T") + "_n" + std::to_string(r.n);
 }
 
@@ -407,10 +417,13 @@ template <class P_, Routine R_> struct Kind {
     using P = P_;
     static constexpr Routine R = R_;
 };
-using Kinds = testing::Types<Kind<HP, SPMV>, Kind<SP, SPMV>, Kind<HP, SPMM>, Kind<SP, SPMM>>;
+using Kinds = testing::Types<Kind<conf::HP, SPMV>, Kind<conf::SP, SPMV>, Kind<conf::HP, SPMM>, Kind<conf::SP, SPMM>,
+                             Kind<conf::DP, SPMV>, Kind<conf::DP, SPMM>, Kind<conf::BP, SPMV>, Kind<conf::BP, SPMM>,
+                             Kind<conf::HSP, SPMV>, Kind<conf::HSP, SPMM>, Kind<conf::BSP, SPMV>,
+                             Kind<conf::BSP, SPMM>>;
 class KindName {
   public:
-    template <class K> static std::string GetName(int) { return conf::routine_name<typename K::P>(K::R).substr(6); }
+    template <class K> static std::string GetName(int) { return conf::routine_label<typename K::P>(K::R); }
 };
 template <class K> class GpuProduct : public testing::Test {};
 TYPED_TEST_SUITE(GpuProduct, Kinds, KindName);
@@ -427,23 +440,24 @@ TYPED_TEST(GpuProduct, ZeroSizes)
     const int64_t n_none = R == SPMV ? 1 : 4, n_t = R == SPMV ? 1 : 3, n_k0 = R == SPMV ? 1 : 5;
     const int64_t n_null = R == SPMV ? 1 : 3;
     gt::Handle h;
-    float one = 1.0f, half = -0.5f, zero = 0.0f;
+    using Sc = typename P::Scalar;
+    Sc one = 1, half = -0.5, zero = 0;
     {
-        const mt::Dense m = mt::random_dense(0, 9, 0.5, 1, P::half);
+        const mt::Dense m = mt::random_dense(0, 9, 0.5, 1, P::ahalf);
         gt::Mat A;
         if (!gt::uploaded<P>(h.h, m, true, A))
             return;
         gt::DevMem db((size_t)(9 * n_none) * sizeof(E));
         EXPECT_EQ(conf::call<P>(R, h.h, N, n_none, &one, A.A, db.as<E>(), 1, 9, &zero, nullptr, 1, 1),
                   MACKO_STATUS_SUCCESS);
-        if (R == SPMM) {
+        if constexpr (R == SPMM && P::has_sb) {
             EXPECT_EQ(P::sb(h.h, N, &one, A.A, db.as<E>(), 1, 9, &zero, nullptr, 1, 1, 4), MACKO_STATUS_SUCCESS);
         }
         /* op T: C has 9 rows, B none */
         conf::check_product<P>(h.h, nullptr, m, A.A, Case(R, n_t).on(T).scalars(1.0f, -0.5f));
     }
     {
-        const mt::Dense m = mt::random_dense(11, 0, 0.5, 1, P::half);
+        const mt::Dense m = mt::random_dense(11, 0, 0.5, 1, P::ahalf);
         gt::Mat A;
         if (!gt::uploaded<P>(h.h, m, false, A))
             return;
@@ -460,12 +474,14 @@ TYPED_TEST(GpuProduct, ZeroSizes)
             EXPECT_EQ(P::to(v), -1.0);
     }
     if (R == SPMM) {
-        const mt::Dense m = mt::random_dense(20, 30, 0.5, 1, P::half);
+        const mt::Dense m = mt::random_dense(20, 30, 0.5, 1, P::ahalf);
         gt::Mat A;
         if (!gt::uploaded<P>(h.h, m, false, A))
             return;
         EXPECT_EQ(P::mm(h.h, N, 0, &one, A.A, nullptr, 30, &zero, nullptr, 20), MACKO_STATUS_SUCCESS);
-        EXPECT_EQ(P::sb(h.h, N, &one, A.A, nullptr, 1, 30, &zero, nullptr, 1, 20, 0), MACKO_STATUS_SUCCESS);
+        if constexpr (P::has_sb) {
+            EXPECT_EQ(P::sb(h.h, N, &one, A.A, nullptr, 1, 30, &zero, nullptr, 1, 20, 0), MACKO_STATUS_SUCCESS);
+        }
         CUDA_CHECK(cudaDeviceSynchronize());
     }
 }
@@ -481,7 +497,7 @@ TYPED_TEST(GpuProduct, NonFiniteBAtUnstoredColumns)
     constexpr Routine R = TypeParam::R;
     const std::vector<int64_t> ns = R == SPMV ? std::vector<int64_t>{1} : std::vector<int64_t>{2, 4, 8, 16};
     gt::Handle h;
-    const mt::Dense m = mt::padding_grid_matrix(513, 2011, P::half);
+    const mt::Dense m = mt::padding_grid_matrix(513, 2011, P::ahalf);
     gt::Mat A;
     if (!gt::uploaded<P>(h.h, m, false, A))
         return;
@@ -497,7 +513,7 @@ TYPED_TEST(GpuProduct, NonFiniteBAtUnstoredColumns)
     conf::check_product<P>(h.h, nullptr, m, A.A, Case(R, n8).every_column(&x).no_cublas());
 
     std::mt19937_64 g(43);
-    mt::Dense mt2 = mt::random_dense(2011, 300, 0.0, 1, P::half);
+    mt::Dense mt2 = mt::random_dense(2011, 300, 0.0, 1, P::ahalf);
     for (int64_t r = 0; r < mt2.rows; r += 40)
         for (int64_t c = 0; c < mt2.cols; c++)
             if (g() % 10 < 7)
@@ -531,7 +547,7 @@ TYPED_TEST(GpuProduct, BitwiseDeterministic100Runs)
     gt::DevMem dbn(bn.size() * sizeof(E)), dbt(bt.size() * sizeof(E)), dc((size_t)(3000 * ns.back()) * sizeof(E));
     CUDA_CHECK(cudaMemcpy(dbn.p, bn.data(), dbn.bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dbt.p, bt.data(), dbt.bytes, cudaMemcpyHostToDevice));
-    const float alpha = 0.75f, beta = 0.0f;
+    const typename P::Scalar alpha = 0.75, beta = 0;
     for (macko_operation_t op : {N, T})
         for (int64_t n : ns) {
             const int64_t mo = op == N ? 2500 : 3000, ki = op == N ? 3000 : 2500;
@@ -563,28 +579,29 @@ TYPED_TEST(GpuProduct, GraphCaptureAndReplay)
     MACKO_REQUIRE_GPU();
     using P = typename TypeParam::P;
     using E = typename P::E;
+    using Sc = typename P::Scalar;
     constexpr Routine R = TypeParam::R;
     const int64_t n = R == SPMV ? 1 : 8;
     gt::Handle h;
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     ASSERT_EQ(macko_set_stream(h.h, s), MACKO_STATUS_SUCCESS);
-    const mt::Dense m = mt::random_dense(1500, 1024, 0.4, 51, P::half);
+    const mt::Dense m = mt::random_dense(1500, 1024, 0.4, 51, P::ahalf);
     gt::Mat A;
     if (!gt::uploaded<P>(h.h, m, false, A))
         return;
     CUDA_CHECK(cudaStreamSynchronize(s)); /* the upload is asynchronous on the handle's stream */
     const std::vector<E> bh = conf::encode<P>(mt::random_vector(1024 * n, 52, P::half));
     const std::vector<E> ch = conf::encode<P>(mt::random_vector(1500 * n, 53, P::half));
-    gt::DevMem db(bh.size() * sizeof(E)), dc(ch.size() * sizeof(E)), dab(2 * sizeof(float));
+    gt::DevMem db(bh.size() * sizeof(E)), dc(ch.size() * sizeof(E)), dab(2 * sizeof(Sc));
     CUDA_CHECK(cudaMemcpy(db.p, bh.data(), db.bytes, cudaMemcpyHostToDevice));
     for (macko_pointer_mode_t mode : {kHost, kDevice}) {
         SCOPED_TRACE(mode == kHost ? "host pointer mode" : "device pointer mode");
         ASSERT_EQ(macko_set_pointer_mode(h.h, mode), MACKO_STATUS_SUCCESS);
-        float ab[2] = {2.0f, -0.5f};
+        Sc ab[2] = {2, -0.5};
         CUDA_CHECK(cudaMemcpy(dab.p, ab, sizeof ab, cudaMemcpyHostToDevice));
-        const float *pa = mode == kDevice ? dab.as<float>() : &ab[0];
-        const float *pb = mode == kDevice ? dab.as<float>() + 1 : &ab[1];
+        const Sc *pa = mode == kDevice ? dab.as<Sc>() : &ab[0];
+        const Sc *pb = mode == kDevice ? dab.as<Sc>() + 1 : &ab[1];
         cudaGraph_t graph;
         cudaGraphExec_t exec;
         CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));

@@ -4,7 +4,8 @@
  * then NaN before the call: it must not be read), both pointer modes, and bitwise run-to-run determinism.
  * Tolerance per output element: 2 (k + 4) u S + (output rounding) with u the accumulation's unit roundoff (2^-24,
  * fp64: 2^-53) and S = |alpha| sum |a b| + |beta c_old|; the output rounding is 2^-8 |ref| for bf16, 2^-11 for fp16.
- * (The cuBLAS / cuSPARSE comparisons of the existing suites are not extended here yet.) */
+ * The cuBLAS / cuSPARSE comparisons, odd shapes, strides and NaN/Inf of these types run in the conformance suites
+ * (conformance.h: test_gpu_products.cpp, test_gpu_paths.cpp). */
 #include "common.h"
 #include "gpu_fixtures.h"
 

@@ -17,11 +17,11 @@
 
 /* ---------------------------------------------------------------- input layouts
  *
- * fuzz_csr:          [0] flags (bit 0: 64-bit indices, bit 1: index base one, bit 2: fp32 values)
+ * fuzz_csr:          [0] flags (bit 0: 64-bit indices, bit 1: index base one, bits 2-3: value type, fz_type)
  *                    [1] rows (0..255)   [2..3] cols (u16)   [4..5] nnz (u16 & 1023)
  *                    then row_ptr (rows + 1 indices), col_ind (nnz indices), values (nnz), little-endian, raw;
  *                    missing bytes read as zero.
- * fuzz_macko_import: [0] flags (bit 0: fp32 values)   [1] rows (0..255)   [2..9] cols (int64, any value)
+ * fuzz_macko_import: [0] flags (bits 0-1: value type, fz_type)   [1] rows (0..255)   [2..9] cols (int64, any)
  *                    [10..11] entries (u16 & 4095)
  *                    then values (entries rounded up to 8), deltas (half as many bytes), row_ptr (rows + 1 int32);
  *                    missing bytes read as zero.
@@ -65,11 +65,22 @@ static inline uint64_t fz_le(const uint8_t *p, int n)
     return v;
 }
 
+/* The value type of two flag bits: 0 fp16, 1 fp32 (the one bit of the inputs before bf16 and fp64), 2 bf16,
+ * 3 fp64. */
+static inline macko_datatype_t fz_type(unsigned bits)
+{
+    static const macko_datatype_t t[4] = {MACKO_R_16F, MACKO_R_32F, MACKO_R_16BF, MACKO_R_64F};
+    return t[bits & 3];
+}
+
+static inline size_t fz_type_size(macko_datatype_t t) { return t == MACKO_R_64F ? 8 : t == MACKO_R_32F ? 4 : 2; }
+
+/* +0 or -0 in any of the four types (the sign is the top bit of each) */
 static inline int fz_value_is_zero(macko_datatype_t t, const uint8_t *v, int64_t k)
 {
-    if (t == MACKO_R_16F)
-        return (fz_le(v + 2 * k, 2) & 0x7FFFu) == 0;
-    return (fz_le(v + 4 * k, 4) & 0x7FFFFFFFu) == 0;
+    const int es = (int)fz_type_size(t);
+    const uint64_t magnitude = es == 8 ? UINT64_C(0x7FFFFFFFFFFFFFFF) : (UINT64_C(1) << (8 * es - 1)) - 1;
+    return (fz_le(v + (size_t)es * (size_t)k, es) & magnitude) == 0;
 }
 
 /* ---------------------------------------------------------------- checks of an accepted matrix */
@@ -101,9 +112,11 @@ static inline void fz_check_matrix(macko_mat_t A)
     macko_mat_t B = NULL;
     if (macko_mat_get_info(A, &rows, &cols, &nnz, &type) != MACKO_STATUS_SUCCESS)
         FZ_ABORT("get_info failed");
-    if (rows < 0 || cols < 0 || nnz < 0 || (type != MACKO_R_16F && type != MACKO_R_32F))
-        FZ_ABORT("get_info: %lld x %lld, nnz %lld", (long long)rows, (long long)cols, (long long)nnz);
-    es = type == MACKO_R_16F ? 2 : 4;
+    if (rows < 0 || cols < 0 || nnz < 0 ||
+        (type != MACKO_R_16F && type != MACKO_R_32F && type != MACKO_R_16BF && type != MACKO_R_64F))
+        FZ_ABORT("get_info: %lld x %lld, nnz %lld, type %d", (long long)rows, (long long)cols, (long long)nnz,
+                 (int)type);
+    es = fz_type_size(type);
     rp = (int64_t *)malloc(((size_t)rows + 1) * 8);
     ci = (int64_t *)malloc((size_t)nnz * 8 + 8);
     v = (uint8_t *)malloc((size_t)nnz * es + 8);

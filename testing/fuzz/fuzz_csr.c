@@ -13,8 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_cursor c = {data, size};
     uint8_t *h = (uint8_t *)fz_take(&c, FZ_CSR_HDR);
     const int i64 = h[0] & 1, base = (h[0] >> 1) & 1;
-    const macko_datatype_t type = (h[0] & 4) ? MACKO_R_32F : MACKO_R_16F;
-    const size_t isz = i64 ? 8 : 4, es = type == MACKO_R_16F ? 2 : 4;
+    const macko_datatype_t type = fz_type(h[0] >> 2);
+    const size_t isz = i64 ? 8 : 4, es = fz_type_size(type);
     const int64_t rows = h[1], cols = (int64_t)fz_le(h + 2, 2), nnz = (int64_t)(fz_le(h + 4, 2) & 1023);
     uint8_t *rp = (uint8_t *)fz_take(&c, (size_t)(rows + 1) * isz);
     uint8_t *ci = (uint8_t *)fz_take(&c, (size_t)nnz * isz);

@@ -13,8 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_cursor c = {data, size};
     uint8_t *h = (uint8_t *)fz_take(&c, FZ_IMPORT_HDR);
-    const macko_datatype_t type = (h[0] & 1) ? MACKO_R_32F : MACKO_R_16F;
-    const size_t es = type == MACKO_R_16F ? 2 : 4;
+    const macko_datatype_t type = fz_type(h[0]);
+    const size_t es = fz_type_size(type);
     const int64_t rows = h[1], cols = (int64_t)fz_le(h + 2, 8), entries = (int64_t)(fz_le(h + 10, 2) & 4095);
     const int64_t ep = (entries + 7) / 8 * 8;
     uint8_t *v = (uint8_t *)fz_take(&c, (size_t)ep * es);

@@ -45,14 +45,28 @@ static void seed_serialized(const char *name, macko_mat_t A)
 
 /* ---------------------------------------------------------------- csr */
 
-static void seed_csr(const char *name, int i64, int base, int fp32, int rows, int cols, int nnz, const int64_t *rp,
+/* small integers as bits of value type t (all exact) */
+static uint64_t bits_of(int v, macko_datatype_t t)
+{
+    const float f = (float)v;
+    const double d = (double)v;
+    uint32_t u;
+    uint64_t w;
+    memcpy(&u, &f, 4);
+    memcpy(&w, &d, 8);
+    return t == MACKO_R_16F ? half_of(v) : t == MACKO_R_32F ? u : t == MACKO_R_16BF ? (u >> 16) : w;
+}
+
+/* tflag: the value type's two flag bits (fz_type) */
+static void seed_csr(const char *name, int i64, int base, int tflag, int rows, int cols, int nnz, const int64_t *rp,
                      const int64_t *ci, const int *vals)
 {
-    const size_t isz = i64 ? 8 : 4, es = fp32 ? 4 : 2;
+    const macko_datatype_t t = fz_type((unsigned)tflag);
+    const size_t isz = i64 ? 8 : 4, es = fz_type_size(t);
     size_t n = FZ_CSR_HDR + (size_t)(rows + 1) * isz + (size_t)nnz * (isz + es), off = FZ_CSR_HDR;
     uint8_t *b = (uint8_t *)calloc(n, 1);
     int k;
-    b[0] = (uint8_t)(i64 | (base << 1) | (fp32 << 2));
+    b[0] = (uint8_t)(i64 | (base << 1) | (tflag << 2));
     b[1] = (uint8_t)rows;
     put(b + 2, (uint64_t)cols, 2);
     put(b + 4, (uint64_t)nnz, 2);
@@ -60,12 +74,8 @@ static void seed_csr(const char *name, int i64, int base, int fp32, int rows, in
         put(b + off, (uint64_t)(rp[k] + base), (int)isz);
     for (k = 0; k < nnz; k++, off += isz)
         put(b + off, (uint64_t)(ci[k] + base), (int)isz);
-    for (k = 0; k < nnz; k++, off += es) {
-        float f = (float)vals[k];
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        put(b + off, fp32 ? u : half_of(vals[k]), (int)es);
-    }
+    for (k = 0; k < nnz; k++, off += es)
+        put(b + off, bits_of(vals[k], t), (int)es);
     write_seed("csr", name, b, n);
     free(b);
 }
@@ -85,10 +95,10 @@ static void seed_import(const char *name, macko_mat_t A, int64_t cols_override)
         macko_mat_get_macko_host(A, &v, &d, &rp, &rpt, &entries, &ep) != MACKO_STATUS_SUCCESS || rows > 255 ||
         entries > 4095 || rpt != MACKO_INDEX_32I)
         FZ_ABORT("seed_import: unsuitable matrix");
-    es = type == MACKO_R_16F ? 2 : 4;
+    es = fz_type_size(type);
     n = FZ_IMPORT_HDR + (size_t)ep * es + (size_t)ep / 2 + (size_t)(rows + 1) * 4;
     b = (uint8_t *)calloc(n, 1);
-    b[0] = type == MACKO_R_32F;
+    b[0] = (uint8_t)(type == MACKO_R_16F ? 0 : type == MACKO_R_32F ? 1 : type == MACKO_R_16BF ? 2 : 3);
     b[1] = (uint8_t)rows;
     put(b + 2, (uint64_t)(cols_override >= 0 ? cols_override : cols), 8);
     put(b + 10, (uint64_t)entries, 2);
@@ -100,23 +110,26 @@ static void seed_import(const char *name, macko_mat_t A, int64_t cols_override)
     free(b);
 }
 
-static macko_mat_t dense_half(int rows, int cols, const int *vals)
+static macko_mat_t dense_of(int rows, int cols, const int *vals, macko_datatype_t t)
 {
-    uint16_t *h = (uint16_t *)calloc((size_t)rows * cols + 1, 2);
+    const size_t es = fz_type_size(t);
+    uint8_t *h = (uint8_t *)calloc((size_t)rows * cols + 1, es);
     macko_mat_t A = NULL;
     for (int i = 0; i < rows * cols; i++)
-        h[i] = half_of(vals[i]);
-    if (macko_mat_create_dense_host(&A, rows, cols, MACKO_R_16F, h, cols > 0 ? cols : 1, MACKO_ORDER_ROW) !=
+        put(h + (size_t)i * es, bits_of(vals[i], t), (int)es);
+    if (macko_mat_create_dense_host(&A, rows, cols, t, h, cols > 0 ? cols : 1, MACKO_ORDER_ROW) !=
         MACKO_STATUS_SUCCESS)
-        FZ_ABORT("dense_half");
+        FZ_ABORT("dense_of");
     free(h);
     return A;
 }
 
+static macko_mat_t dense_half(int rows, int cols, const int *vals) { return dense_of(rows, cols, vals, MACKO_R_16F); }
+
 int main(int argc, char **argv)
 {
     int g[3 * 20] = {0}, s[9 * 41] = {0}, i;
-    macko_mat_t A, B, C, E, W;
+    macko_mat_t A, B, C, E, W, BF, D;
     uint32_t x = 12345;
     if (argc != 2) {
         fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
@@ -142,6 +155,8 @@ int main(int argc, char **argv)
         s[6 * 41 + i] = (i == 1 || i == 40) ? 5 : 0;
     B = dense_half(9, 41, s);
     E = dense_half(0, 0, g);
+    BF = dense_of(9, 41, s, MACKO_R_16BF);
+    D = dense_of(3, 20, g, MACKO_R_64F);
     W = dense_half(4, 0, g);
     {
         const int64_t rp[4] = {0, 2, 2, 3};
@@ -157,6 +172,8 @@ int main(int argc, char **argv)
     seed_serialized("structured_9x41", B);
     seed_serialized("empty_0x0", E);
     seed_serialized("empty_4x0", W);
+    seed_serialized("bf16_structured_9x41", BF);
+    seed_serialized("double_3x20", D);
 
     {
         const int64_t rp[5] = {0, 2, 2, 4, 5};
@@ -164,6 +181,8 @@ int main(int argc, char **argv)
         const int v[5] = {1, 2, 3, 4, 5};
         seed_csr("i32_base0_half_4x10", 0, 0, 0, 4, 10, 5, rp, ci, v);
         seed_csr("i64_base1_float_4x10", 1, 1, 1, 4, 10, 5, rp, ci, v);
+        seed_csr("i32_base1_bf16_4x10", 0, 1, 2, 4, 10, 5, rp, ci, v);
+        seed_csr("i64_base0_double_4x10", 1, 0, 3, 4, 10, 5, rp, ci, v);
     }
     {
         const int64_t rp[3] = {0, 3, 4};
@@ -187,11 +206,15 @@ int main(int argc, char **argv)
     seed_import("float_3x20", C, -1);
     seed_import("empty_4x0", W, -1);
     seed_import("golden_wide_cols_2p56", A, INT64_C(1) << 56); /* 64-bit cols */
+    seed_import("bf16_structured_9x41", BF, -1);
+    seed_import("double_3x20", D, -1);
 
     macko_mat_destroy(A);
     macko_mat_destroy(B);
     macko_mat_destroy(C);
     macko_mat_destroy(E);
     macko_mat_destroy(W);
+    macko_mat_destroy(BF);
+    macko_mat_destroy(D);
     return 0;
 }
