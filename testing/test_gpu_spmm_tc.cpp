@@ -30,6 +30,7 @@ using gt::Mat;
 template <bool BF> struct Type16 {
     static constexpr macko_datatype_t type = BF ? MACKO_R_16BF : MACKO_R_16F;
     static constexpr bool half = true;
+    static constexpr bool ahalf = true; /* gpu_fixtures: 16-bit matrix values (as conformance.h's Prec) */
     static constexpr cudaDataType_t cuda = BF ? CUDA_R_16BF : CUDA_R_16F;
     static constexpr char letter = BF ? 'B' : 'H';
     static constexpr uint16_t inf = BF ? 0x7F80 : 0x7C00, nan = BF ? 0x7FC0 : 0x7E00;
