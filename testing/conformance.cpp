@@ -332,9 +332,12 @@ template <class P> void check_product(macko_handle_t h, gt::Blas *blas, const mt
             return;
         compare("cuBLAS", cs.routine == SPMM);
     }
-    /* cuSPARSE's dense operands: a vector of unit stride, or a column-major matrix */
+    /* cuSPARSE's dense operands: a vector of unit stride, or a column-major matrix. Not cusparseSpMM with 16-bit B
+     * and C: on the H100 (cuSPARSE 12.6.3, ALG_DEFAULT) its fp16/bf16 results differed from the double reference by
+     * far more than rounding (bf16: 0.00195 for a reference of 0.00333; fp16: -0.02588 for -0.02609) in 21 cases
+     * where macko and cublasGemmEx both agreed with the reference; cusparseSpMV of every type is compared. */
     const bool vec = cs.routine == SPMV || n == 1;
-    if (incb == 1 && incc == 1 && (vec || (ldb >= ki && ldc >= mo))) {
+    if (incb == 1 && incc == 1 && (vec || (ldb >= ki && ldc >= mo && !P::half))) {
         if (vendor_sparse<P>(v, cv.data(), outc.data(), vec)) {
             if (::testing::Test::HasFatalFailure())
                 return;
