@@ -25,8 +25,7 @@ extern "C" {
 #define MACKO_SPMV_BLOCKS_PER_SM_S 4
 #endif
 #define MACKO_SPMV_BLOCKS_PER_SM_OTHER 4  /* the strided and 64-bit-index SpMV variants */
-#define MACKO_SPMV_BLOCKS_PER_SM_D 3      /* the other fp64 SpMV variants (a lane's 8 values are 64 bytes) ... */
-#define MACKO_SPMV_BLOCKS_PER_SM_D_UNIT 4 /* ... and the fp64 fast path (int32, incx == 1): 64 registers, no spill */
+#define MACKO_SPMV_BLOCKS_PER_SM_D 3      /* every fp64 SpMV variant (a lane's 8 values are 64 bytes) */
 #define MACKO_SPMV_STAGED_THREADS 512     /* STAGED geometry: x staged in shared memory by each block */
 #define MACKO_SPMV_STAGED_BLOCKS_PER_SM_H 3
 #define MACKO_SPMV_STAGED_BLOCKS_PER_SM_S 2

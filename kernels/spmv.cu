@@ -50,8 +50,7 @@ constexpr int resident(int blocks, int threads)
 /* Blocks per SM the grid is sized for, per variant; __launch_bounds__ makes ptxas fit the registers to it. */
 template <typename T, typename IDX, bool UNIT> constexpr int blocks_per_sm()
 {
-    return resident(sizeof(T) == 8                 ? (sizeof(IDX) == 4 && UNIT ? MACKO_SPMV_BLOCKS_PER_SM_D_UNIT
-                                                                               : MACKO_SPMV_BLOCKS_PER_SM_D)
+    return resident(sizeof(T) == 8                 ? MACKO_SPMV_BLOCKS_PER_SM_D
                     : !(sizeof(IDX) == 4 && UNIT) ? MACKO_SPMV_BLOCKS_PER_SM_OTHER
                     : sizeof(T) == 2            ? MACKO_SPMV_BLOCKS_PER_SM_H
                                                 : MACKO_SPMV_BLOCKS_PER_SM_S,

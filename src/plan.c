@@ -191,7 +191,7 @@ static macko_status_t plan_spmv(const struct macko_mat_s *m, const macko_devprop
         p->spmv_unit = spmv_warp(MACKO_K_SPMV_WARP_I32_UNIT, m->rows, dp,
                                  depth > 1   ? MACKO_SPMV_DEEP_BLOCKS_PER_SM
                                  : elem == 2 ? MACKO_SPMV_BLOCKS_PER_SM_H
-                                 : elem == 8 ? MACKO_SPMV_BLOCKS_PER_SM_D_UNIT
+                                 : elem == 8 ? MACKO_SPMV_BLOCKS_PER_SM_D
                                              : MACKO_SPMV_BLOCKS_PER_SM_S);
     }
     p->spmv_unit.depth = depth;
