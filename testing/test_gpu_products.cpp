@@ -611,8 +611,10 @@ TYPED_TEST(GpuProduct, GraphCaptureAndReplay)
         CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
         for (float alpha_now : {2.0f, -1.0f, 0.0f}) {
             ab[0] = alpha_now;
-            CUDA_CHECK(cudaMemcpy(dab.p, ab, sizeof ab, cudaMemcpyHostToDevice));
-            CUDA_CHECK(cudaMemcpy(dc.p, ch.data(), dc.bytes, cudaMemcpyHostToDevice));
+            /* on s, not the legacy stream: a pageable cudaMemcpy may return before its DMA lands, and s does not
+             * wait for the legacy stream (under 10 test processes at once the replay read a half-reset C) */
+            CUDA_CHECK(cudaMemcpyAsync(dab.p, ab, sizeof ab, cudaMemcpyHostToDevice, s));
+            CUDA_CHECK(cudaMemcpyAsync(dc.p, ch.data(), dc.bytes, cudaMemcpyHostToDevice, s));
             CUDA_CHECK(cudaGraphLaunch(exec, s));
             CUDA_CHECK(cudaStreamSynchronize(s));
             std::vector<E> out(ch.size());
