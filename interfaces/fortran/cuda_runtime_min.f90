@@ -1,7 +1,9 @@
-! cuda_runtime_min.f90 -- the CUDA runtime calls of the Fortran examples (example_spmv.f90, example_cg.f90).
+! cuda_runtime_min.f90 -- the CUDA runtime calls of the Fortran examples (example_spmv.f90, example_cg.f90), and the
+! status checks both examples make.
 module cuda_runtime_min
     ! The few CUDA runtime calls the examples need, bound directly (libcudart): the module does not wrap CUDA.
     use, intrinsic :: iso_c_binding
+    use macko, only: MACKO_STATUS_SUCCESS, macko_status_name_f, macko_last_error_message_f
     implicit none
     integer(c_int), parameter :: cudaSuccess = 0
     integer(c_int), parameter :: cudaMemcpyHostToDevice = 1
@@ -30,4 +32,25 @@ module cuda_runtime_min
             integer(c_int) :: cudaDeviceSynchronize
         end function cudaDeviceSynchronize
     end interface
+contains
+    ! Stops the example `who` with a message when a macko call did not succeed.
+    subroutine example_require(who, status, what)
+        character(len=*), intent(in) :: who, what
+        integer(c_int), intent(in) :: status
+        if (status /= MACKO_STATUS_SUCCESS) then
+            print '(a)', who // ': ' // what // ' failed: ' // macko_status_name_f(status) // ': ' // &
+                macko_last_error_message_f()
+            error stop 1
+        end if
+    end subroutine example_require
+
+    ! Likewise for a CUDA runtime call.
+    subroutine example_require_cuda(who, status, what)
+        character(len=*), intent(in) :: who, what
+        integer(c_int), intent(in) :: status
+        if (status /= cudaSuccess) then
+            print '(a, i0)', who // ': CUDA call failed: ' // what // ', cudaError ', status
+            error stop 1
+        end if
+    end subroutine example_require_cuda
 end module cuda_runtime_min

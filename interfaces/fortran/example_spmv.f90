@@ -104,20 +104,13 @@ contains
     subroutine require(status, what)
         integer(c_int), intent(in) :: status
         character(len=*), intent(in) :: what
-        if (status /= MACKO_STATUS_SUCCESS) then
-            print '(a)', 'example_spmv: ' // what // ' failed: ' // macko_status_name_f(status) // ': ' // &
-                macko_last_error_message_f()
-            error stop 1
-        end if
+        call example_require('example_spmv', status, what)
     end subroutine require
 
     subroutine require_cuda(status, what)
         integer(c_int), intent(in) :: status
         character(len=*), intent(in) :: what
-        if (status /= cudaSuccess) then
-            print '(a, i0)', 'example_spmv: CUDA call failed: ' // what // ', cudaError ', status
-            error stop 1
-        end if
+        call example_require_cuda('example_spmv', status, what)
     end subroutine require_cuda
 
 end program example_spmv
