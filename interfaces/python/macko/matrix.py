@@ -484,15 +484,20 @@ class Matrix:
             with self._host_copy(h, "copy"):
                 data = self.serialize()
             new = type(self).deserialize(data)
-            if self._on_device:
-                try:
-                    new.upload(h)
-                    if not self._has_host:
-                        new.release_host()
-                except BaseException:
-                    new.close()
-                    raise
-            return new
+            return self._placed_like_self(new, h)
+
+    def _placed_like_self(self, new, h):
+        """new (a host matrix made from this one) uploaded with h when this one is on the device, its host copy
+        released when this one has none; new is closed if that fails."""
+        if self._on_device:
+            try:
+                new.upload(h)
+                if not self._has_host:
+                    new.release_host()
+            except BaseException:
+                new.close()
+                raise
+        return new
 
     def astype(self, dtype, handle=None):
         """A new matrix with the values converted to dtype (float16, bfloat16, float32, float64; rounding to nearest
@@ -513,15 +518,7 @@ class Matrix:
             values = convert_values(arr.values, src, t)
             new = type(self).from_macko((rows, cols), values, arr.deltas, arr.row_ptr, arr.entries,
                                         dtype=numpy_dtype(t))
-            if self._on_device:
-                try:
-                    new.upload(h)
-                    if not self._has_host:
-                        new.release_host()
-                except BaseException:
-                    new.close()
-                    raise
-            return new
+            return self._placed_like_self(new, h)
 
     def __copy__(self):
         return self.copy()
