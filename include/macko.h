@@ -259,6 +259,46 @@ MACKO_API macko_status_t macko_spmm_ex(macko_handle_t handle, macko_operation_t 
                                        const void *beta, void *C, macko_datatype_t ctype, int64_t ldc,
                                        macko_datatype_t compute_type);
 
+/* ---------------------------------------------------------------- matrix kinds
+ * A macko_mat_t holds one of these encodings; every routine that takes a matrix accepts every kind unless its page
+ * says otherwise (then it returns MACKO_STATUS_NOT_SUPPORTED at A's position). */
+typedef enum {
+    MACKO_KIND_MACKO = 0, /* values + 4-bit column deltas (lapack_style_docs/FORMAT.md) */
+    MACKO_KIND_QUANT = 1  /* 3-bit weights in 16 x 16 tiles with bi-level scales and zeros, plus fp16 outliers in
+                             CSR (lapack_style_docs/FORMAT_QUANT.md); value type MACKO_R_16F */
+} macko_kind_t;
+MACKO_API macko_status_t macko_mat_get_kind(macko_mat_t A, macko_kind_t *kind);
+
+/* How macko_mat_create_quant_dense_host picks the outliers (weights kept exactly, in fp16, beside the 3-bit part). */
+typedef enum {
+    MACKO_OUTLIERS_NONE = 0,     /* none; param must be 0 */
+    MACKO_OUTLIERS_FRACTION = 1, /* the round(param * rows * cols) weights of largest quantization error,
+                                    0 <= param <= 1 */
+    MACKO_OUTLIERS_THRESHOLD = 2 /* every weight whose quantization error |w - dequantized(w)| exceeds param >= 0 */
+} macko_outlier_rule_t;
+
+/* Quantizes a dense rows x cols weight (type: any value type; finite values of at most 65504 in magnitude) to the
+ * QUANT kind with `bits` bits per weight (3 is the one supported width), round to nearest with bi-level groups of 16
+ * (lapack_style_docs/FORMAT_QUANT.md says exactly how), and the outliers the rule picks. cols <= 65536. */
+MACKO_API macko_status_t macko_mat_create_quant_dense_host(macko_mat_t *A, int64_t rows, int64_t cols,
+                                                           macko_datatype_t type, const void *values, int64_t ld,
+                                                           macko_order_t order, int bits, macko_outlier_rule_t rule,
+                                                           double param);
+/* Imports the QUANT arrays exactly as lapack_style_docs/FORMAT_QUANT.md lays them out: words (ceil(rows/16) *
+ * ceil(cols/16) * 16 packed tile rows), and the outliers in CSR: outlier_row_ptr (rows + 1 int32, from 0 to
+ * outliers) and outlier_entries (outliers words: column in bits 0..15, the fp16 value in bits 16..31). Everything
+ * is validated (the first offending tile row or outlier is named); the arrays are copied. */
+MACKO_API macko_status_t macko_mat_create_quant_host(macko_mat_t *A, int64_t rows, int64_t cols, int bits,
+                                                     const uint64_t *words, int64_t outliers,
+                                                     const int32_t *outlier_row_ptr,
+                                                     const uint32_t *outlier_entries);
+/* Exposes the host arrays of a QUANT matrix (no copy; valid until A is destroyed or its host copy released). Any
+ * output pointer may be NULL when not wanted. NOT_SUPPORTED for another kind. */
+MACKO_API macko_status_t macko_mat_get_quant_host(macko_mat_t A, int *bits, const uint64_t **words,
+                                                  int64_t *words_count, int64_t *outliers,
+                                                  const int32_t **outlier_row_ptr,
+                                                  const uint32_t **outlier_entries);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,7 +53,30 @@ typedef struct macko_arrays {
     void *row_ptr;   /* rows + 1, int32 if !rp64 else int64 */
 } macko_arrays;
 
+/* The arrays of a QUANT encoding (lapack_style_docs/FORMAT_QUANT.md, src/quant.h). On the host the outliers are
+ * always CSR; on the device they are CSR or TCOL (tile-row-interleaved, padded), chosen at upload (q.layout). */
+typedef struct macko_quant_arrays {
+    uint64_t *words; /* words_count packed tile rows */
+    int32_t *optr;   /* CSR: rows + 1 row pointers; TCOL: bands + 1 slot offsets (multiples of 16) */
+    uint32_t *oent;  /* CSR: outliers entries; TCOL: slots entries (padding slots are 0) */
+} macko_quant_arrays;
+enum { MACKO_QOUT_CSR = 0, MACKO_QOUT_TCOL = 1 };
+typedef struct macko_quant {
+    int bits;            /* 3 */
+    int64_t bands;       /* ceil(rows / 16) */
+    int64_t tcols;       /* ceil(cols / 16) */
+    int64_t words_count; /* bands * tcols * 16 */
+    int64_t outliers;    /* outlier entries */
+    macko_quant_arrays host; /* valid when has_host */
+    macko_quant_arrays dev;  /* valid when has_device */
+    int layout;          /* MACKO_QOUT_* of dev */
+    int64_t slots;       /* entries of dev.oent (CSR: outliers; TCOL: padded slots) */
+    int warps;           /* warps per block of the fused kernel (one band per block), chosen at upload */
+} macko_quant;
+
 struct macko_mat_s {
+    int kind;               /* macko_kind_t; the fields below up to `trans` describe a MACKO encoding, `q` a QUANT
+                               one (rows, cols, nnz, type, has_host, has_device, device: every kind) */
     int64_t rows, cols;
     int64_t nnz;            /* stored values that are not +0/-0 */
     int64_t entries;        /* entries incl. padding */
@@ -71,6 +94,8 @@ struct macko_mat_s {
     void *extra[MACKO_EXTRAS];
 
     struct macko_mat_s *trans; /* device-resident encoding of A^T (op T), built by macko_analysis; NULL until then */
+
+    macko_quant q;          /* kind QUANT: entries = q.outliers, entries_padded = q.slots (host: q.outliers) */
 };
 
 /* ---- thread-local error details (status.c) */
