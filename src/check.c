@@ -142,6 +142,8 @@ macko_status_t macko_check_dev_mat(const char *fn, int pos, macko_mat_t A, macko
     if (A->device != handle->device)
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, pos, "A is on device %d, the handle on device %d",
                           A->device, handle->device);
+    if (op_pos > 0 && op == MACKO_OPERATION_TRANSPOSE && A->kind == MACKO_KIND_QUANT)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, op_pos, "op T is not supported on a QUANT matrix");
     if (op_pos > 0 && op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, op_pos,
                           "op T needs the transposed encoding: call macko_analysis with op T first");
@@ -339,3 +341,11 @@ macko_status_t macko_check_combo(const char *fn, macko_datatype_t a, int x_pos, 
 int macko_combo_of_type(macko_datatype_t type) { return combo_match(type, (int)type, (int)type, -1); }
 
 size_t macko_combo_xelem(int combo) { return macko_type_size(combos[combo].x); }
+
+macko_status_t macko_check_quant_combo(const char *fn, int pos, const struct macko_mat_s *A, int combo)
+{
+    if (A->kind == MACKO_KIND_QUANT && combo != MACKO_COMBO_H)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos,
+                          "A is a QUANT matrix, which takes fp16 vectors with fp32 compute only");
+    return MACKO_STATUS_SUCCESS;
+}

@@ -54,6 +54,7 @@ void macko_host_arrays_free(struct macko_mat_s *m)
 
 void macko_device_arrays_free(struct macko_mat_s *m)
 {
+    macko_quant_device_free(m);
     if (m->trans != NULL) {
         macko_mat_destroy(m->trans);
         m->trans = NULL;

@@ -29,12 +29,15 @@ static macko_status_t mm_run(int combo, const char *fn, macko_handle_t handle, c
 {
     const int64_t xelem = (int64_t)macko_combo_xelem(combo);
     macko_launch wide;
-    const macko_launch *L =
-        xelem > (int64_t)macko_type_size(M->type)
-            ? macko_plan_mm_wide_b(&M->plan, M, n, incb, ldb, incc, (int)xelem, &handle->props, &wide)
-            : macko_plan_mm(&M->plan, n, M->cols, incb, ldb, incc);
+    const macko_launch *L;
     macko_kargs a;
     int64_t j0;
+
+    if (M->kind == MACKO_KIND_QUANT)
+        return macko_quant_compute(fn, handle, M, alpha, b, incb, ldb, beta, c, incc, ldc, n);
+    L = xelem > (int64_t)macko_type_size(M->type)
+            ? macko_plan_mm_wide_b(&M->plan, M, n, incb, ldb, incc, (int)xelem, &handle->props, &wide)
+            : macko_plan_mm(&M->plan, n, M->cols, incb, ldb, incc);
 
     if (L == NULL)
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 0,
@@ -88,9 +91,11 @@ static macko_status_t spmm(const mm_sig *S, macko_handle_t handle, macko_operati
     MACKO_CHECK(macko_check_ptr(fn, S->alpha, "alpha", alpha));
     MACKO_CHECK(macko_check_dev_mat(fn, S->A, A, handle, S->ex ? MACKO_ANY_TYPE : (int)S->letter, 2, op, &M));
     if (S->ex)
+    {
         MACKO_CHECK(macko_check_combo(fn, A->type, S->btype, "btype", btype, S->ctype, "ctype", ctype, S->compute,
                                       compute, &combo));
-    else
+        MACKO_CHECK(macko_check_quant_combo(fn, S->btype, A, combo));
+    } else
         combo = macko_combo_of_type(S->letter);
     be = macko_type_size((macko_datatype_t)btype);
     ce = macko_type_size((macko_datatype_t)ctype);

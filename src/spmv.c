@@ -36,9 +36,11 @@ static macko_status_t spmv(const spmv_sig *S, macko_handle_t handle, macko_opera
     MACKO_CHECK(macko_check_ptr(fn, S->alpha, "alpha", alpha));
     MACKO_CHECK(macko_check_dev_mat(fn, S->A, A, handle, S->ex ? MACKO_ANY_TYPE : (int)S->letter, 2, op, &M));
     if (S->ex)
+    {
         MACKO_CHECK(macko_check_combo(fn, A->type, S->xtype, "xtype", xtype, S->ytype, "ytype", ytype, S->compute,
                                       compute, &combo));
-    else
+        MACKO_CHECK(macko_check_quant_combo(fn, S->xtype, A, combo));
+    } else
         combo = macko_combo_of_type(S->letter);
     xe = macko_type_size((macko_datatype_t)xtype);
     ye = macko_type_size((macko_datatype_t)ytype);
@@ -54,6 +56,8 @@ static macko_status_t spmv(const spmv_sig *S, macko_handle_t handle, macko_opera
 
     if (m == 0)
         return macko_ok();
+    if (M->kind == MACKO_KIND_QUANT)
+        return macko_quant_compute(fn, handle, M, alpha, x, incx, 0, beta, y, incy, 0, 1);
 
     a.rows = m;
     a.cols = n;
