@@ -297,10 +297,11 @@ TEST(QuantEncode, GaussianError)
     const W w = gaussian(256, 512, 0.02, 3);
     const double none = rel_frobenius(w, encode_checked(w, MACKO_OUTLIERS_NONE, 0, "NONE"));
     const double frac = rel_frobenius(w, encode_checked(w, MACKO_OUTLIERS_FRACTION, 0.01, "FRACTION 0.01"));
-    const double thr = rel_frobenius(w, encode_checked(w, MACKO_OUTLIERS_THRESHOLD, 0.004, "THRESHOLD 0.004"));
+    const QArrays t = encode_checked(w, MACKO_OUTLIERS_THRESHOLD, 0.004, "THRESHOLD 0.004");
+    const double thr = rel_frobenius(w, t);
     std::printf("relative Frobenius error of W + O, 256 x 512 Gaussian: no outliers %.4f, 1 %% outliers %.4f, "
-                "threshold 0.2 sigma %.4f\n",
-                none, frac, thr);
+                "threshold 0.2 sigma %.4f (%.1f %% outliers)\n",
+                none, frac, thr, 100.0 * (double)t.outliers() / (256 * 512));
     /* 3 bits over min..max of 16 Gaussian samples: a step of about 0.5 sigma, so about 0.5 / sqrt(12) = 0.14. */
     EXPECT_GT(none, 0.10);
     EXPECT_LT(none, 0.18);
