@@ -39,6 +39,7 @@ macko_status_t macko_check_row_ptr(const char *fn, int pos, const void *row_ptr,
 /* The values of every enumeration of the API, named as the enumerators are (at most 4: the value types). */
 #define ENUM_MAX 4
 #define ENUM_ARG(arg, n, a, b) {arg, n, {a, b}, {#a, #b}}
+#define ENUM_ARG3(arg, a, b, c) {arg, 3, {a, b, c}, {#a, #b, #c}}
 #define ENUM_ARG4(arg, a, b, c, d) {arg, 4, {a, b, c, d}, {#a, #b, #c, #d}}
 static const struct {
     const char *arg; /* the argument's name in the API */
@@ -52,8 +53,11 @@ static const struct {
     [MACKO_ARG_INDEX_TYPE] = ENUM_ARG("index_type", 2, MACKO_INDEX_32I, MACKO_INDEX_64I),
     [MACKO_ARG_INDEX_BASE] = ENUM_ARG("index_base", 2, MACKO_INDEX_BASE_ZERO, MACKO_INDEX_BASE_ONE),
     [MACKO_ARG_TYPE] = ENUM_ARG4("type", MACKO_R_16F, MACKO_R_32F, MACKO_R_16BF, MACKO_R_64F),
+    [MACKO_ARG_OUTLIER_RULE] =
+        ENUM_ARG3("rule", MACKO_OUTLIERS_NONE, MACKO_OUTLIERS_FRACTION, MACKO_OUTLIERS_THRESHOLD),
 };
 #undef ENUM_ARG
+#undef ENUM_ARG3
 #undef ENUM_ARG4
 
 /* macko_check_enum with the argument's own name (the generic routines' xtype, ytype, compute_type...). */
@@ -127,6 +131,19 @@ macko_status_t macko_check_host_mat(const char *fn, int pos, macko_mat_t A)
     if (!A->has_host)
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, pos,
                           "A has no host copy (released or created on the device; see macko_mat_download)");
+    return MACKO_STATUS_SUCCESS;
+}
+
+static const char *kind_name(int kind)
+{
+    return kind == MACKO_KIND_QUANT ? "MACKO_KIND_QUANT" : kind == MACKO_KIND_MACKO ? "MACKO_KIND_MACKO" : "?";
+}
+
+macko_status_t macko_check_kind(const char *fn, int pos, macko_mat_t A, macko_kind_t kind)
+{
+    if (A->kind != (int)kind)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos, "A is a %s matrix; this routine takes %s matrices only",
+                          kind_name(A->kind), kind_name((int)kind));
     return MACKO_STATUS_SUCCESS;
 }
 

@@ -41,7 +41,8 @@ typedef enum {
     MACKO_ARG_ORDER,        /* order: macko_order_t */
     MACKO_ARG_INDEX_TYPE,   /* index_type: macko_indextype_t */
     MACKO_ARG_INDEX_BASE,   /* index_base: macko_index_base_t */
-    MACKO_ARG_TYPE          /* type: macko_datatype_t */
+    MACKO_ARG_TYPE,         /* type: macko_datatype_t */
+    MACKO_ARG_OUTLIER_RULE  /* rule: macko_outlier_rule_t */
 } macko_enum_arg;
 macko_status_t macko_check_enum(const char *fn, int pos, macko_enum_arg which, int value);
 
@@ -62,6 +63,9 @@ macko_status_t macko_check_span(const char *fn, int pos, const char *formula, in
 /* ---- matrices (always named A) */
 /* A with a host copy: "A is NULL"; NOT_INITIALIZED "A has no host copy (...)". */
 macko_status_t macko_check_host_mat(const char *fn, int pos, macko_mat_t A);
+/* A (not NULL) of the kind the routine takes: NOT_SUPPORTED "A is a <KIND> matrix; this routine takes <KIND'> matrices
+ * only" (the macko_kind_t enumerator names). */
+macko_status_t macko_check_kind(const char *fn, int pos, macko_mat_t A, macko_kind_t kind);
 #define MACKO_ANY_TYPE (-1)
 /* A as a device matrix this handle can use: not NULL; of value type `type` (the routine letter's; MACKO_ANY_TYPE: any);
  * on the device (else NOT_INITIALIZED); on the handle's device. With op_pos > 0, op (already checked, at op_pos) T

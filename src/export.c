@@ -2,6 +2,7 @@
  * written as entries: a decoded matrix holds +0 wherever nothing nonzero is stored. */
 #include "check.h"
 #include "encode_common.h"
+#include "quant_host.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -16,6 +17,8 @@ macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col
     int i64, es;
     int64_t base, r, out = 0;
 
+    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
+    MACKO_CHECK(macko_check_kind(fn, 1, A, MACKO_KIND_MACKO));
     MACKO_CHECK(macko_check_host_mat(fn, 1, A));
     MACKO_CHECK(macko_check_row_ptr(fn, 2, row_ptr, 1));
     MACKO_CHECK(macko_check_array(fn, 3, "col_ind", col_ind, "nnz", A->nnz, NULL, 0, 0));
@@ -89,7 +92,10 @@ macko_status_t macko_mat_export_dense_host(macko_mat_t A, void *values, int64_t 
     if (total == 0)
         return macko_ok();
 
-    if (order == MACKO_ORDER_ROW) {
+    if (A->kind == MACKO_KIND_QUANT) {
+        macko_quant_export_dense(A, values, order == MACKO_ORDER_ROW ? ld : 1,
+                                 order == MACKO_ORDER_ROW ? 1 : ld);
+    } else if (order == MACKO_ORDER_ROW) {
         export_rows(A, (unsigned char *)values, ld, 1, 0, A->rows);
     } else {
         for (r0 = 0; r0 < A->rows; r0 += EXPORT_ROWS)

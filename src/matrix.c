@@ -1,5 +1,6 @@
 /* Matrix objects: allocation, destruction and the host-side queries. */
 #include "check.h"
+#include "quant_host.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ void macko_host_arrays_free(struct macko_mat_s *m)
     macko_aligned_free(m->host.deltas);
     macko_aligned_free(m->host.row_ptr);
     memset(&m->host, 0, sizeof m->host);
+    macko_quant_host_free(&m->q.host);
     m->has_host = 0;
 }
 
@@ -107,17 +109,32 @@ macko_status_t macko_mat_get_info(macko_mat_t A, int64_t *rows, int64_t *cols, i
     return macko_ok();
 }
 
+macko_status_t macko_mat_get_kind(macko_mat_t A, macko_kind_t *kind)
+{
+    MACKO_CHECK(macko_check_ptr("macko_mat_get_kind", 1, "A", A));
+    MACKO_CHECK(macko_check_ptr("macko_mat_get_kind", 2, "kind", kind));
+    *kind = (macko_kind_t)A->kind;
+    return macko_ok();
+}
+
 macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *entries, int64_t *entries_padded,
                                      double *effective_density)
 {
-    int64_t b;
+    int64_t b, ep;
     MACKO_CHECK(macko_check_ptr("macko_mat_get_storage", 1, "A", A));
-    b = macko_values_bytes(A->type, A->entries_padded) + A->entries_padded / 2 + macko_rowptr_bytes(A->rows, A->rp64);
-    if (A->has_device && A->extra[MACKO_EXTRA_TILE_INDEX] != NULL)
-        b += A->plan.tc.tidx_bytes; /* the tensor-core paths' tile index, kept on the device with the encoding */
+    ep = A->entries_padded;
+    if (A->kind == MACKO_KIND_QUANT) {
+        b = A->q.words_count * 8 + macko_quant_outlier_bytes(A);
+        ep = A->q.slots; /* the outlier slots held: the device layout's once uploaded */
+    } else {
+        b = macko_values_bytes(A->type, A->entries_padded) + A->entries_padded / 2 +
+            macko_rowptr_bytes(A->rows, A->rp64);
+        if (A->has_device && A->extra[MACKO_EXTRA_TILE_INDEX] != NULL)
+            b += A->plan.tc.tidx_bytes; /* the tensor-core paths' tile index, kept on the device with the encoding */
+    }
     if (bytes) *bytes = b;
     if (entries) *entries = A->entries;
-    if (entries_padded) *entries_padded = A->entries_padded;
+    if (entries_padded) *entries_padded = ep;
     if (effective_density) {
         double dense = (double)A->rows * (double)A->cols * (double)macko_type_size(A->type);
         *effective_density = dense > 0 ? (double)b / dense : 0.0;
@@ -129,6 +146,8 @@ macko_status_t macko_mat_get_macko_host(macko_mat_t A, const void **values, cons
                                         const void **row_ptr, macko_indextype_t *row_ptr_type, int64_t *entries,
                                         int64_t *entries_padded)
 {
+    MACKO_CHECK(macko_check_ptr("macko_mat_get_macko_host", 1, "A", A));
+    MACKO_CHECK(macko_check_kind("macko_mat_get_macko_host", 1, A, MACKO_KIND_MACKO));
     MACKO_CHECK(macko_check_host_mat("macko_mat_get_macko_host", 1, A));
     if (values) *values = A->host.values;
     if (deltas) *deltas = A->host.deltas;

@@ -146,3 +146,25 @@ TEST(Checks, MatrixCopies)
                  "macko_mat_serialize: argument 1: A has no host copy (released or created on the device; see "
                  "macko_mat_download)");
 }
+
+/* A matrix of the other kind: one wording in every routine that takes one kind only. */
+TEST(Checks, MatrixKind)
+{
+    FakeDeviceMatrix F;
+    const int32_t zero_rp[2] = {0, 0};
+    macko_mat_t Q = nullptr;
+    ASSERT_EQ(macko_mat_create_quant_host(&Q, 1, 0, 3, nullptr, 0, zero_rp, nullptr), MACKO_STATUS_SUCCESS);
+    EXPECT_CHECK(macko_mat_get_macko_host(Q, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+                 MACKO_STATUS_NOT_SUPPORTED, 1,
+                 "macko_mat_get_macko_host: argument 1: A is a MACKO_KIND_QUANT matrix; this routine takes "
+                 "MACKO_KIND_MACKO matrices only");
+    EXPECT_CHECK(macko_mat_export_csr_host(Q, nullptr, nullptr, nullptr, MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO),
+                 MACKO_STATUS_NOT_SUPPORTED, 1,
+                 "macko_mat_export_csr_host: argument 1: A is a MACKO_KIND_QUANT matrix; this routine takes "
+                 "MACKO_KIND_MACKO matrices only");
+    EXPECT_CHECK(macko_mat_get_quant_host(F.A, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+                 MACKO_STATUS_NOT_SUPPORTED, 1,
+                 "macko_mat_get_quant_host: argument 1: A is a MACKO_KIND_MACKO matrix; this routine takes "
+                 "MACKO_KIND_QUANT matrices only");
+    macko_mat_destroy(Q);
+}

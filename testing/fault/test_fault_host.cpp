@@ -141,6 +141,136 @@ TEST_F(HostFixture, DeserializeAndTheRoutinesWithoutFaultPoints)
     EXPECT_EQ(sweep(c).points, 0);
 }
 
+/* ---------------------------------------------------------------- the QUANT kind */
+
+/* The three host arrays of a QUANT matrix, as bytes. */
+struct QuantArrays {
+    Bytes words, optr, oent;
+    bool operator==(const QuantArrays &o) const { return words == o.words && optr == o.optr && oent == o.oent; }
+};
+
+QuantArrays quant_arrays(const macko_mat_s *m)
+{
+    return {host_bytes(m->q.host.words, (size_t)m->q.words_count * 8),
+            host_bytes(m->q.host.optr, ((size_t)m->rows + 1) * 4),
+            host_bytes(m->q.host.oent, (size_t)m->q.outliers * 4)};
+}
+
+/* Like create_case, for a QUANT matrix. */
+Case quant_case(const std::string &name, const char *routine, macko_mat_t &out, const QuantArrays &ref,
+                std::function<macko_status_t()> call)
+{
+    Case c;
+    c.name = name;
+    c.routine = routine;
+    c.tolerable = kNothingTolerable;
+    c.prepare = [&out] { out = poison<macko_mat_t>(); };
+    c.call = std::move(call);
+    c.unchanged = [&out] { EXPECT_EQ(out, poison<macko_mat_t>()); };
+    c.cleanup = [&out] {
+        if (out != poison<macko_mat_t>())
+            macko_mat_destroy(out);
+        out = poison<macko_mat_t>();
+    };
+    c.succeeded = [&out, &ref] {
+        ASSERT_NE(out, poison<macko_mat_t>());
+        ASSERT_NE(out, nullptr);
+        EXPECT_EQ(out->kind, (int)MACKO_KIND_QUANT);
+        EXPECT_TRUE(quant_arrays(out) == ref);
+    };
+    return c;
+}
+
+/* The QUANT encoding of src with `rule` (made with nothing armed). */
+macko_mat_t quant_encode(const Source &src, macko_outlier_rule_t rule, double param)
+{
+    macko_mat_t A = nullptr;
+    EXPECT_EQ(macko_mat_create_quant_dense_host(&A, src.m.rows, src.m.cols, src.type, src.row_major.data(),
+                                                src.m.cols, MACKO_ORDER_ROW, 3, rule, param),
+              MACKO_STATUS_SUCCESS)
+        << macko_get_last_error_message();
+    return A;
+}
+
+TEST_F(HostFixture, CreateQuantDenseHost)
+{
+    Source full; /* every value nonzero: THRESHOLD 0 marks most of them */
+    full.m = mt::random_dense(kRows, kCols, 1.0, 13, true);
+    full.type = MACKO_R_16F;
+    full.row_major = mt::to_bytes(full.m, MACKO_R_16F, MACKO_ORDER_ROW, kCols);
+    struct Variant {
+        const char *name;
+        const Source *src;
+        macko_order_t order;
+        macko_outlier_rule_t rule;
+        double param;
+    } variants[] = {
+        {"fp16, row-major, NONE", &h, MACKO_ORDER_ROW, MACKO_OUTLIERS_NONE, 0},
+        {"fp32, column-major, FRACTION 0.05", &s, MACKO_ORDER_COL, MACKO_OUTLIERS_FRACTION, 0.05},
+        {"fp16, row-major, THRESHOLD 0 (the outlier buffer grows twice)", &full, MACKO_ORDER_ROW,
+         MACKO_OUTLIERS_THRESHOLD, 0},
+    };
+    for (const Variant &v : variants) {
+        macko_mat_t R = quant_encode(*v.src, v.rule, v.param);
+        ASSERT_NE(R, nullptr);
+        const QuantArrays ref = quant_arrays(R);
+        if (v.rule == MACKO_OUTLIERS_THRESHOLD) {
+            EXPECT_GT(R->q.outliers, 1024);
+        }
+        macko_mat_destroy(R);
+        const int64_t ld = v.order == MACKO_ORDER_ROW ? kCols : kRows + 3;
+        const Bytes in = mt::to_bytes(v.src->m, v.src->type, v.order, ld);
+        sweep(quant_case(std::string("macko_mat_create_quant_dense_host (") + v.name + ")",
+                         "macko_mat_create_quant_dense_host", out, ref, [&] {
+                             return macko_mat_create_quant_dense_host(&out, kRows, kCols, v.src->type, in.data(), ld,
+                                                                      v.order, 3, v.rule, v.param);
+                         }));
+    }
+}
+
+TEST_F(HostFixture, CreateQuantHostAndTheQuantRoutinesWithoutFaultPoints)
+{
+    macko_mat_t Q = quant_encode(h, MACKO_OUTLIERS_FRACTION, 0.05);
+    ASSERT_NE(Q, nullptr);
+    const QuantArrays ref = quant_arrays(Q);
+    sweep(quant_case("macko_mat_create_quant_host", "macko_mat_create_quant_host", out, ref, [&] {
+        return macko_mat_create_quant_host(&out, kRows, kCols, 3, Q->q.host.words, Q->q.outliers, Q->q.host.optr,
+                                           Q->q.host.oent);
+    }));
+
+    std::vector<uint16_t> dense(kRows * kCols), want(kRows * kCols);
+    ASSERT_EQ(macko_mat_export_dense_host(Q, want.data(), kCols, MACKO_ORDER_ROW), MACKO_STATUS_SUCCESS);
+    const uint64_t *w = nullptr;
+    Case c;
+    c.routine = "-";
+    c.name = "macko_mat_get_quant_host";
+    c.call = [&] { return macko_mat_get_quant_host(Q, nullptr, &w, nullptr, nullptr, nullptr, nullptr); };
+    c.succeeded = [&] { EXPECT_EQ(w, Q->q.host.words); };
+    EXPECT_EQ(sweep(c).points, 0);
+    c.name = "macko_mat_export_dense_host (QUANT)";
+    c.call = [&] { return macko_mat_export_dense_host(Q, dense.data(), kCols, MACKO_ORDER_ROW); };
+    c.succeeded = [&] { EXPECT_EQ(dense, want); };
+    EXPECT_EQ(sweep(c).points, 0);
+    c.name = "macko_mat_get_storage, macko_mat_get_kind, macko_mat_get_info (QUANT)";
+    c.call = [&] {
+        int64_t b = 0;
+        macko_kind_t k;
+        macko_status_t st = macko_mat_get_storage(Q, &b, nullptr, nullptr, nullptr);
+        if (st == MACKO_STATUS_SUCCESS)
+            st = macko_mat_get_kind(Q, &k);
+        return st == MACKO_STATUS_SUCCESS ? macko_mat_get_info(Q, nullptr, nullptr, nullptr, nullptr) : st;
+    };
+    c.succeeded = [] {};
+    EXPECT_EQ(sweep(c).points, 0);
+    macko_mat_destroy(Q);
+
+    macko_mat_t D = nullptr;
+    c.name = "macko_mat_destroy (QUANT host matrix)";
+    c.prepare = [&] { D = quant_encode(s, MACKO_OUTLIERS_THRESHOLD, 0.01); };
+    c.call = [&] { return macko_mat_destroy(D); };
+    EXPECT_EQ(sweep(c).points, 0);
+}
+
 /* ---------------------------------------------------------------- save and load */
 
 using mt::read_file;
