@@ -12,7 +12,6 @@
 extern "C" {
 #endif
 
-#define MACKO_QUANT_MAX_WARPS 8 /* warps per block of the finishing kernel (one band of 16 rows per block) */
 #define MACKO_QUANT_TILE_N 16    /* columns of B per launch: two 8-column MMAs */
 
 /* One launch: B(k, j) at b[k*incb + j*ldb], C(i, j) at c[i*incc + j*ldc], j < n <= 16. Validated by the caller. */
@@ -22,8 +21,10 @@ typedef struct macko_quant_kargs {
     const int32_t *optr;   /* CSR row pointers (rows + 1) or TCOL band slot offsets (bands + 1) */
     const uint32_t *oent;
     int tcol_outliers;     /* 1: optr/oent are TCOL */
-    int warps;             /* warps per block of the finishing kernel, 1..MACKO_QUANT_MAX_WARPS */
-    int unit_tiles;        /* tiles per warp of the quantized part (a band is ceil(tcols / unit_tiles) units) */
+    int unit_tiles;        /* tiles per warp of the quantized part for n <= 4 (one band per unit) ... */
+    int unit_tiles_g;      /* ... and for n > 4 (four bands per unit); a band is ceil(tcols / unit) units */
+    int ounits;            /* outlier units per band (TCOL: ochunk k-steps each; CSR: 16, one per row; 0: none) */
+    int ochunk;
     float *ws;             /* the handle's workspace: units * 16 * n floats (macko_quant_ws_floats) */
     const uint16_t *b;
     int64_t incb, ldb;
@@ -36,9 +37,9 @@ typedef struct macko_quant_kargs {
 } macko_quant_kargs;
 
 /* Floats of workspace a launch of n columns needs (the unit sums). */
-static inline int64_t macko_quant_ws_floats(int64_t rows, int64_t tcols, int unit_tiles, int64_t n)
+static inline int64_t macko_quant_ws_floats(int64_t rows, int64_t tcols, int unit_tiles, int ounits, int64_t n)
 {
-    return (rows + 15) / 16 * ((tcols + unit_tiles - 1) / unit_tiles) * 16 * n;
+    return (rows + 15) / 16 * ((tcols + unit_tiles - 1) / unit_tiles + ounits) * 16 * n;
 }
 /* The cudaError_t of the launches. */
 int macko_quant_launch(const macko_quant_kargs *a);

@@ -11,10 +11,11 @@
  * fragments of mma.sync m16n8k16 (fp32 accumulators) against the matching 16 x 8 blocks of B. The unit's 16 x n sums
  * go to the handle's workspace. (Decoding each lane's own MMA fragment straight from the words instead repeats the
  * scale decode four times and took twice the integer instructions: bench/NOTES.md.)
- * quant_finish: one block per band adds the band's unit sums in unit order, the outliers (CSR: a warp per row, lanes
- * along the row, a fixed-order warp sum; TCOL: lanes along the band's interleaved slots, lane i and i + 16 on row
- * i), and applies alpha and beta. No atomics: the same bits every run. Nothing is allocated; both launches are
- * graph-capturable. */
+ * The outliers are units of the same grid, next to the band's tile units, so that their scattered reads of B overlap
+ * the stream of words: TCOL: ochunk k-steps of the band's interleaved slots per unit (lane i and i + 16 on row i);
+ * CSR: one unit per row of the band (lanes along the row, a fixed-order warp sum).
+ * quant_finish: every output adds its band's unit sums in unit order and applies alpha and beta. No atomics: the same
+ * bits every run. Nothing is allocated; both launches are graph-capturable. */
 #include "quant.h"
 #include "macko_mma.cuh"
 
@@ -28,7 +29,10 @@
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
-constexpr int kAhead = 4;       /* tile pairs whose words a warp loads before it decodes them */
+/* tile pairs whose words (of every band of the unit) a warp loads before decoding: 4 with one band, 2 with four */
+template <int BG> __host__ __device__ constexpr int ahead() { return BG == 1 ? 4 : 2; }
+/* Bands per tile unit (BG): each B fragment a unit loads then serves BG bands. 1 for n <= 4, where B costs little and
+ * more, shorter units keep more loads in flight; 4 beyond (bench/NOTES.md). */
 constexpr int kPartWarps = 4;   /* warps (units) per block of quant_part */
 constexpr uint32_t kMagic = 0x64006400u; /* two fp16 1024.0: OR-ing a 3-bit code into the mantissa gives 1024 + q */
 
@@ -46,8 +50,12 @@ struct Args {
     float alpha, beta;
     float *ws;          /* units * 16 * n unit sums */
     int unit_tiles;     /* tiles per unit */
-    int units_per_band; /* ceil(tcols / unit_tiles) */
-    int64_t units;      /* bands * units_per_band */
+    int units_per_band; /* tile units: ceil(tcols / unit_tiles) */
+    int ounits;         /* outlier units per band (after its tile units) */
+    int ochunk;         /* TCOL: k-steps (16 slots each) per outlier unit */
+    int slots_per_band; /* units_per_band + ounits unit sums per band */
+    int64_t tile_units; /* ceil(bands / BG) * units_per_band: units 0 .. tile_units - 1 */
+    int64_t units;      /* tile_units + bands * ounits (the outlier units follow) */
 };
 
 /* A word, streamed past L1 (read once; L1 keeps B). */
@@ -73,10 +81,14 @@ __device__ __forceinline__ void row_scale(uint32_t hi, uint32_t ss2, uint32_t zz
     m2 = __hmul2_rn(as_h2(__byte_perm(nsz, nsz, 0x3232)), ns2);
 }
 
-/* The negated weights of one code pair (bits 0..2 and 16..18 of x): q * (-s) + m = -(q * s - m), one rounding. */
-__device__ __forceinline__ uint32_t pair_weights(uint32_t x, __half2 ns2, __half2 m2)
+/* The negated weights of one code pair, the codes at bits S..S + 2 and 16 + S..18 + S of x (S = 0, 3 or 6, inside an
+ * fp16 mantissa): q * (-s) + m = -(q * s - m), one rounding. OR-ing the field into an fp16 of exponent 25 - S gives
+ * 2^(10 - S) + q exactly, so no shift is needed; subtracting 2^(10 - S) leaves q. */
+template <int S> __device__ __forceinline__ uint32_t pair_weights(uint32_t x, __half2 ns2, __half2 m2)
 {
-    const __half2 q = __hsub2(as_h2((x & 0x00070007u) | kMagic), as_h2(kMagic));
+    constexpr uint32_t magic = (uint32_t)(25 - S) << 10;
+    constexpr uint32_t magic2 = magic | (magic << 16);
+    const __half2 q = __hsub2(as_h2((x & (0x00070007u << S)) | magic2), as_h2(magic2));
     return as_u32(__hfma2(q, ns2, m2));
 }
 
@@ -107,12 +119,83 @@ __device__ __forceinline__ void b_fragment(const Args &p, const __half *col, boo
     b1 = e[2] | (e[3] << 16);
 }
 
-template <int NB, bool VEC>
-__global__ void __launch_bounds__(kPartWarps * 32) quant_part(Args p)
+/* out[16 j + i] += v * B(col, j) for j < n: one outlier's products, exact in fp32 (fp16 x fp16). */
+template <int NJ> __device__ __forceinline__ void outlier_fma(const Args &p, uint32_t e, float (&acc)[NJ])
+{
+    const float v = __half2float(__ushort_as_half((unsigned short)(e >> 16)));
+    const __half *bk = p.b + (int64_t)(e & 0xFFFFu) * p.incb;
+#pragma unroll
+    for (int j = 0; j < NJ; j++)
+        if (j < p.n)
+            acc[j] = fmaf(v, __half2float(__ushort_as_half(ldb16(bk + (int64_t)j * p.ldb))), acc[j]);
+}
+
+/* TCOL outlier unit m of a band: its slots [16 ochunk m, 16 ochunk (m + 1)) past the band's first; slot 16 s + i is
+ * row i's, so lane l always meets row l % 16. Four slots per lane in flight; padding slots are 0 and skipped. */
+template <int NB> __device__ __forceinline__ void outlier_unit_tcol(const Args &p, int64_t band, int m, int lane, float *out)
+{
+    constexpr int NJ = 8 * NB;
+    float acc[NJ];
+#pragma unroll
+    for (int j = 0; j < NJ; j++)
+        acc[j] = 0.0f;
+    const int64_t end = p.optr[band + 1];
+    const int64_t beg = p.optr[band] + (int64_t)16 * p.ochunk * m;
+    const int64_t stop = min(end, beg + (int64_t)16 * p.ochunk);
+    for (int64_t s = beg + lane; s < stop; s += 4 * 32) {
+        uint32_t e[4];
+#pragma unroll
+        for (int v = 0; v < 4; v++)
+            e[v] = s + 32 * v < stop ? __ldg(p.oent + s + 32 * v) : 0u;
+#pragma unroll
+        for (int v = 0; v < 4; v++)
+            if (e[v] != 0u)
+                outlier_fma<NJ>(p, e[v], acc);
+    }
+#pragma unroll
+    for (int j = 0; j < NJ; j++)
+        acc[j] += __shfl_down_sync(kFull, acc[j], 16);
+    if (lane < 16)
+#pragma unroll
+        for (int j = 0; j < NJ; j++)
+            if (j < p.n)
+                out[j * 16 + lane] = acc[j];
+}
+
+/* CSR outlier unit m of a band: row m's outliers (lanes along the row, then a fixed-order warp sum); the unit's
+ * other rows are 0. */
+template <int NB> __device__ __forceinline__ void outlier_unit_csr(const Args &p, int64_t band, int m, int lane, float *out)
+{
+    constexpr int NJ = 8 * NB;
+    float acc[NJ];
+#pragma unroll
+    for (int j = 0; j < NJ; j++)
+        acc[j] = 0.0f;
+    const int64_t r = band * 16 + m;
+    if (r < p.rows) {
+        const int64_t end = p.optr[r + 1];
+        for (int64_t k = p.optr[r] + lane; k < end; k += 32)
+            outlier_fma<NJ>(p, __ldg(p.oent + k), acc);
+    }
+#pragma unroll
+    for (int j = 0; j < NJ; j++)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            acc[j] += __shfl_xor_sync(kFull, acc[j], o);
+    if (lane < 16)
+#pragma unroll
+        for (int j = 0; j < NJ; j++)
+            if (j < p.n)
+                out[j * 16 + lane] = lane == m ? acc[j] : 0.0f;
+}
+
+template <int NB, int BG, bool VEC, bool TCOL>
+__global__ void __launch_bounds__(kPartWarps * 32, NB == 1 ? (BG == 1 ? 7 : 6) : 4) quant_part(Args p)
 {
     /* per warp, the two tiles it decodes at a time as fp16, rows padded to 48 bytes (ldmatrix without bank
      * conflicts) */
     __shared__ __align__(16) __half dec[kPartWarps][2][16][24];
+    constexpr int kAhead = ahead<BG>();
     const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
     const int64_t u = (int64_t)blockIdx.x * kPartWarps + warp;
     if (u >= p.units)
@@ -122,14 +205,29 @@ __global__ void __launch_bounds__(kPartWarps * 32) quant_part(Args p)
         return; /* quant_finish reads no unit sums then */
     const int g = lane >> 2, c = lane & 3; /* MMA roles */
     const int r = lane & 15, h = lane >> 4; /* decode roles: tile row r of the pair's tile h */
-    const int64_t band = u / p.units_per_band;
-    const int t0 = (int)(u % p.units_per_band) * p.unit_tiles;
+    const int64_t bands = (p.rows + 15) / 16;
+    if (u >= p.tile_units) {
+        const int64_t o = u - p.tile_units, band = o / p.ounits;
+        const int m = (int)(o % p.ounits);
+        /* the unit's sums, column by column: C(i, j) at out[16 j + i] */
+        float *out = p.ws + (band * p.slots_per_band + p.units_per_band + m) * 16 * p.n;
+        if (TCOL)
+            outlier_unit_tcol<NB>(p, band, m, lane, out);
+        else
+            outlier_unit_csr<NB>(p, band, m, lane, out);
+        return;
+    }
+    const int64_t band0 = (u / p.units_per_band) * BG;
+    const int k = (int)(u % p.units_per_band);
+    const int t0 = k * p.unit_tiles;
     const int t1 = min(t0 + p.unit_tiles, (int)p.tcols);
     const int tfull = (int)(p.cols / 16); /* cols <= 65536: tile numbers fit an int */
-    float acc[NB][4];
+    float acc[BG][NB][4];
 #pragma unroll
-    for (int J = 0; J < NB; J++)
-        acc[J][0] = acc[J][1] = acc[J][2] = acc[J][3] = 0.0f;
+    for (int b = 0; b < BG; b++)
+#pragma unroll
+        for (int J = 0; J < NB; J++)
+            acc[b][J][0] = acc[b][J][1] = acc[b][J][2] = acc[b][J][3] = 0.0f;
     const __half *col[NB];
     bool live[NB];
 #pragma unroll
@@ -143,18 +241,26 @@ __global__ void __launch_bounds__(kPartWarps * 32) quant_part(Args p)
     const uint32_t ldsm0 = smem_addr(&dec[warp][0][(lane & 7) + ((lane >> 3) & 1) * 8][(lane >> 4) * 8]);
     const uint32_t ldsm1 = ldsm0 + 16 * 24 * 2;
     uint4 *mine = reinterpret_cast<uint4 *>(&dec[warp][h][r][0]);
-    const uint64_t *bw = p.words + band * p.tcols * 16;
-    /* a group of 2 * kAhead tiles from t; SAFE: the group may reach past the unit or into the last, partial tile
-     * column (then every tile is checked), else it is all full tiles of the unit */
+    const uint64_t *bw = p.words + band0 * p.tcols * 16;
+    const int64_t bstride = p.tcols * 16; /* words from one band to the next */
+    bool bvalid[BG];
+#pragma unroll
+    for (int b = 0; b < BG; b++)
+        bvalid[b] = band0 + b < bands;
+    /* a group of 2 * kAhead tiles from t, for every band of the unit; SAFE: the group may reach past the unit or into
+     * the last, partial tile column (then every tile is checked), else it is all full tiles of the unit */
     auto group = [&](int t, auto safe_tag) {
         constexpr bool SAFE = decltype(safe_tag)::value;
-        uint2 wv[kAhead];
+        uint2 wv[kAhead][BG];
         uint32_t bf[kAhead][2][NB][2];
 #pragma unroll
-        for (int v = 0; v < kAhead; v++) {
-            const int tile = t + 2 * v + h;
-            wv[v] = !SAFE || tile < t1 ? ld_word(bw + tile * 16 + r) : make_uint2(0u, 0u);
-        }
+        for (int v = 0; v < kAhead; v++)
+#pragma unroll
+            for (int b = 0; b < BG; b++) {
+                const int tile = t + 2 * v + h;
+                wv[v][b] = bvalid[b] && (!SAFE || tile < t1) ? ld_word(bw + b * bstride + tile * 16 + r)
+                                                            : make_uint2(0u, 0u);
+            }
 #pragma unroll
         for (int v = 0; v < kAhead; v++)
 #pragma unroll
@@ -174,40 +280,46 @@ __global__ void __launch_bounds__(kPartWarps * 32) quant_part(Args p)
         for (int v = 0; v < kAhead; v++) {
             if (SAFE && t + 2 * v >= t1)
                 break;
-            const uint2 w = wv[v];
-            /* the pair's tile statistics: lanes 8q .. 8q + 7 hold the pieces of word q of the 4 halves (tile 0 rows
-             * 0-7, 8-15, tile 1 rows 0-7, 8-15) */
-            const uint32_t piece = ((w.y >> 12) & 15u) << (4 * (r & 7));
-            const int q = lane >> 3;
-            const uint32_t s0 = __reduce_or_sync(kFull, q == 0 ? piece : 0u);
-            const uint32_t s1 = __reduce_or_sync(kFull, q == 1 ? piece : 0u);
-            const uint32_t s2 = __reduce_or_sync(kFull, q == 2 ? piece : 0u);
-            const uint32_t s3 = __reduce_or_sync(kFull, q == 3 ? piece : 0u);
-            const uint32_t lo = h ? s2 : s0, hi = h ? s3 : s1;
-            __half2 ns2, m2;
-            row_scale(w.y, __byte_perm(lo, hi, 0x5410), __byte_perm(lo, hi, 0x7632), ns2, m2);
-            uint4 d0, d1;
-            d0.x = pair_weights(w.x, ns2, m2);
-            d0.y = pair_weights(w.x >> 3, ns2, m2);
-            d0.z = pair_weights(w.x >> 6, ns2, m2);
-            d0.w = pair_weights(w.x >> 9, ns2, m2);
-            d1.x = pair_weights(w.x >> 12, ns2, m2);
-            d1.y = pair_weights(w.y, ns2, m2);
-            d1.z = pair_weights(w.y >> 3, ns2, m2);
-            d1.w = pair_weights(w.y >> 6, ns2, m2);
-            __syncwarp(); /* the previous pair's ldmatrix reads are done */
-            mine[0] = d0;
-            mine[1] = d1;
-            __syncwarp();
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                if (SAFE && t + 2 * v + e >= t1)
+            for (int b = 0; b < BG; b++) {
+                if (!bvalid[b])
                     break;
-                uint32_t a[4];
-                ldsm_x4(a, e ? ldsm1 : ldsm0);
+                const uint2 w = wv[v][b];
+                /* the pair's tile statistics: lanes 8q .. 8q + 7 hold the pieces of word q of the 4 halves (tile 0
+                 * rows 0-7, 8-15, tile 1 rows 0-7, 8-15) */
+                const uint32_t piece = ((w.y >> 12) & 15u) << (4 * (r & 7));
+                const int q = lane >> 3;
+                const uint32_t s0 = __reduce_or_sync(kFull, q == 0 ? piece : 0u);
+                const uint32_t s1 = __reduce_or_sync(kFull, q == 1 ? piece : 0u);
+                const uint32_t s2 = __reduce_or_sync(kFull, q == 2 ? piece : 0u);
+                const uint32_t s3 = __reduce_or_sync(kFull, q == 3 ? piece : 0u);
+                const uint32_t lo = h ? s2 : s0, hi = h ? s3 : s1;
+                __half2 ns2, m2;
+                row_scale(w.y, __byte_perm(lo, hi, 0x5410), __byte_perm(lo, hi, 0x7632), ns2, m2);
+                uint4 d0, d1;
+                const uint32_t x9 = w.x >> 9; /* pairs 3 and 4 at bits 0 and 3 */
+                d0.x = pair_weights<0>(w.x, ns2, m2);
+                d0.y = pair_weights<3>(w.x, ns2, m2);
+                d0.z = pair_weights<6>(w.x, ns2, m2);
+                d0.w = pair_weights<0>(x9, ns2, m2);
+                d1.x = pair_weights<3>(x9, ns2, m2);
+                d1.y = pair_weights<0>(w.y, ns2, m2);
+                d1.z = pair_weights<3>(w.y, ns2, m2);
+                d1.w = pair_weights<6>(w.y, ns2, m2);
+                __syncwarp(); /* the previous tiles' ldmatrix reads are done */
+                mine[0] = d0;
+                mine[1] = d1;
+                __syncwarp();
 #pragma unroll
-                for (int J = 0; J < NB; J++)
-                    mma_16816<__half>(acc[J], a, bf[v][e][J][0], bf[v][e][J][1]);
+                for (int e = 0; e < 2; e++) {
+                    if (SAFE && t + 2 * v + e >= t1)
+                        break;
+                    uint32_t a[4];
+                    ldsm_x4(a, e ? ldsm1 : ldsm0);
+#pragma unroll
+                    for (int J = 0; J < NB; J++)
+                        mma_16816<__half>(acc[b][J], a, bf[v][e][J][0], bf[v][e][J][1]);
+                }
             }
         }
     };
@@ -216,124 +328,67 @@ __global__ void __launch_bounds__(kPartWarps * 32) quant_part(Args p)
         group(t, std::false_type());
     for (; t < t1; t += 2 * kAhead)
         group(t, std::true_type());
-    /* the unit's sums, column by column: C(g, j) at out[16 j + g] (n columns, 64 bytes each) */
-    float *out = p.ws + u * 16 * p.n;
 #pragma unroll
-    for (int J = 0; J < NB; J++)
+    for (int b = 0; b < BG; b++) {
+        if (!bvalid[b])
+            break;
+        float *out = p.ws + ((band0 + b) * p.slots_per_band + k) * 16 * p.n;
 #pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const int j = 8 * J + 2 * c + e;
-            if (j < p.n) {
-                out[j * 16 + g] = -acc[J][e];
-                out[j * 16 + g + 8] = -acc[J][2 + e];
+        for (int J = 0; J < NB; J++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int j = 8 * J + 2 * c + e;
+                if (j < p.n) {
+                    out[j * 16 + g] = -acc[b][J][e];
+                    out[j * 16 + g + 8] = -acc[b][J][2 + e];
+                }
             }
-        }
+    }
 }
 
-template <int NB, bool TCOL>
-__global__ void __launch_bounds__(MACKO_QUANT_MAX_WARPS * 32) quant_finish(Args p)
+__global__ void __launch_bounds__(256) quant_finish(Args p)
 {
-    constexpr int NJ = 8 * NB;
-    __shared__ float opart[MACKO_QUANT_MAX_WARPS][16][NJ]; /* each warp's outlier sums */
-    const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5), nw = (int)(blockDim.x >> 5);
-    const int64_t band = blockIdx.x, r0 = band * 16;
+    const int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= p.rows * p.n)
+        return;
+    const int64_t r = idx % p.rows, j = idx / p.rows;
     const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
     const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    const bool compute = alpha != 0.0f;
-
-    if (compute) {
-        for (int i = lane; i < 16 * NJ; i += 32)
-            (&opart[warp][0][0])[i] = 0.0f;
-        __syncwarp();
-        /* the outliers: each product exact in fp32 (fp16 x fp16), summed in a fixed order */
-        if (TCOL) {
-            float oacc[NJ];
-#pragma unroll
-            for (int j = 0; j < NJ; j++)
-                oacc[j] = 0.0f;
-            const int64_t s1 = p.optr[band + 1];
-            for (int64_t sb = p.optr[band] + (int64_t)warp * 32; sb < s1; sb += (int64_t)nw * 32) {
-                const int64_t s = sb + lane;
-                const uint32_t e = s < s1 ? __ldg(p.oent + s) : 0u;
-                if (e != 0u) {
-                    const float v = __half2float(__ushort_as_half((unsigned short)(e >> 16)));
-                    const __half *bk = p.b + (int64_t)(e & 0xFFFFu) * p.incb;
-#pragma unroll
-                    for (int j = 0; j < NJ; j++)
-                        if (j < p.n)
-                            oacc[j] = fmaf(v, __half2float(__ushort_as_half(ldb16(bk + (int64_t)j * p.ldb))), oacc[j]);
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < NJ; j++)
-                oacc[j] += __shfl_down_sync(kFull, oacc[j], 16);
-            if (lane < 16)
-#pragma unroll
-                for (int j = 0; j < NJ; j++)
-                    opart[warp][lane][j] = oacc[j];
-        } else {
-            for (int i = warp; i < 16 && r0 + i < p.rows; i += nw) {
-                float oacc[NJ];
-#pragma unroll
-                for (int j = 0; j < NJ; j++)
-                    oacc[j] = 0.0f;
-                const int64_t end = p.optr[r0 + i + 1];
-                for (int64_t k = p.optr[r0 + i] + lane; k < end; k += 32) {
-                    const uint32_t e = __ldg(p.oent + k);
-                    const float v = __half2float(__ushort_as_half((unsigned short)(e >> 16)));
-                    const __half *bk = p.b + (int64_t)(e & 0xFFFFu) * p.incb;
-#pragma unroll
-                    for (int j = 0; j < NJ; j++)
-                        if (j < p.n)
-                            oacc[j] = fmaf(v, __half2float(__ushort_as_half(ldb16(bk + (int64_t)j * p.ldb))), oacc[j]);
-                }
-#pragma unroll
-                for (int j = 0; j < NJ; j++)
-#pragma unroll
-                    for (int o = 16; o > 0; o >>= 1)
-                        oacc[j] += __shfl_xor_sync(kFull, oacc[j], o);
-                if (lane == 0)
-#pragma unroll
-                    for (int j = 0; j < NJ; j++)
-                        opart[warp][i][j] = oacc[j];
-            }
-        }
+    __half *cp = p.c + r * p.incc + j * p.ldc;
+    float res = 0.0f;
+    if (alpha != 0.0f) {
+        const int64_t band = r / 16;
+        const float *us = p.ws + band * p.slots_per_band * 16 * p.n + j * 16 + (r & 15);
+        float sum = 0.0f;
+        for (int s = 0; s < p.slots_per_band; s++)
+            sum += us[(int64_t)s * 16 * p.n];
+        res = alpha * sum;
     }
-    __syncthreads();
-
-    for (int idx = (int)threadIdx.x; idx < 16 * p.n; idx += (int)blockDim.x) {
-        const int i = idx & 15, j = idx >> 4;
-        const int64_t r = r0 + i;
-        if (r >= p.rows)
-            continue;
-        __half *cp = p.c + r * p.incc + (int64_t)j * p.ldc;
-        float res = 0.0f;
-        if (compute) {
-            float sum = 0.0f;
-            const float *us = p.ws + band * p.units_per_band * 16 * p.n + j * 16 + i;
-            for (int s = 0; s < p.units_per_band; s++)
-                sum += us[(int64_t)s * 16 * p.n];
-            for (int w = 0; w < nw; w++)
-                sum += opart[w][i][j];
-            res = alpha * sum;
-        }
-        if (beta != 0.0f)
-            res = fmaf(beta, __half2float(*cp), res);
-        *cp = __float2half_rn(res);
-    }
+    if (beta != 0.0f)
+        res = fmaf(beta, __half2float(*cp), res);
+    *cp = __float2half_rn(res);
 }
 
-template <int NB, bool VEC, bool TCOL>
-cudaError_t launch(const Args &p, int warps, cudaStream_t s)
+template <int NB, int BG, bool VEC, bool TCOL> cudaError_t launch(Args p, int unit_tiles, cudaStream_t s)
 {
-    if (p.units > 0 && p.tcols > 0) {
-        quant_part<NB, VEC><<<(unsigned)((p.units + kPartWarps - 1) / kPartWarps), kPartWarps * 32, 0, s>>>(p);
+    p.unit_tiles = unit_tiles;
+    p.units_per_band = (int)((p.tcols + unit_tiles - 1) / unit_tiles);
+    p.slots_per_band = p.units_per_band + p.ounits;
+    p.tile_units = ((p.rows + 15) / 16 + BG - 1) / BG * p.units_per_band;
+    p.units = p.tile_units + (p.rows + 15) / 16 * p.ounits;
+    if (p.units > 0) {
+        quant_part<NB, BG, VEC, TCOL><<<(unsigned)((p.units + kPartWarps - 1) / kPartWarps), kPartWarps * 32, 0, s>>>(p);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return e;
     }
-    quant_finish<NB, TCOL><<<(unsigned)((p.rows + 15) / 16), (unsigned)warps * 32u, 0, s>>>(p);
+    quant_finish<<<(unsigned)((p.rows * p.n + 255) / 256), 256, 0, s>>>(p);
     return cudaGetLastError();
+}
+
+template <int NB, bool VEC, bool TCOL> cudaError_t launch_n(const Args &p, const macko_quant_kargs *a, cudaStream_t s)
+{
+    return a->n > 4 ? launch<NB, 4, VEC, TCOL>(p, a->unit_tiles_g, s) : launch<NB, 1, VEC, TCOL>(p, a->unit_tiles, s);
 }
 
 } // namespace
@@ -359,18 +414,16 @@ extern "C" int macko_quant_launch(const macko_quant_kargs *a)
     p.alpha = a->alpha;
     p.beta = a->beta;
     p.ws = a->ws;
-    p.unit_tiles = a->unit_tiles;
-    p.units_per_band = (int)((a->tcols + a->unit_tiles - 1) / a->unit_tiles);
-    p.units = (a->rows + 15) / 16 * p.units_per_band;
+    p.ounits = a->ounits;
+    p.ochunk = a->ochunk;
     cudaStream_t s = (cudaStream_t)a->stream;
     /* 4-byte pairs of B: unit stride, even leading dimension (or one column) and an aligned start */
     const bool vec = a->incb == 1 && (a->n == 1 || (a->ldb & 1) == 0) && ((uintptr_t)a->b & 3u) == 0;
     const bool two = a->n > 8;
     const bool tc = a->tcol_outliers != 0;
-    const int w = a->warps;
     if (two)
-        return vec ? (tc ? launch<2, true, true>(p, w, s) : launch<2, true, false>(p, w, s))
-                   : (tc ? launch<2, false, true>(p, w, s) : launch<2, false, false>(p, w, s));
-    return vec ? (tc ? launch<1, true, true>(p, w, s) : launch<1, true, false>(p, w, s))
-               : (tc ? launch<1, false, true>(p, w, s) : launch<1, false, false>(p, w, s));
+        return vec ? (tc ? launch_n<2, true, true>(p, a, s) : launch_n<2, true, false>(p, a, s))
+                   : (tc ? launch_n<2, false, true>(p, a, s) : launch_n<2, false, false>(p, a, s));
+    return vec ? (tc ? launch_n<1, true, true>(p, a, s) : launch_n<1, true, false>(p, a, s))
+               : (tc ? launch_n<1, false, true>(p, a, s) : launch_n<1, false, false>(p, a, s));
 }

@@ -71,8 +71,9 @@ typedef struct macko_quant {
     macko_quant_arrays dev;  /* valid when has_device */
     int layout;          /* MACKO_QOUT_* of dev */
     int64_t slots;       /* entries of dev.oent (CSR: outliers; TCOL: padded slots) */
-    int warps;           /* warps per block of the finishing kernel (one band per block), chosen at upload */
-    int unit_tiles;      /* tiles per warp of the quantized part, chosen at upload */
+    int unit_tiles;      /* tiles per unit of the quantized part for n <= 4 (one band per unit), chosen at upload */
+    int unit_tiles_g;    /* ... and for n > 4 (four bands per unit) */
+    int ounits, ochunk;  /* outlier units per band and (TCOL) k-steps per outlier unit, chosen at upload */
 } macko_quant;
 
 struct macko_mat_s {
@@ -103,14 +104,13 @@ struct macko_mat_s {
 /* TCOL outliers are uploaded when their slots are at most this many times the outliers (padding <= 50 %) */
 #define MACKO_QUANT_TCOL_MAX_PAD 1.5
 int macko_quant_auto_layout(int64_t outliers, int64_t tcol_slots);
-/* Tiles per unit of the quantized part: about 64 warps' worth of units per SM, 8..32 tiles each, and few enough
- * units that 16 columns of unit sums fit the handle's workspace; 0 when even one unit per band does not fit. */
-int macko_quant_auto_unit(int64_t rows, int64_t tcols, int sm_count);
+/* Tiles per unit of the quantized part, units of `group` bands (1 or 4): about 64 warps' worth of units per SM,
+ * up to 32 tiles each (whole groups of 8 or 4), and few enough units (with ounits outlier units per band) that 16 columns of
+ * unit sums fit the handle's workspace; 0 when even one unit per band does not fit. */
+int macko_quant_auto_unit(int64_t rows, int64_t tcols, int ounits, int group, int sm_count);
 /* Uploads A (kind QUANT, host copy present) to the handle's device with the outlier layout (MACKO_QOUT_*; -1:
- * automatic), warps per finishing block (0: automatic: 4) and tiles per unit (0: automatic), replacing a previous
- * device copy only on success. */
-macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_mat_t A, int layout, int warps,
-                                  int unit_tiles);
+ * automatic) and tiles per unit (0: automatic), replacing a previous device copy only on success. */
+macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_mat_t A, int layout, int unit_tiles);
 macko_status_t macko_quant_download(const char *fn, macko_handle_t handle, macko_mat_t A);
 void macko_quant_device_free(struct macko_mat_s *m);
 /* C = alpha * M * B + beta * C for a checked call: B(k, j) at b[k*incb + j*ldb], C(i, j) at c[i*incc + j*ldc], fp16,

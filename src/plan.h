@@ -108,11 +108,10 @@ typedef struct macko_plan_forced {
     int64_t panel_rows; /* 0 (automatic), or the PANEL path's rows per panel (a multiple of 128) */
     int spmv_depth;     /* 0 (automatic), or 1..MACKO_SPMV_MAX_DEPTH chunks loaded ahead by the incx == 1 SpMV */
     /* QUANT matrices (the other fields do not apply; the override uploads A again from its host copy): */
-    int quant_outliers; /* -1 (automatic), or MACKO_QOUT_CSR (0) / MACKO_QOUT_TCOL (1) */
-    int quant_warps;    /* 0 (automatic), or 1..8 warps per block of the finishing kernel */
+    int quant_outliers;   /* -1 (automatic), or MACKO_QOUT_CSR (0) / MACKO_QOUT_TCOL (1) */
     int quant_unit_tiles; /* 0 (automatic), or the tiles per unit of the quantized part */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0}
 /* Deepest prefetch of the incx == 1 SpMV per value type (macko_walk.cuh's LoadRing; deeper spills at 64 registers;
  * fp64 has no deep instances) */
 #define MACKO_SPMV_MAX_DEPTH 3

@@ -36,16 +36,40 @@ int macko_quant_auto_layout(int64_t outliers, int64_t tcol_slots)
                                                                                            : MACKO_QOUT_CSR;
 }
 
-int macko_quant_auto_unit(int64_t rows, int64_t tcols, int sm_count)
+int macko_quant_auto_unit(int64_t rows, int64_t tcols, int ounits, int group, int sm_count)
 {
     const int64_t bands = (rows + 15) / 16, cap = MACKO_WS_BYTES / 2 / (int64_t)sizeof(float);
-    int64_t unit = bands * tcols / ((int64_t)sm_count * 64) / 8 * 8; /* whole groups of 8 tiles (quant_gemv.cu) */
-    unit = unit < 8 ? 8 : unit > 32 ? 32 : unit;
-    while (unit < tcols && macko_quant_ws_floats(rows, tcols, (int)unit, MACKO_QUANT_TILE_N) > cap)
+    /* whole groups of tiles (quant_gemv.cu: 8 with one band per unit, 4 with four) */
+    const int64_t gran = group == 1 ? 8 : 4;
+    int64_t unit = bands * tcols / (group * (int64_t)sm_count * 64) / gran * gran;
+    unit = unit < gran ? gran : unit > 32 ? 32 : unit;
+    while (unit < tcols && macko_quant_ws_floats(rows, tcols, (int)unit, ounits, MACKO_QUANT_TILE_N) > cap)
         unit *= 2;
     if (unit > tcols)
         unit = tcols > 0 ? tcols : 1;
-    return macko_quant_ws_floats(rows, tcols, (int)unit, MACKO_QUANT_TILE_N) > cap ? 0 : (int)unit;
+    return macko_quant_ws_floats(rows, tcols, (int)unit, ounits, MACKO_QUANT_TILE_N) > cap ? 0 : (int)unit;
+}
+
+/* The outlier units of a layout: TCOL: chunks of at least 16 k-steps, at most 64 per band; CSR: one per row. */
+static void outlier_units(const struct macko_mat_s *A, int layout, const int32_t *band_ptr, int *ounits, int *ochunk)
+{
+    *ounits = 0;
+    *ochunk = 16;
+    if (A->q.outliers == 0)
+        return;
+    if (layout == MACKO_QOUT_CSR) {
+        *ounits = 16;
+        return;
+    }
+    {
+        int64_t b, longest = 0;
+        for (b = 0; b < A->q.bands; b++)
+            if ((band_ptr[b + 1] - band_ptr[b]) / 16 > longest)
+                longest = (band_ptr[b + 1] - band_ptr[b]) / 16;
+        if ((longest + 63) / 64 > 16)
+            *ochunk = (int)((longest + 63) / 64);
+        *ounits = (int)((longest + *ochunk - 1) / *ochunk);
+    }
 }
 
 /* Builds the TCOL arrays from the host CSR into band_ptr (bands + 1) and slots (zeroed, n slots). */
@@ -95,8 +119,7 @@ void macko_quant_device_free(struct macko_mat_s *m)
     memset(&m->q.dev, 0, sizeof m->q.dev);
 }
 
-macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_mat_t A, int layout, int warps,
-                                  int unit_tiles)
+macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_mat_t A, int layout, int unit_tiles)
 {
     macko_dev_guard g;
     macko_quant_arrays d;
@@ -105,17 +128,10 @@ macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_m
     int64_t slots, optr_n;
     int32_t *bp = NULL;
     uint32_t *ts = NULL;
+    int ounits = 0, ochunk = 16, unit_tiles_g = 0;
     cudaError_t e;
     if (layout < 0)
         layout = macko_quant_auto_layout(A->q.outliers, tslots);
-    if (warps <= 0)
-        warps = 4;
-    if (unit_tiles <= 0)
-        unit_tiles = macko_quant_auto_unit(A->rows, A->q.tcols, handle->props.sm_count);
-    if (unit_tiles <= 0 || macko_quant_ws_floats(A->rows, A->q.tcols, unit_tiles, MACKO_QUANT_TILE_N) >
-                               MACKO_WS_BYTES / 2 / (int64_t)sizeof(float))
-        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2,
-                          "A has %" PRId64 " rows: its unit sums do not fit the handle's workspace", A->rows);
     slots = layout == MACKO_QOUT_TCOL ? tslots : A->q.outliers;
     optr_n = layout == MACKO_QOUT_TCOL ? A->q.bands + 1 : A->rows + 1;
     if (slots > INT32_MAX)
@@ -131,6 +147,22 @@ macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_m
                               slots);
         }
         tcol_build(A, bp, ts);
+    }
+    outlier_units(A, layout, bp, &ounits, &ochunk);
+    {
+        const int u1 = unit_tiles > 0 ? unit_tiles : macko_quant_auto_unit(A->rows, A->q.tcols, ounits, 1,
+                                                                           handle->props.sm_count);
+        unit_tiles_g = unit_tiles > 0 ? unit_tiles : macko_quant_auto_unit(A->rows, A->q.tcols, ounits, 4,
+                                                                           handle->props.sm_count);
+        unit_tiles = u1;
+    }
+    if (unit_tiles <= 0 || unit_tiles_g <= 0 ||
+        macko_quant_ws_floats(A->rows, A->q.tcols, unit_tiles < unit_tiles_g ? unit_tiles : unit_tiles_g, ounits,
+                              MACKO_QUANT_TILE_N) > MACKO_WS_BYTES / 2 / (int64_t)sizeof(float)) {
+        free(bp);
+        free(ts);
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2,
+                          "A has %" PRId64 " rows: its unit sums do not fit the handle's workspace", A->rows);
     }
     e = macko_dev_enter(&g, handle->device);
     if (e != cudaSuccess) {
@@ -173,8 +205,10 @@ macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_m
     A->q.layout = layout;
     A->q.slots = slots;
     A->entries_padded = slots;
-    A->q.warps = warps;
     A->q.unit_tiles = unit_tiles;
+    A->q.unit_tiles_g = unit_tiles_g;
+    A->q.ounits = ounits;
+    A->q.ochunk = ochunk;
     A->device = handle->device;
     A->has_device = 1;
     return macko_ok();
@@ -269,8 +303,10 @@ macko_status_t macko_quant_compute(const char *fn, macko_handle_t handle, const 
     a.optr = M->q.dev.optr;
     a.oent = M->q.dev.oent;
     a.tcol_outliers = M->q.layout == MACKO_QOUT_TCOL;
-    a.warps = M->q.warps;
     a.unit_tiles = M->q.unit_tiles;
+    a.unit_tiles_g = M->q.unit_tiles_g;
+    a.ounits = M->q.ounits;
+    a.ochunk = M->q.ochunk;
     a.ws = handle->ws.partial;
     a.incb = incb;
     a.ldb = ldb;

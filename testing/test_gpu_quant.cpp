@@ -118,11 +118,10 @@ struct Rig {
         EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
         return st == MACKO_STATUS_SUCCESS;
     }
-    bool force(int layout, int warps, int unit_tiles = 0)
+    bool force(int layout, int unit_tiles = 0)
     {
         macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
         f.quant_outliers = layout;
-        f.quant_warps = warps;
         f.quant_unit_tiles = unit_tiles;
         const macko_status_t st = macko_plan_override(H.h, M.A, MACKO_OPERATION_NON_TRANSPOSE, &f);
         EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
@@ -226,15 +225,14 @@ TEST(GpuQuant, ProductsMatchReference)
         if (!R.make(random_quant(s.rows, s.cols, s.od, seed++, s.structure)))
             return;
         for (int layout = 0; layout < 2; layout++)
-            for (int warps : {1, 4, 8}) {
+            for (int unit : {1, 3, 0}) {
                 /* units of 1 and 3 tiles put unit edges everywhere; 0 is the automatic choice */
-                const int unit = warps == 1 ? 1 : warps == 4 ? 3 : 0;
-                if (!R.force(layout, warps, unit))
+                if (!R.force(layout, unit))
                     return;
                 for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17}) {
                     char what[160];
-                    std::snprintf(what, sizeof what, "%lldx%lld layout %d warps %d unit %d n %lld", (long long)s.rows,
-                                  (long long)s.cols, layout, warps, unit, (long long)n);
+                    std::snprintf(what, sizeof what, "%lldx%lld layout %d unit %d n %lld", (long long)s.rows,
+                                  (long long)s.cols, layout, unit, (long long)n);
                     run_mm(R, n, s.cols + (n % 3), s.rows + (n % 2), 1.0f, 0.0f, false, seed++, what,
                            (s.structure & 8) != 0);
                 }
@@ -377,7 +375,7 @@ TEST(GpuQuant, LayoutsAgreeAndDownloadRoundTrips)
     ASSERT_EQ(cudaMemcpy(dB.p, B.data(), B.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
     const float alpha = 1.0f, beta = 0.0f;
     for (int layout = 0; layout < 2; layout++) {
-        if (!R.force(layout, 0))
+        if (!R.force(layout))
             return;
         int64_t bytes = 0, entries = 0, padded = 0;
         ASSERT_EQ(macko_mat_get_storage(R.M.A, &bytes, &entries, &padded, nullptr), MACKO_STATUS_SUCCESS);
