@@ -3,7 +3,8 @@ matrices.
 
 spmv/spmm call the BLAS-letter routine of the matrix's type (macko_Hspmv, _Sspmv, _Dspmv, ...) when x and y have
 that type, and the generic macko_spmv_ex / macko_spmm_ex otherwise (bf16 matrices, or x/y of another type than A);
-spmv_ex/spmm_ex always call the generic routine. The combinations are macko.h's (SUPPORTED); a QUANT matrix takes float16 vectors only."""
+spmv_ex/spmm_ex always call the generic routine. The combinations are macko.h's (SUPPORTED); a QUANT matrix takes
+float16 vectors only."""
 
 import ctypes
 import numbers
@@ -123,7 +124,7 @@ def spmv(handle, A, x, y, alpha=1.0, beta=0.0, op="N", *, xtype=None, ytype=None
     is set to the producer's current stream, so the call is ordered with the surrounding work; for other objects
     the handle's stream is used as it is. alpha/beta: numbers in PointerMode.HOST; in PointerMode.DEVICE device
     scalars of the compute type (float32, or float64 for a float64 matrix). op: 'N' or 'T' ('T' needs
-    A.analysis(handle, 'T') first). Returns y.
+    A.analysis(handle, 'T') first). A QUANT matrix (A.kind) takes float16 x and y and op 'N' only. Returns y.
 
     Wrong dtypes, combinations, lengths or shapes raise ValueError before the library is called; the library's own
     failures raise MackoError. The call is asynchronous: synchronise the stream before reading y on the host.

@@ -590,13 +590,14 @@ class Matrix:
 
     def copy(self, handle=None):
         """An independent copy that owns its memory (a MACKO matrix through serialize/deserialize, a QUANT matrix
-        through its arrays), in the same place as this matrix: host-only stays host-only; a matrix on the device is copied onto the device, uploaded through the
-        same handle (asynchronous on its stream), and when this matrix has no host copy, neither has the copy.
+        through its arrays), in the same place as this matrix: host-only stays host-only; a matrix on the device is
+        copied onto the device, uploaded through the same handle (asynchronous on its stream), and when this matrix
+        has no host copy, neither has the copy.
 
         A device-only matrix is downloaded for the copy (synchronous) and its host copy released again. handle:
         the Handle to download and upload through (default: the one the matrix was uploaded or created with; a
         handle is used by one thread at a time). ValueError when a handle is needed and none is open.
-        copy.copy(A) and copy.deepcopy(A) call A.copy(); a host-only copy of any matrix is
+        copy.copy(A) and copy.deepcopy(A) call A.copy(); a host-only copy of a MACKO matrix is
         Matrix.deserialize(A.serialize()) after A has a host copy."""
         with self._lock:
             h = handle if handle is not None else self._handle
