@@ -17,7 +17,7 @@ bfloat16 matrix (macko.SUPPORTED lists the combinations).
 
 Quantized weights: ``Matrix.from_dense_quantized(W)`` makes a QUANT matrix (3-bit weights in 16 x 16 tiles plus fp16
 outliers, FORMAT_QUANT.md; ``.quantization_error`` tells how far it is from W), ``Matrix.from_quant_arrays`` imports
-its arrays (e.g. from an SpQR checkpoint); it computes through the same spmv/spmm with float16 vectors.
+its arrays, ``Matrix.from_spqr`` an SpQR checkpoint's; it computes through the same spmv/spmm with float16 vectors.
 
 ``macko.torch.MackoLinear`` (imported on first use; needs torch) replaces an ``nn.Linear``
 (``MackoLinear.from_quantized`` for a QUANT weight).
@@ -28,7 +28,7 @@ Matrices pickle and copy through serialize()/deserialize() (each copy owns its m
 from ._enums import (DataType, IndexBase, IndexType, Kind, Operation, Order, OutlierRule, PointerMode, Status,
                      bf16_from_float, bf16_to_float32, bfloat16)
 from ._lib import MackoError, has_symbol, library_path, status_name, status_string
-from ._quant import QuantArrays, quantization_error
+from ._quant import QuantArrays, quantization_error, spqr_arrays
 from .compute import SUPPORTED, spmm, spmm_ex, spmv, spmv_ex
 from .handle import Handle, gpu_available
 from .matrix import MackoArrays, Matrix, MatrixInfo, Storage
@@ -66,6 +66,6 @@ def __getattr__(name):
 
 __all__ = ["DataType", "IndexBase", "IndexType", "Kind", "Operation", "Order", "OutlierRule", "PointerMode", "Status",
            "MackoError", "Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "quantization_error",
-           "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
+           "spqr_arrays", "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
            "SUPPORTED", "bfloat16", "bf16_from_float", "bf16_to_float32", "version", "last_error",
            "gpu_available", "has_symbol", "library_path", "status_name", "status_string"]

@@ -158,3 +158,81 @@ def quantization_error(original, matrix):
     if den == 0.0:
         return math.inf
     return math.sqrt(num) / math.sqrt(den)
+
+
+# ---------------------------------------------------------------- SpQR checkpoints
+def _weight_bit(k):
+    """Bit of weight k's code in a QUANT word (FORMAT_QUANT.md's table)."""
+    p = k // 2
+    return (3 * p if p < 5 else 32 + 3 * (p - 5)) + 16 * (k % 2)
+
+
+_U = np.uint64
+
+
+def spqr_arrays(rows, cols, dense_weights, row_offsets, col_vals):
+    """The QUANT arrays of an SpQR matrix (3 bits, beta1 = beta2 = 16; E. Crncevic's inference kernel, the
+    ``inference_lib`` of SpQR), converted as FORMAT_QUANT.md, "Importing an SpQR checkpoint", says -> QuantArrays.
+
+    rows, cols: SpQR's m and n. dense_weights: m's and n's ceil(/16) tiles of 16 int64 words (one per tile row: the
+    scale and zero codes in bits 0..5, weight k's code in bits 6 + 3k .. 8 + 3k, a byte of the tile's second-order
+    statistics in bits 54..61). row_offsets and col_vals (int32: the column in the low 16 bits, the fp16 value in
+    the high 16 bits): CSR when row_offsets has m + 1 elements, PTCSR (a band's outliers interleaved row by row,
+    padded to its longest row; row_offsets of ceil(m/16) + 1 slot counts) when it has ceil(m/16) + 1. Outliers of
+    value +-0 (PTCSR's padding) are dropped and each row's columns sorted. The codes of rows past m and columns past n
+    are set to 0 (they take no part in the product). SpQR's packer writes no statistics bytes into the tile rows past
+    m, so when m is not a multiple of 16 the last band's statistics are those SpQR's own dequantization reads. The
+    input permutation (in_perm) is not part of the matrix: permute the activations, x'[k] = x[in_perm[k]]."""
+    rows, cols = c_int64_arg(rows, "rows"), c_int64_arg(cols, "cols")
+    if rows < 0 or cols < 0:
+        raise ValueError("rows and cols must be at least 0, not %d and %d" % (rows, cols))
+    bands, tcols = -(-rows // 16), -(-cols // 16)
+    dw = _integers(dense_weights, "dense_weights", 8, np.uint64)
+    if dw.shape[0] != bands * tcols * 16:
+        raise ValueError("dense_weights has %d elements; a %dx%d SpQR matrix has 16 * ceil(m/16) * ceil(n/16) = %d"
+                         % (dw.shape[0], rows, cols, bands * tcols * 16))
+    w = dw.reshape(bands, tcols, 16)
+    # The tile statistics: byte j of S_spqr in tile rows 2j and 2j + 1 (OR: rows past m carry none).
+    s_spqr = np.zeros((bands, tcols), _U)
+    for i in range(16):
+        s_spqr |= ((w[:, :, i] >> _U(54)) & _U(0xFF)) << _U(8 * (i // 2))
+    mask16 = _U(0xFFFF)
+    S = (s_spqr & mask16) | ((s_spqr >> _U(32)) & mask16) << _U(16) | ((s_spqr >> _U(16)) & mask16) << _U(32) | \
+        (s_spqr >> _U(48)) << _U(48)
+    out = (w & _U(7)) << _U(41) | ((w >> _U(3)) & _U(7)) << _U(57)
+    for k in range(16):
+        out |= ((w >> _U(6 + 3 * k)) & _U(7)) << _U(_weight_bit(k))
+    if cols % 16:
+        for k in range(cols % 16, 16):
+            out[:, -1, :] &= ~(_U(7) << _U(_weight_bit(k)))
+    if rows % 16:
+        out[-1, :, rows % 16:] = 0
+    for i in range(16):
+        out[:, :, i] |= ((S >> _U(4 * i)) & _U(0xF)) << _U(44)
+    words = out.reshape(-1)
+
+    ro = _integers(row_offsets, "row_offsets", 4, np.int32).astype(np.int64)
+    cv = _integers(col_vals, "col_vals", 4, np.uint32)
+    if ro.shape[0] == 0 or ro[0] != 0 or np.any(np.diff(ro) < 0) or ro[-1] != cv.shape[0]:
+        raise ValueError("row_offsets must rise from 0 to the number of col_vals (%d)" % cv.shape[0])
+    if ro.shape[0] == rows + 1:
+        row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(ro))
+    elif ro.shape[0] == bands + 1:
+        counts = np.diff(ro)
+        if np.any(counts % 16):
+            raise ValueError("row_offsets (PTCSR) must count a multiple of 16 slots per band of 16 rows")
+        band_of = np.repeat(np.arange(bands, dtype=np.int64), counts)
+        slot = np.arange(cv.shape[0], dtype=np.int64) - ro[:-1][band_of]
+        row_of = 16 * band_of + slot % 16
+    else:
+        raise ValueError("row_offsets has %d elements: neither m + 1 = %d (CSR) nor ceil(m/16) + 1 = %d (PTCSR)"
+                         % (ro.shape[0], rows + 1, bands + 1))
+    keep = ((cv >> np.uint32(16)) & np.uint32(0x7FFF)) != 0
+    cv, row_of = cv[keep], row_of[keep]
+    if np.any(row_of >= rows):
+        raise ValueError("col_vals holds a nonzero outlier in a row past m = %d" % rows)
+    order = np.lexsort((cv & np.uint32(0xFFFF), row_of))
+    cv, row_of = cv[order], row_of[order]
+    row_ptr = np.zeros(rows + 1, np.int64)
+    np.cumsum(np.bincount(row_of, minlength=rows), out=row_ptr[1:])
+    return QuantArrays(3, words, row_ptr.astype(np.int32), np.ascontiguousarray(cv))

@@ -263,6 +263,13 @@ class Matrix:
                            _I64(entries.shape[0]), _ptr(row_ptr), _ptr(entries))
 
     @classmethod
+    def from_spqr(cls, rows, cols, dense_weights, row_offsets, col_vals):
+        """Imports an SpQR matrix (3 bits, 16 x 16 tiles: dense_weights, row_offsets, col_vals of SpQR's
+        inference_lib, CSR or PTCSR) as a QUANT matrix: macko.spqr_arrays converts, from_quant_arrays imports."""
+        q = _quant.spqr_arrays(rows, cols, dense_weights, row_offsets, col_vals)
+        return cls.from_quant_arrays(rows, cols, q.words, q.outlier_row_ptr, q.outlier_entries, bits=q.bits)
+
+    @classmethod
     def deserialize(cls, buffer):
         """A matrix from bytes written by serialize() (validated: MackoError FORMAT_ERROR when corrupted)."""
         buf = np.frombuffer(memoryview(buffer).cast("B"), dtype=np.uint8)

@@ -179,6 +179,14 @@ class MackoLinear(nn.Module):
         return cls._with_matrix(m, bias, _target_device(device, None), handle, keep_host)
 
     @classmethod
+    def from_spqr(cls, in_features, out_features, dense_weights, row_offsets, col_vals, bias=None, *, device=None,
+                  handle=None, keep_host=False):
+        """A QUANT layer from an SpQR matrix's arrays (Matrix.from_spqr; SpQR's m = out_features, n = in_features).
+        An SpQR input permutation (in_perm) is the caller's: permute the activations before the layer."""
+        m = Matrix.from_spqr(out_features, in_features, dense_weights, row_offsets, col_vals)
+        return cls._with_matrix(m, bias, _target_device(device, None), handle, keep_host)
+
+    @classmethod
     def _with_matrix(cls, m, bias, device, handle, keep_host):
         """A layer of host matrix m's shape on device that takes ownership of m (closed if this fails)."""
         try:

@@ -89,11 +89,9 @@ def decode(rows, cols, words, row_ptr, entries):
     return f16(decode_w(rows, cols, words).astype(np.float64) + decode_o(rows, cols, row_ptr, entries))
 
 
-def random_quant(rows, cols, seed, outlier_density=0.05, outlier_rows=()):
-    """Valid random QUANT arrays (words, outlier_row_ptr, outlier_entries): random codes, statistics that keep every
-    decoded value finite, zero codes in the padding; outliers at about outlier_density of the positions, every
-    position of the rows in outlier_rows."""
-    rng = np.random.default_rng(seed)
+def random_parts(rows, cols, rng):
+    """Random codes, sq, zq (zero in the padding) and statistics that keep every decoded value finite, as
+    pack_words takes them."""
     bands, tcols = tiles(rows, cols)
     codes = rng.integers(0, 8, (bands * 16, tcols * 16))
     codes[rows:, :] = 0
@@ -103,7 +101,14 @@ def random_quant(rows, cols, seed, outlier_density=0.05, outlier_rows=()):
     sq[rows:], zq[rows:] = 0, 0
     stats = np.stack([rng.uniform(0.005, 0.05, (bands, tcols)), -rng.uniform(0, 4, (bands, tcols)),
                       rng.uniform(0.1, 1.0, (bands, tcols)), -rng.uniform(0, 2, (bands, tcols))], -1)
-    words = pack_words(rows, cols, codes, sq, zq, stats.astype(np.float16))
+    return codes, sq, zq, stats.astype(np.float16)
+
+
+def random_quant(rows, cols, seed, outlier_density=0.05, outlier_rows=()):
+    """Valid random QUANT arrays (words, outlier_row_ptr, outlier_entries): random_parts packed; outliers at about
+    outlier_density of the positions, every position of the rows in outlier_rows."""
+    rng = np.random.default_rng(seed)
+    words = pack_words(rows, cols, *random_parts(rows, cols, rng))
     row_ptr, entries = [0], []
     for r in range(rows):
         cs = np.arange(cols) if r in outlier_rows else np.flatnonzero(rng.random(cols) < outlier_density)
@@ -111,3 +116,57 @@ def random_quant(rows, cols, seed, outlier_density=0.05, outlier_rows=()):
             entries.append(entry(c, rng.uniform(0.25, 4.0) * rng.choice([-1.0, 1.0])))
         row_ptr.append(len(entries))
     return words, np.array(row_ptr, np.int32), np.array(entries, np.uint32)
+
+
+# ---------------------------------------------------------------- SpQR's layout (FORMAT_QUANT.md, "Importing an SpQR
+# checkpoint"), as SpQR's packer writes it
+def pack_spqr(rows, cols, codes, sq, zq, stats):
+    """SpQR's dense_weights (uint64) for the parts pack_words takes: sq in bits 0..2, zq in 3..5, weight k's code in
+    6 + 3k, byte j of S_spqr = W_s_s | W_z_s << 16 | W_s_z << 32 | W_z_z << 48 in bits 54..61 of tile rows 2j and
+    2j + 1; rows past `rows` are all zero (SpQR pushes them without a statistics byte). Our (s_s, z_s, s_z, z_z) are
+    SpQR's (W_s_s, W_s_z, W_z_s, W_z_z)."""
+    bands, tcols = tiles(rows, cols)
+    st = np.asarray(stats, np.float16)
+    s_spqr = stats_word(st[..., [0, 2, 1, 3]])
+    c = np.asarray(codes, np.uint64).reshape(bands, 16, tcols, 16).transpose(0, 2, 1, 3)
+    w = np.asarray(sq, np.uint64).reshape(bands, 16, tcols).transpose(0, 2, 1)
+    w = w | np.asarray(zq, np.uint64).reshape(bands, 16, tcols).transpose(0, 2, 1) << np.uint64(3)
+    for k in range(16):
+        w |= c[..., k] << np.uint64(6 + 3 * k)
+    for i in range(16):
+        w[:, :, i] |= ((s_spqr >> np.uint64(8 * (i // 2))) & np.uint64(0xFF)) << np.uint64(54)
+    if rows % 16:
+        w[-1, :, rows % 16:] = 0
+    return w.reshape(-1)
+
+
+def ptcsr(rows, row_ptr, entries):
+    """SpQR's PTCSR of a CSR outlier matrix: band by band, slot 16j + i holds the j-th outlier of row 16b + i, the
+    band padded with zero slots to its longest row -> (row_offsets counting slots, col_vals)."""
+    bands = -(-rows // 16)
+    offsets, out = [0], []
+    for b in range(bands):
+        lens = [row_ptr[r + 1] - row_ptr[r] if r < rows else 0 for r in range(16 * b, 16 * b + 16)]
+        slots = np.zeros(16 * max(lens), np.uint32)
+        for i in range(16):
+            r = 16 * b + i
+            if r < rows:
+                slots[i::16][:lens[i]] = entries[row_ptr[r]:row_ptr[r + 1]]
+        out.append(slots)
+        offsets.append(offsets[-1] + slots.shape[0])
+    return np.array(offsets, np.int32), np.concatenate(out) if out else np.zeros(0, np.uint32)
+
+
+def spqr_decode(rows, cols, codes, sq, zq, stats):
+    """SpQR's own dequantization of W: scale = W_s_s * (sq - W_s_z), zero = W_z_s * (zq - W_z_z), w = scale *
+    (q - zero), each step rounded to fp16 -> rows x cols float64."""
+    bands, tcols = tiles(rows, cols)
+    st = np.asarray(stats, np.float16).astype(np.float64)
+    per_row = np.repeat(np.repeat(st, 16, axis=0), 16, axis=1)  # (bands*16, tcols*16, 4)
+    sqr = np.repeat(np.asarray(sq, np.float64), 16, axis=1)
+    zqr = np.repeat(np.asarray(zq, np.float64), 16, axis=1)
+    s_s, z_s, s_z, z_z = (per_row[..., j] for j in range(4))
+    scale = f16(s_s * f16(sqr - z_s).astype(np.float64)).astype(np.float64)
+    zero = f16(s_z * f16(zqr - z_z).astype(np.float64)).astype(np.float64)
+    w = f16(scale * f16(np.asarray(codes, np.float64) - zero).astype(np.float64))
+    return w[:rows, :cols].astype(np.float64)

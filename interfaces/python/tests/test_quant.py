@@ -15,7 +15,8 @@ from macko import Kind, MackoError, Matrix, OutlierRule, Status
 from macko import compute as mc
 
 from conftest import REPO
-from quant_ref import decode, decode_o, decode_w, entry, pack_words, random_quant, stats_word
+from quant_ref import (decode, decode_o, decode_w, entry, pack_spqr, pack_words, ptcsr, random_parts, random_quant,
+                       spqr_decode, stats_word)
 
 SHAPES = [(16, 16), (50, 70), (17, 33), (1, 1), (33, 1), (1, 200), (40, 16 * 4 + 15)]
 
@@ -123,6 +124,62 @@ def test_import_reinterprets_spqr_dtypes():
     T = Matrix.from_quant_arrays(rows, cols, torch.from_numpy(words.view(np.int64)), torch.from_numpy(row_ptr),
                                  torch.from_numpy(entries.view(np.int32)))
     np.testing.assert_array_equal(T.quant_arrays().outlier_entries, entries)
+
+
+@pytest.mark.parametrize("shape", [(32, 50), (16, 16), (48, 7)])
+def test_spqr_import(shape):
+    """An SpQR matrix (dense_weights, row_offsets, col_vals) converts to the words pack_words makes of the same
+    codes and statistics, bit for bit, in CSR and PTCSR; its decode is SpQR's own up to fp16 rounding."""
+    rows, cols = shape
+    parts = random_parts(rows, cols, np.random.default_rng(rows + cols))
+    _, row_ptr, entries = random_quant(rows, cols, seed=cols, outlier_rows=(1,))
+    dw = pack_spqr(rows, cols, *parts).view(np.int64)  # SpQR keeps them as int64
+    for ro, cv in ((row_ptr, entries.view(np.int32)), ptcsr(rows, row_ptr, entries)):
+        q = macko.spqr_arrays(rows, cols, dw, ro, cv)
+        assert q.bits == 3
+        np.testing.assert_array_equal(q.words, pack_words(rows, cols, *parts))
+        np.testing.assert_array_equal(q.outlier_row_ptr, row_ptr)
+        np.testing.assert_array_equal(q.outlier_entries, entries)
+        A = Matrix.from_spqr(rows, cols, dw, ro, cv)
+        np.testing.assert_array_equal(A.to_dense(), decode(rows, cols, q.words, row_ptr, entries))
+    # the same numbers: the decode agrees with SpQR's scale * (q - zero) up to a few fp16 roundings
+    w_ours = decode_w(rows, cols, q.words).astype(np.float64)
+    w_spqr = spqr_decode(rows, cols, *parts)
+    assert np.max(np.abs(w_ours - w_spqr)) <= 4e-3 * np.max(np.abs(w_spqr))
+    assert np.max(np.abs(w_ours - w_spqr)) > 0 or rows * cols < 300  # not one formula twice
+
+
+def test_spqr_import_padding_and_errors():
+    rows, cols = 40, 20  # a last band of 8 rows and a last tile column of 4 columns
+    parts = random_parts(rows, cols, np.random.default_rng(3))
+    dw = pack_spqr(rows, cols, *parts)
+    ro, cv = np.zeros(rows + 1, np.int32), np.zeros(0, np.int32)
+    q = macko.spqr_arrays(rows, cols, dw, ro, cv)
+    full = pack_words(rows, cols, *parts)
+    tcols = 2
+    np.testing.assert_array_equal(q.words[:2 * tcols * 16], full[:2 * tcols * 16])  # the two full bands
+    junk = dw.copy().reshape(3, tcols, 16)
+    junk[:, -1, :] |= np.uint64(7) << np.uint64(6 + 3 * 15)  # a code in column 16 + 15, past cols
+    junk[-1, :, 12] |= np.uint64(0x3F)                        # sq and zq of row 44, past rows
+    np.testing.assert_array_equal(macko.spqr_arrays(rows, cols, junk.reshape(-1), ro, cv).words, q.words)
+    # zero outliers (PTCSR's padding) are dropped, columns sorted within a row
+    cv2 = np.array([entry(5, 1.0), entry(3, -2.0), entry(9, 0.0)], np.uint32).view(np.int32)
+    ro2 = np.zeros(rows + 1, np.int32)
+    ro2[1:] = 3
+    q2 = macko.spqr_arrays(rows, cols, dw, ro2, cv2)
+    np.testing.assert_array_equal(q2.outlier_entries, [entry(3, -2.0), entry(5, 1.0)])
+    np.testing.assert_array_equal(q2.outlier_row_ptr, np.r_[0, np.full(rows, 2)])
+    with pytest.raises(ValueError, match="dense_weights has"):
+        macko.spqr_arrays(rows, cols, dw[:-1], ro, cv)
+    with pytest.raises(ValueError, match="neither"):
+        macko.spqr_arrays(rows, cols, dw, ro[:-1], cv)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        macko.spqr_arrays(rows, cols, dw, np.array([0, 3, 3, 3], np.int32), cv2)
+    with pytest.raises(ValueError, match="rise from 0"):
+        macko.spqr_arrays(rows, cols, dw, ro2, cv2[:2])
+    with pytest.raises(ValueError, match="past m"):  # a PTCSR slot of row 47 (the last band has rows 32..39)
+        macko.spqr_arrays(rows, cols, dw, np.array([0, 0, 0, 16], np.int32),
+                          np.r_[np.zeros(15, np.uint32), entry(1, 1.0)].view(np.int32))
 
 
 def test_empty_shapes():

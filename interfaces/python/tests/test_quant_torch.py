@@ -15,7 +15,7 @@ import macko  # noqa: E402
 from macko import Kind, MackoError, Matrix, Status  # noqa: E402
 from macko.torch import MackoLinear  # noqa: E402
 
-from quant_ref import decode_o  # noqa: E402
+from quant_ref import decode_o, pack_spqr, pack_words, ptcsr, random_parts, random_quant  # noqa: E402
 
 
 def linear(in_f, out_f, seed, bias=True):
@@ -86,6 +86,22 @@ def test_from_quant_arrays_cpu():
     np.testing.assert_array_equal(arrays_of(s)[0], w)
     with pytest.raises(ValueError, match="words has"):
         MackoLinear.from_quant_arrays(49, 24, w, rp, en, device="cpu")  # 4 tile columns, not 3
+
+
+def test_from_spqr_cpu():
+    """SpQR's QuantizedLinear holds m x n = out_features x in_features as int64 dense_weights and int32 row_offsets
+    and col_vals (here in PTCSR); the layer holds the converted matrix."""
+    rows, cols = 32, 40
+    parts = random_parts(rows, cols, np.random.default_rng(9))
+    _, rp, en = random_quant(rows, cols, seed=9)
+    ro, cv = ptcsr(rows, rp, en)
+    m = MackoLinear.from_spqr(cols, rows, torch.from_numpy(pack_spqr(rows, cols, *parts).view(np.int64)),
+                              torch.from_numpy(ro), torch.from_numpy(cv.view(np.int32)), bias=True, device="cpu")
+    assert m.kind == Kind.QUANT and (m.in_features, m.out_features) == (cols, rows) and m.quantization_error is None
+    w, got_rp, got_en = arrays_of(m)
+    np.testing.assert_array_equal(w, pack_words(rows, cols, *parts))
+    np.testing.assert_array_equal(got_rp, rp)
+    np.testing.assert_array_equal(got_en, en)
 
 
 def test_state_dict_round_trip_cpu(tmp_path):
