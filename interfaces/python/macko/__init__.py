@@ -15,14 +15,20 @@ Value types: float16, float32, float64 (numpy), and bfloat16 (torch.bfloat16 ten
 dtype="bfloat16"; macko.bfloat16 is the dtype of such arrays). spmv/spmm also take float32 vectors with a float16 or
 bfloat16 matrix (macko.SUPPORTED lists the combinations).
 
-``macko.torch.MackoLinear`` (imported on first use; needs torch) replaces an ``nn.Linear``.
+Quantized weights: ``Matrix.from_dense_quantized(W)`` makes a QUANT matrix (3-bit weights in 16 x 16 tiles plus fp16
+outliers, FORMAT_QUANT.md; ``.quantization_error`` tells how far it is from W), ``Matrix.from_quant_arrays`` imports
+its arrays, ``Matrix.from_spqr`` an SpQR checkpoint's; it computes through the same spmv/spmm with float16 vectors.
+
+``macko.torch.MackoLinear`` (imported on first use; needs torch) replaces an ``nn.Linear``
+(``MackoLinear.from_quantized`` for a QUANT weight).
 
 Matrices pickle and copy through serialize()/deserialize() (each copy owns its memory); a Handle refuses both.
 """
 
-from ._enums import (DataType, IndexBase, IndexType, Operation, Order, PointerMode, Status, bf16_from_float,
-                     bf16_to_float32, bfloat16)
+from ._enums import (DataType, IndexBase, IndexType, Kind, Operation, Order, OutlierRule, PointerMode, Status,
+                     bf16_from_float, bf16_to_float32, bfloat16)
 from ._lib import MackoError, has_symbol, library_path, status_name, status_string
+from ._quant import QuantArrays, quantization_error, spqr_arrays
 from .compute import SUPPORTED, spmm, spmm_ex, spmv, spmv_ex
 from .handle import Handle, gpu_available
 from .matrix import MackoArrays, Matrix, MatrixInfo, Storage
@@ -58,7 +64,8 @@ def __getattr__(name):
     raise AttributeError("module 'macko' has no attribute %r" % name)
 
 
-__all__ = ["DataType", "IndexBase", "IndexType", "Operation", "Order", "PointerMode", "Status", "MackoError",
-           "Matrix", "MatrixInfo", "Storage", "MackoArrays", "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
+__all__ = ["DataType", "IndexBase", "IndexType", "Kind", "Operation", "Order", "OutlierRule", "PointerMode", "Status",
+           "MackoError", "Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "quantization_error",
+           "spqr_arrays", "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
            "SUPPORTED", "bfloat16", "bf16_from_float", "bf16_to_float32", "version", "last_error",
            "gpu_available", "has_symbol", "library_path", "status_name", "status_string"]

@@ -51,6 +51,20 @@ class PointerMode(enum.IntEnum):
     DEVICE = 1
 
 
+class Kind(enum.IntEnum):
+    """The encoding a matrix holds (macko_kind_t): MACKO (values + 4-bit column deltas, FORMAT.md) or QUANT (3-bit
+    weights in 16 x 16 tiles plus fp16 outliers, FORMAT_QUANT.md)."""
+    MACKO = 0
+    QUANT = 1
+
+
+class OutlierRule(enum.IntEnum):
+    """How macko_mat_create_quant_dense_host picks the outliers (macko_outlier_rule_t)."""
+    NONE = 0
+    FRACTION = 1
+    THRESHOLD = 2
+
+
 # numpy has no bfloat16: bf16 values live on the host as their uint16 bit patterns (the upper half of a float32).
 # The arrays macko hands out for a bf16 matrix carry this dtype, a uint16 marked in its metadata, so that they go
 # back in without a dtype= argument; it compares equal to np.uint16.

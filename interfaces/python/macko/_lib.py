@@ -70,6 +70,13 @@ _PROTOTYPES = {
                                 c_int, c_int64, c_int]),
     "macko_spmm_ex": (_STATUS, [c_void_p, c_int, c_int64, c_void_p, c_void_p, c_void_p, c_int, c_int64, c_void_p,
                                 c_void_p, c_int, c_int64, c_int]),
+    "macko_mat_get_kind": (_STATUS, [c_void_p, _P(c_int)]),
+    "macko_mat_create_quant_dense_host": (_STATUS, [_P(c_void_p), c_int64, c_int64, c_int, c_void_p, c_int64, c_int,
+                                                    c_int, c_int, c_double]),
+    "macko_mat_create_quant_host": (_STATUS, [_P(c_void_p), c_int64, c_int64, c_int, c_void_p, c_int64, c_void_p,
+                                              c_void_p]),
+    "macko_mat_get_quant_host": (_STATUS, [c_void_p, _P(c_int), _P(c_void_p), _P(c_int64), _P(c_int64),
+                                           _P(c_void_p), _P(c_void_p)]),
 }
 
 

@@ -3,7 +3,8 @@ matrices.
 
 spmv/spmm call the BLAS-letter routine of the matrix's type (macko_Hspmv, _Sspmv, _Dspmv, ...) when x and y have
 that type, and the generic macko_spmv_ex / macko_spmm_ex otherwise (bf16 matrices, or x/y of another type than A);
-spmv_ex/spmm_ex always call the generic routine. The combinations are macko.h's (SUPPORTED)."""
+spmv_ex/spmm_ex always call the generic routine. The combinations are macko.h's (SUPPORTED); a QUANT matrix takes
+float16 vectors only."""
 
 import ctypes
 import numbers
@@ -12,7 +13,8 @@ import numpy as np
 
 from . import _lib
 from ._device import device_array, device_vector
-from ._enums import DataType, Operation, PointerMode, datatype_of, is_bfloat16, numpy_dtype, operation, type_name
+from ._enums import (DataType, Kind, Operation, PointerMode, datatype_of, is_bfloat16, numpy_dtype, operation,
+                     type_name)
 
 _F16, _BF16, _F32, _F64 = DataType.R_16F, DataType.R_16BF, DataType.R_32F, DataType.R_64F
 
@@ -47,8 +49,11 @@ def _operand_type(dtype, name, given):
     return t
 
 
-def _combination(at, xt, yt, compute_type, x_name, y_name):
+def _combination(A, at, xt, yt, compute_type, x_name, y_name):
     """The compute type of (A, x, y): ValueError naming the supported combinations when there is none."""
+    if A.kind == Kind.QUANT and (xt, yt) != (_F16, _F16):
+        raise ValueError("%s %s and %s %s with a QUANT matrix: it computes with float16 %s and %s only (fp32 "
+                         "accumulation)" % (x_name, type_name(xt), y_name, type_name(yt), x_name, y_name))
     want = SUPPORTED.get((at, xt, yt))
     if want is None:
         ok = ["%s/%s" % (type_name(k[1]), type_name(k[2])) for k in SUPPORTED if k[0] == at]
@@ -88,7 +93,7 @@ def _spmv(handle, A, x, y, alpha, beta, op, xtype, ytype, compute_type, generic)
     n_in, n_out = (cols, rows) if opv == Operation.NON_TRANSPOSE else (rows, cols)
     xt = _operand_type(device_array(x, "x").dtype, "x", xtype)
     yt = _operand_type(device_array(y, "y").dtype, "y", ytype)
-    compute = _combination(at, xt, yt, compute_type, "x", "y")
+    compute = _combination(A, at, xt, yt, compute_type, "x", "y")
     xp, incx, xs = device_vector(x, "x", n_in, None)
     yp, incy, ys = device_vector(y, "y", n_out, None, writable=True)
     mode = handle.pointer_mode
@@ -119,7 +124,7 @@ def spmv(handle, A, x, y, alpha=1.0, beta=0.0, op="N", *, xtype=None, ytype=None
     is set to the producer's current stream, so the call is ordered with the surrounding work; for other objects
     the handle's stream is used as it is. alpha/beta: numbers in PointerMode.HOST; in PointerMode.DEVICE device
     scalars of the compute type (float32, or float64 for a float64 matrix). op: 'N' or 'T' ('T' needs
-    A.analysis(handle, 'T') first). Returns y.
+    A.analysis(handle, 'T') first). A QUANT matrix (A.kind) takes float16 x and y and op 'N' only. Returns y.
 
     Wrong dtypes, combinations, lengths or shapes raise ValueError before the library is called; the library's own
     failures raise MackoError. The call is asynchronous: synchronise the stream before reading y on the host.
@@ -163,7 +168,7 @@ def _spmm(handle, A, B, C, alpha, beta, op, btype, ctype, compute_type, generic)
             raise ValueError("%s must be 2-D, got shape %s" % (name, arr.shape))
     bt = _operand_type(barr.dtype, "B", btype)
     ct = _operand_type(carr.dtype, "C", ctype)
-    compute = _combination(at, bt, ct, compute_type, "B", "C")
+    compute = _combination(A, at, bt, ct, compute_type, "B", "C")
     n = int(barr.shape[1])
     bp, ldb, bs = _device_matrix(B, "B", k, n)
     cp, ldc, cs = _device_matrix(C, "C", m, n, writable=True)

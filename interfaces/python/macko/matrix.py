@@ -1,4 +1,4 @@
-"""Matrix: a macko_mat_t, built from numpy (dense, CSR, raw MACKO arrays), files or device data.
+"""Matrix: a macko_mat_t, built from numpy (dense, CSR, raw MACKO arrays, quantized), files or device data.
 
 Value types: float16, float32, float64 as numpy arrays; bfloat16 as torch.bfloat16 CPU tensors, numpy arrays of uint16
 bit patterns with dtype="bfloat16" (or macko.bfloat16 arrays, which carry the mark), or float values rounded to bf16
@@ -12,10 +12,11 @@ import threading
 
 import numpy as np
 
-from . import _lib
+from . import _lib, _quant
 from ._device import device_array
-from ._enums import (DataType, IndexBase, IndexType, Order, bf16_from_float, bf16_to_float32, bfloat16,
+from ._enums import (DataType, IndexBase, IndexType, Kind, Order, Status, bf16_from_float, bf16_to_float32, bfloat16,
                      convert_values, datatype_of, is_bfloat16, numpy_dtype, operation, type_name)
+from ._quant import DEFAULT_OUTLIERS, QuantArrays
 
 MatrixInfo = collections.namedtuple("MatrixInfo", "rows cols nnz dtype")
 Storage = collections.namedtuple("Storage", "bytes entries entries_padded effective_density")
@@ -96,6 +97,14 @@ def _usable(handle):
     return handle is not None and not getattr(handle, "closed", False)
 
 
+def _copy_out(p, n, dt):
+    """A numpy copy of n elements of dtype dt at address p."""
+    out = np.empty(n, dtype=dt)
+    if out.nbytes:
+        ctypes.memmove(out.ctypes.data, p, out.nbytes)
+    return out
+
+
 def _unpickle(cls, state):
     obj = cls.__new__(cls)
     obj.__setstate__(state)
@@ -103,18 +112,23 @@ def _unpickle(cls, state):
 
 
 class Matrix:
-    """A sparse matrix in the MACKO format. Build one with a classmethod (from_dense, from_csr, from_macko, load,
-    deserialize, from_dense_device, from_csr_device); free it with close() or a with-block (or let it be
-    collected).
+    """A weight matrix of one of macko's kinds (``kind``): MACKO, a sparse matrix in the MACKO format, or QUANT, 3-bit
+    weights in 16 x 16 tiles plus fp16 outliers. Build one with a classmethod (from_dense, from_csr, from_macko,
+    from_dense_quantized, from_quant_arrays, load, deserialize, from_dense_device, from_csr_device); free it with
+    close() or a with-block (or let it be collected).
 
-    Copies and pickles go through serialize/deserialize, so each owns its memory (see copy() and __getstate__)."""
+    Copies and pickles own their memory (see copy() and __getstate__)."""
 
     # Defaults for objects whose construction failed half-way, so that __del__ has nothing to free.
     _ptr = None
     _handle = None
     _has_host = False
     _on_device = False
+    _kind = None
     _lock = threading.RLock()  # replaced by the object's own in _adopt
+    #: For a matrix made by from_dense_quantized: the relative Frobenius error of its dense export against the weight
+    #: (macko.quantization_error); None for matrices made otherwise. Copies and pickles keep it.
+    quantization_error = None
 
     def __init__(self, _ptr):
         if not isinstance(_ptr, int) or not _ptr:
@@ -126,6 +140,7 @@ class Matrix:
         # construction and download, a device copy (and the handle that made it) after upload and device
         # construction. Copies and pickles need this to download a device-only matrix and to upload the copy.
         self._ptr = ptr
+        self._kind = None
         self._lock = threading.RLock()
         self._handle = handle
         self._has_host = handle is None
@@ -204,6 +219,57 @@ class Matrix:
                            _I64(entries), _ptr(values), _ptr(deltas), _ptr(row_ptr))
 
     @classmethod
+    def from_dense_quantized(cls, a, bits=3, outliers=DEFAULT_OUTLIERS, threshold=None):
+        """Quantizes a dense weight to a QUANT matrix (macko_mat_create_quant_dense_host, FORMAT_QUANT.md): 3-bit
+        weights in 16 x 16 tiles with bi-level statistics, round to nearest, plus fp16 outliers. a: a 2-D float16,
+        float32 or float64 numpy array, or a torch tensor (bfloat16 too; a CUDA tensor is copied to the host, where
+        the encoder runs), finite values of at most 65504 in magnitude; cols <= 65536.
+
+        The outliers (weights kept in fp16 beside the 3-bit part) are picked by the quantization error of a first
+        pass: ``outliers=f`` (default 0.01) keeps the round(f * rows * cols) weights of largest error
+        (OutlierRule.FRACTION); ``threshold=t`` every weight whose error exceeds t (OutlierRule.THRESHOLD; give
+        outliers=None or leave it out); ``outliers=None`` without threshold keeps none (OutlierRule.NONE).
+
+        The result has value type float16 and a host copy only. Its ``quantization_error`` attribute is the relative
+        Frobenius error ||a - A||_F / ||a||_F of its dense export A = W + O (float64; macko.quantization_error)."""
+        rule, param = _quant.outlier_rule(outliers, threshold)
+        bits = _quant.c_int_arg(bits, "bits")
+        a = _as_values(_quant.host_values(a), None, "a")
+        if a.ndim != 2:
+            raise ValueError("a must be 2-D, got %d dimensions" % a.ndim)
+        arr, order, ld = _dense_layout(a)
+        rows, cols = arr.shape
+        obj = cls._create("macko_mat_create_quant_dense_host", _I64(rows), _I64(cols), int(datatype_of(arr.dtype)),
+                          _ptr(arr), _I64(ld), int(order), bits, int(rule), ctypes.c_double(param))
+        try:
+            obj.quantization_error = _quant.quantization_error(arr, obj)
+        except BaseException:
+            obj.close()
+            raise
+        return obj
+
+    @classmethod
+    def from_quant_arrays(cls, rows, cols, words, outlier_row_ptr, outlier_entries, bits=3):
+        """Imports the arrays of a QUANT matrix exactly as FORMAT_QUANT.md lays them out (macko_mat_create_quant_host;
+        validated, copied): words (uint64, or int64 reinterpreted: 16 * ceil(rows/16) * ceil(cols/16) packed tile
+        rows, tile by tile, tiles band by band), outlier_row_ptr (rows + 1 row pointers; int32, or any integers that
+        fit) and outlier_entries (uint32, or int32 reinterpreted: the column in bits 0..15, the fp16 value in bits
+        16..31). numpy arrays, CPU torch tensors or sequences, any shape (read in C order). An SpQR checkpoint maps
+        onto them as FORMAT_QUANT.md, "Importing an SpQR checkpoint", says. quant_arrays() gives them back."""
+        rows, cols = _quant.c_int64_arg(rows, "rows"), _quant.c_int64_arg(cols, "cols")
+        bits = _quant.c_int_arg(bits, "bits")
+        words, row_ptr, entries = _quant.quant_inputs(rows, cols, words, outlier_row_ptr, outlier_entries)
+        return cls._create("macko_mat_create_quant_host", _I64(rows), _I64(cols), bits, _ptr(words),
+                           _I64(entries.shape[0]), _ptr(row_ptr), _ptr(entries))
+
+    @classmethod
+    def from_spqr(cls, rows, cols, dense_weights, row_offsets, col_vals):
+        """Imports an SpQR matrix (3 bits, 16 x 16 tiles: dense_weights, row_offsets, col_vals of SpQR's
+        inference_lib, CSR or PTCSR) as a QUANT matrix: macko.spqr_arrays converts, from_quant_arrays imports."""
+        q = _quant.spqr_arrays(rows, cols, dense_weights, row_offsets, col_vals)
+        return cls.from_quant_arrays(rows, cols, q.words, q.outlier_row_ptr, q.outlier_entries, bits=q.bits)
+
+    @classmethod
     def deserialize(cls, buffer):
         """A matrix from bytes written by serialize() (validated: MackoError FORMAT_ERROR when corrupted)."""
         buf = np.frombuffer(memoryview(buffer).cast("B"), dtype=np.uint8)
@@ -269,7 +335,7 @@ class Matrix:
         if self._ptr is not None:
             with self._lock:
                 ptr, self._ptr = self._ptr, None
-                self._handle, self._has_host, self._on_device = None, False, False
+                self._handle, self._has_host, self._on_device, self._kind = None, False, False, None
                 _lib.call("macko_mat_destroy", ctypes.c_void_p(ptr))
 
     def __enter__(self):
@@ -315,32 +381,63 @@ class Matrix:
         return self.info.nnz
 
     @property
+    def kind(self):
+        """The encoding the matrix holds (macko_mat_get_kind): Kind.MACKO or Kind.QUANT. A matrix keeps its kind for
+        its whole life; a library without the routine has MACKO matrices only."""
+        k = self._kind
+        if k is None:
+            if _lib.has_symbol("macko_mat_get_kind"):
+                c = ctypes.c_int()
+                _lib.call("macko_mat_get_kind", self, ctypes.byref(c))
+                k = Kind(c.value)
+            else:
+                k = Kind.MACKO
+            self._kind = k
+        return k
+
+    def _macko_only(self, what, instead):
+        """Raises MackoError NOT_SUPPORTED (the C routines' status for a matrix of the other kind) for a method that
+        only a MACKO matrix has."""
+        if self.kind != Kind.MACKO:
+            msg = "Matrix.%s: this is a %s matrix; %s" % (what, self.kind.name, instead)
+            raise _lib.MackoError(Status.NOT_SUPPORTED, _lib.status_name(Status.NOT_SUPPORTED), 1, msg, None)
+
+    @property
     def storage(self):
         b, e, ep, d = _I64(), _I64(), _I64(), ctypes.c_double()
         _lib.call("macko_mat_get_storage", self, ctypes.byref(b), ctypes.byref(e), ctypes.byref(ep), ctypes.byref(d))
         return Storage(b.value, e.value, ep.value, d.value)
 
     def arrays(self):
-        """Copies of the three host MACKO arrays (values, deltas, row_ptr) plus entries and entries_padded."""
+        """Copies of the three host MACKO arrays (values, deltas, row_ptr) plus entries and entries_padded. A MACKO
+        matrix's; a QUANT matrix raises MackoError NOT_SUPPORTED (its arrays: quant_arrays())."""
+        self._macko_only("arrays()", "its arrays are quant_arrays() (FORMAT_QUANT.md); arrays() gives the MACKO "
+                                     "arrays of a MACKO matrix")
         v, d, r = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
         rt, e, ep = ctypes.c_int(), _I64(), _I64()
         _lib.call("macko_mat_get_macko_host", self, ctypes.byref(v), ctypes.byref(d), ctypes.byref(r),
                   ctypes.byref(rt), ctypes.byref(e), ctypes.byref(ep))
         info = self.info
         rdt = np.dtype(np.int32) if rt.value == IndexType.INDEX_32I else np.dtype(np.int64)
+        return MackoArrays(_copy_out(v.value, ep.value, info.dtype), _copy_out(d.value, ep.value // 2, np.uint8),
+                           _copy_out(r.value, info.rows + 1, rdt), e.value, ep.value)
 
-        def copy(p, n, dt):
-            out = np.empty(n, dtype=dt)
-            if out.nbytes:
-                ctypes.memmove(out.ctypes.data, p.value, out.nbytes)
-            return out
-
-        return MackoArrays(copy(v, ep.value, info.dtype), copy(d, ep.value // 2, np.uint8),
-                           copy(r, info.rows + 1, rdt), e.value, ep.value)
+    def quant_arrays(self):
+        """Copies of a QUANT matrix's host arrays (macko_mat_get_quant_host) as QuantArrays(bits, words,
+        outlier_row_ptr, outlier_entries): uint64, int32 and uint32 numpy arrays laid out as FORMAT_QUANT.md says,
+        what from_quant_arrays takes. A MACKO matrix raises MackoError NOT_SUPPORTED."""
+        b, w, wc, no = ctypes.c_int(), ctypes.c_void_p(), _I64(), _I64()
+        rp, ent = ctypes.c_void_p(), ctypes.c_void_p()
+        _lib.call("macko_mat_get_quant_host", self, ctypes.byref(b), ctypes.byref(w), ctypes.byref(wc),
+                  ctypes.byref(no), ctypes.byref(rp), ctypes.byref(ent))
+        rows = self.info.rows
+        return QuantArrays(b.value, _copy_out(w.value, wc.value, np.uint64), _copy_out(rp.value, rows + 1, np.int32),
+                           _copy_out(ent.value, no.value, np.uint32))
 
     def to_dense(self, order="C", dtype=None):
         """The matrix as a dense numpy array of its dtype (bf16: macko.bfloat16 bit patterns), C (row-major) or F
-        (column-major) ordered; dtype= converts the result (bf16 to float32 is exact)."""
+        (column-major) ordered; dtype= converts the result (bf16 to float32 is exact). A QUANT matrix gives float16:
+        each element its decoded weight plus its outlier, the exact sum rounded once (FORMAT_QUANT.md)."""
         rows, cols, _, dt = self.info
         order = order.upper()
         if order not in ("C", "F"):
@@ -354,7 +451,8 @@ class Matrix:
 
     def to_csr(self, index_dtype=np.int32, index_base=0, dtype=None):
         """(indptr, indices, data) of the stored nonzeros (padding and zero values left out), columns sorted; data
-        as to_dense's values."""
+        as to_dense's values. A MACKO matrix's; a QUANT matrix raises MackoError NOT_SUPPORTED."""
+        self._macko_only("to_csr()", "to_dense() gives its values (W + O), quant_arrays() its arrays")
         rows, _, nnz, dt = self.info
         idt = np.dtype(index_dtype)
         if idt == np.int32:
@@ -464,15 +562,49 @@ class Matrix:
                 self._has_host = False
                 _lib.call("macko_mat_release_host", self)
 
+    def _host_state(self):
+        """The picklable state of a matrix with a host copy: {"serialized": bytes} for a MACKO matrix (the library's
+        versioned, checksummed format); for a QUANT matrix {"quant": its shape and arrays, "quantization_error":
+        ...}, which the importer validates completely on the way back. The caller holds the lock."""
+        if self.kind == Kind.QUANT:
+            rows, cols = self.shape
+            q = self.quant_arrays()
+            return {"quant": {"rows": rows, "cols": cols, "bits": q.bits, "words": q.words,
+                              "outlier_row_ptr": q.outlier_row_ptr, "outlier_entries": q.outlier_entries},
+                    "quantization_error": self.quantization_error}
+        return {"serialized": self.serialize()}
+
+    def _from_state(self, state):
+        """Makes this (fresh) object the host-only matrix of a _host_state dict."""
+        if not isinstance(state, dict) or not ("serialized" in state or "quant" in state):
+            raise ValueError("not a pickled macko.Matrix state")
+        out = ctypes.c_void_p()
+        if "quant" in state:
+            q = state["quant"]
+            rows, cols = int(q["rows"]), int(q["cols"])
+            words, row_ptr, entries = _quant.quant_inputs(rows, cols, q["words"], q["outlier_row_ptr"],
+                                                          q["outlier_entries"])
+            _lib.call("macko_mat_create_quant_host", ctypes.byref(out), _I64(rows), _I64(cols),
+                      _quant.c_int_arg(q["bits"], "bits"), _ptr(words), _I64(entries.shape[0]), _ptr(row_ptr),
+                      _ptr(entries))
+        else:
+            buf = np.frombuffer(memoryview(state["serialized"]).cast("B"), dtype=np.uint8)
+            _lib.call("macko_mat_deserialize", ctypes.byref(out), _ptr(buf), _I64(buf.shape[0]))
+        self._adopt(out.value)
+        err = state.get("quantization_error")
+        if err is not None:
+            self.quantization_error = float(err)
+
     def copy(self, handle=None):
-        """An independent copy that owns its memory (through serialize/deserialize), in the same place as this
-        matrix: host-only stays host-only; a matrix on the device is copied onto the device, uploaded through the
-        same handle (asynchronous on its stream), and when this matrix has no host copy, neither has the copy.
+        """An independent copy that owns its memory (a MACKO matrix through serialize/deserialize, a QUANT matrix
+        through its arrays), in the same place as this matrix: host-only stays host-only; a matrix on the device is
+        copied onto the device, uploaded through the same handle (asynchronous on its stream), and when this matrix
+        has no host copy, neither has the copy.
 
         A device-only matrix is downloaded for the copy (synchronous) and its host copy released again. handle:
         the Handle to download and upload through (default: the one the matrix was uploaded or created with; a
         handle is used by one thread at a time). ValueError when a handle is needed and none is open.
-        copy.copy(A) and copy.deepcopy(A) call A.copy(); a host-only copy of any matrix is
+        copy.copy(A) and copy.deepcopy(A) call A.copy(); a host-only copy of a MACKO matrix is
         Matrix.deserialize(A.serialize()) after A has a host copy."""
         with self._lock:
             h = handle if handle is not None else self._handle
@@ -482,8 +614,9 @@ class Matrix:
                                  "with is %s; pass an open macko.Handle of its device: A.copy(handle=h)"
                                  % ("closed" if h is not None else "unknown"))
             with self._host_copy(h, "copy"):
-                data = self.serialize()
-            new = type(self).deserialize(data)
+                state = self._host_state()
+            new = type(self).__new__(type(self))
+            new._from_state(state)
             return self._placed_like_self(new, h)
 
     def _placed_like_self(self, new, h):
@@ -503,8 +636,13 @@ class Matrix:
         """A new matrix with the values converted to dtype (float16, bfloat16, float32, float64; rounding to nearest
         even) at the same positions: the deltas and row pointers are this matrix's, so a value that rounds to zero
         stays an entry (a stored zero) and the storage changes only by the values' size. It lives where this one
-        does, as copy() says (handle: as for copy())."""
+        does, as copy() says (handle: as for copy()). A QUANT matrix holds float16 only: astype(float16) is copy(),
+        another type raises MackoError NOT_SUPPORTED."""
         t = datatype_of(dtype)
+        if self.kind == Kind.QUANT and t == DataType.R_16F:
+            return self.copy(handle)
+        self._macko_only("astype(%s)" % type_name(t), "it holds float16 values only (3-bit codes with fp16 statistics "
+                                                      "and outliers); to_dense(dtype=...) gives them in another type")
         with self._lock:
             h = handle if handle is not None else self._handle
             if self._ptr is not None and self._on_device and self._has_host and not _usable(h):
@@ -530,19 +668,16 @@ class Matrix:
         return new
 
     def __getstate__(self):
-        """Pickled state: {"serialized": bytes of serialize()}, the library's versioned, checksummed format.
-        The unpickled matrix is host-only (no handle crosses a process); a device-only matrix is downloaded
-        through its handle for the pickle, or pickling raises ValueError saying how to download it."""
+        """Pickled state: {"serialized": bytes of serialize()}, the library's versioned, checksummed format, for a
+        MACKO matrix; {"quant": {rows, cols, bits, words, outlier_row_ptr, outlier_entries}, "quantization_error":
+        float or None} for a QUANT matrix (validated by macko_mat_create_quant_host when unpickled). The unpickled
+        matrix is host-only (no handle crosses a process); a device-only matrix is downloaded through its handle
+        for the pickle, or pickling raises ValueError saying how to download it."""
         with self._host_copy(None, "pickle"):
-            return {"serialized": self.serialize()}
+            return self._host_state()
 
     def __setstate__(self, state):
-        if not isinstance(state, dict) or "serialized" not in state:
-            raise ValueError("not a pickled macko.Matrix state")
-        buf = np.frombuffer(memoryview(state["serialized"]).cast("B"), dtype=np.uint8)
-        out = ctypes.c_void_p()
-        _lib.call("macko_mat_deserialize", ctypes.byref(out), _ptr(buf), _I64(buf.shape[0]))
-        self._adopt(out.value)
+        self._from_state(state)
 
     def __reduce__(self):
         # copyreg's default would call __getstate__ too; the explicit form works for every protocol and subclass.
@@ -552,6 +687,9 @@ class Matrix:
         if self._ptr is None:
             return "<macko.Matrix closed>"
         i = self.info
+        if self.kind == Kind.QUANT:
+            return "<macko.Matrix %dx%d QUANT %s nnz=%d outliers=%d>" % (i.rows, i.cols, type_name(self.datatype),
+                                                                        i.nnz, self.storage.entries)
         return "<macko.Matrix %dx%d %s nnz=%d>" % (i.rows, i.cols, type_name(self.datatype), i.nnz)
 
 
@@ -560,4 +698,4 @@ def _convert(values, have, dtype):
     return convert_values(values, datatype_of(have), datatype_of(dtype))
 
 
-__all__ = ["Matrix", "MatrixInfo", "Storage", "MackoArrays", "DataType"]
+__all__ = ["Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "DataType", "Kind"]

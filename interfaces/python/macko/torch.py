@@ -9,26 +9,35 @@ finds its layer through a key held in a CPU int64 tensor (a graph input, not a c
 layers of a compiled model by new ones of the same shapes does not recompile it.
 
 State: the matrix is the module's extra state (``get_extra_state``): a uint8 CPU tensor holding the library's
-versioned serialization, next to the ``bias`` buffer. So ``state_dict``/``load_state_dict(strict=True)``,
-``torch.save``/``torch.load(weights_only=True)`` and ``copy.deepcopy`` carry the weights, and a checkpoint loads into
-``MackoLinear.empty(in_features, out_features)`` without the dense weight.
+versioned serialization (a MACKO matrix), or a dict of the QUANT arrays as CPU tensors (a QUANT matrix), next to the
+``bias`` buffer. So ``state_dict``/``load_state_dict(strict=True)``, ``torch.save``/``torch.load(weights_only=True)``
+and ``copy.deepcopy`` carry the weights, and a checkpoint loads into ``MackoLinear.empty(in_features, out_features)``
+without the dense weight.
+
+Quantized weights: ``MackoLinear.from_quantized(weight, bits=3, outliers=0.01)`` holds a QUANT matrix (3-bit weights
+in 16 x 16 tiles plus fp16 outliers, lapack_style_docs/FORMAT_QUANT.md) made from a dense weight,
+``MackoLinear.from_quant_arrays`` one imported from its arrays (e.g. an SpQR checkpoint's); such a layer computes in
+float16 only and reports ``quantization_error``.
 """
 
 import copy
 import itertools
 import weakref
 
+import numpy as np
 import torch
 from torch import nn
 
-from ._enums import DataType, type_name
+from ._enums import DataType, Kind, type_name
+from ._quant import DEFAULT_OUTLIERS
 from .compute import spmm
 from .handle import Handle
 from .matrix import Matrix
 
-# the layer's dtype -> the matrix's value type
+# the layer's dtype -> the matrix's value type, and back
 _TYPES = {torch.float16: DataType.R_16F, torch.bfloat16: DataType.R_16BF, torch.float32: DataType.R_32F,
           torch.float64: DataType.R_64F}
+_DTYPES = {v: k for k, v in _TYPES.items()}
 
 # key -> weak reference to the live MackoLinear that macko::linear calls for that key
 _LAYERS = {}
@@ -83,6 +92,11 @@ class MackoLinear(nn.Module):
     at the same positions (Matrix.astype), so a converted fp16 model moved with ``.to(torch.bfloat16)`` runs in
     bf16 end to end; naming the matrix's own dtype is a no-op. The input may have any floating dtype: it is cast
     to the layer's dtype and the result cast back.
+
+    ``MackoLinear.from_quantized(weight, bits=3, outliers=0.01)`` and ``MackoLinear.from_quant_arrays(...)`` build a
+    layer holding a QUANT matrix (3-bit weights plus fp16 outliers, ``kind`` is Kind.QUANT) instead: it lives,
+    moves, copies and saves as above, but computes in float16 only (other input dtypes and dtype conversions raise
+    TypeError), and ``quantization_error`` tells how far the quantized weight is from the dense one.
     """
 
     def __init__(self, weight=None, bias=None, *, dtype=torch.float16, handle=None, keep_host=False, device=None,
@@ -134,6 +148,59 @@ class MackoLinear(nn.Module):
         """A MackoLinear computing what `linear` (an nn.Linear) computes."""
         return cls(linear.weight, linear.bias, **kwargs)
 
+    @classmethod
+    def from_quantized(cls, weight, bias=None, bits=3, outliers=DEFAULT_OUTLIERS, threshold=None, *, device=None,
+                       handle=None, keep_host=False):
+        """A layer holding a QUANT matrix: `weight` ([out_features, in_features] tensor of any floating dtype on any
+        device, or an nn.Linear, whose bias is taken unless bias= is given) quantized on the host by
+        Matrix.from_dense_quantized (bits, outliers, threshold as there: by default the 1 % of weights that
+        quantize worst are kept as fp16 outliers). float16 only: the input must be float16 and the layer cannot be
+        converted to another dtype. ``quantization_error`` gives the relative Frobenius error of the quantized
+        weight. device: as for the constructor (by default the weight's CUDA device, else the current one, else
+        the CPU)."""
+        if isinstance(weight, nn.Linear):
+            if bias is None:
+                bias = weight.bias
+            weight = weight.weight
+        w = weight.detach()
+        if w.dim() != 2:
+            raise ValueError("weight must be 2-D [out_features, in_features]")
+        dev = _target_device(device, w)
+        m = Matrix.from_dense_quantized(w, bits=bits, outliers=outliers, threshold=threshold)
+        return cls._with_matrix(m, bias, dev, handle, keep_host)
+
+    @classmethod
+    def from_quant_arrays(cls, in_features, out_features, words, outlier_row_ptr, outlier_entries, bias=None,
+                          bits=3, *, device=None, handle=None, keep_host=False):
+        """A layer holding the QUANT matrix of these arrays (Matrix.from_quant_arrays: rows = out_features, cols =
+        in_features; FORMAT_QUANT.md says how an SpQR checkpoint maps onto them). float16 only, as
+        from_quantized; quantization_error is None (there is no original weight to compare with)."""
+        m = Matrix.from_quant_arrays(out_features, in_features, words, outlier_row_ptr, outlier_entries, bits=bits)
+        return cls._with_matrix(m, bias, _target_device(device, None), handle, keep_host)
+
+    @classmethod
+    def from_spqr(cls, in_features, out_features, dense_weights, row_offsets, col_vals, bias=None, *, device=None,
+                  handle=None, keep_host=False):
+        """A QUANT layer from an SpQR matrix's arrays (Matrix.from_spqr; SpQR's m = out_features, n = in_features).
+        An SpQR input permutation (in_perm) is the caller's: permute the activations before the layer."""
+        m = Matrix.from_spqr(out_features, in_features, dense_weights, row_offsets, col_vals)
+        return cls._with_matrix(m, bias, _target_device(device, None), handle, keep_host)
+
+    @classmethod
+    def _with_matrix(cls, m, bias, device, handle, keep_host):
+        """A layer of host matrix m's shape on device that takes ownership of m (closed if this fails)."""
+        try:
+            rows, cols = m.shape
+            layer = cls(None, bias, in_features=cols, out_features=rows, dtype=_DTYPES[m.datatype], device=device,
+                        handle=handle, keep_host=keep_host)
+            if layer.device.type == "cuda":
+                layer._upload(m)
+        except BaseException:
+            m.close()
+            raise
+        layer.matrix = m
+        return layer
+
     def _encode(self, w, handle):
         if self.device.type == "cpu":
             self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous())
@@ -174,6 +241,18 @@ class MackoLinear(nn.Module):
         """The macko matrix's storage (bytes, entries, entries_padded, effective_density)."""
         return self._matrix().storage
 
+    @property
+    def kind(self):
+        """The matrix's Kind (MACKO or QUANT); None for a layer without weights."""
+        return None if self.matrix is None else self.matrix.kind
+
+    @property
+    def quantization_error(self):
+        """For a QUANT layer made from a dense weight: the relative Frobenius error of the quantized weight (W + O)
+        against it, in float64 (Matrix.quantization_error; kept by state_dict, copies and pickles); otherwise
+        None."""
+        return None if self.matrix is None else self.matrix.quantization_error
+
     def _matrix(self):
         if self.matrix is None:
             raise RuntimeError("this MackoLinear has no weights yet: load a state dict into it (load_state_dict) or "
@@ -181,31 +260,57 @@ class MackoLinear(nn.Module):
         return self.matrix
 
     # ------------------------------------------------------------------ state: state_dict, pickle, deepcopy
-    def _serialized(self):
-        """The matrix's serialization as a uint8 CPU tensor (empty without a matrix); a device-only matrix is
-        downloaded through the module's handle for it (synchronous) and its host copy released again."""
+    def get_extra_state(self):
+        """The matrix for state_dict. A MACKO matrix: a 1-D uint8 CPU tensor with the bytes of Matrix.serialize()
+        (the library's versioned format, which names the matrix's kind and dtype); empty for a layer without
+        weights. A QUANT matrix: a dict {"kind": "quant", "rows", "cols", "bits", "words" (int64 tensor: the uint64
+        words' bits), "outlier_row_ptr" (int32), "outlier_entries" (int32: the uint32 entries' bits),
+        "quantization_error" (float; left out when unknown)}, CPU tensors. A device-only matrix is downloaded through
+        the module's handle for it (synchronous) and its host copy released again."""
         m = self.matrix
         if m is None:
             return torch.empty(0, dtype=torch.uint8)
         with m._host_copy(self.handle, "save"):
+            if m.kind == Kind.QUANT:
+                rows, cols = m.shape
+                q = m.quant_arrays()
+                state = {"kind": "quant", "rows": rows, "cols": cols, "bits": q.bits,
+                         "words": torch.from_numpy(q.words.view(np.int64)),
+                         "outlier_row_ptr": torch.from_numpy(q.outlier_row_ptr),
+                         "outlier_entries": torch.from_numpy(q.outlier_entries.view(np.int32))}
+                if m.quantization_error is not None:
+                    state["quantization_error"] = float(m.quantization_error)
+                return state
             t = torch.empty(m.serialized_size(), dtype=torch.uint8)
             m.serialize(t.numpy())
         return t
 
-    def get_extra_state(self):
-        """The matrix for state_dict: a 1-D uint8 CPU tensor with the bytes of Matrix.serialize() (the library's
-        versioned format, which names the matrix's kind and dtype), empty for a layer without weights."""
-        return self._serialized()
-
-    def set_extra_state(self, state):
-        """Loads the matrix of a state dict: checks its shape and dtype against the layer, then uploads it to the
-        layer's device at once (a CPU layer keeps the host encoding). The old matrix is freed."""
+    @staticmethod
+    def _matrix_of_state(state):
+        """The host matrix of an extra state (None for an empty one); ValueError for something else."""
+        if isinstance(state, dict) and state.get("kind") == "quant":
+            try:
+                arrays = [state[k].detach().cpu() if isinstance(state[k], torch.Tensor) else state[k]
+                          for k in ("words", "outlier_row_ptr", "outlier_entries")]
+                new = Matrix.from_quant_arrays(state["rows"], state["cols"], *arrays, bits=state["bits"])
+            except KeyError as e:
+                raise ValueError("MackoLinear's QUANT extra state lacks %s" % e) from None
+            err = state.get("quantization_error")
+            new.quantization_error = None if err is None else float(err)
+            return new
         if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.dim() != 1:
             raise ValueError("MackoLinear's extra state must be a 1-D uint8 tensor holding a serialized macko "
-                             "matrix, not %r" % (type(state).__name__,))
-        new = None
-        if state.numel():
-            new = Matrix.deserialize(state.detach().cpu().contiguous().numpy())
+                             "matrix, or a dict of the QUANT arrays, not %r" % (type(state).__name__,))
+        if not state.numel():
+            return None
+        return Matrix.deserialize(state.detach().cpu().contiguous().numpy())
+
+    def set_extra_state(self, state):
+        """Loads the matrix of a state dict (either form of get_extra_state): checks its shape and dtype against
+        the layer, then uploads it to the layer's device at once (a CPU layer keeps the host encoding). The old
+        matrix is freed."""
+        new = self._matrix_of_state(state)
+        if new is not None:
             rows, cols, _, _ = new.info
             if (rows, cols) != (self.out_features, self.in_features) or new.datatype != _TYPES[self.dtype]:
                 got = "%dx%d %s" % (rows, cols, type_name(new.datatype))
@@ -229,11 +334,11 @@ class MackoLinear(nn.Module):
             old.close()
 
     def __getstate__(self):
-        # Pickling the whole module (torch.save(model)): the handle stays behind, the matrix goes as its bytes.
+        # Pickling the whole module (torch.save(model)): the handle stays behind, the matrix goes as its extra state.
         state = super().__getstate__()
         for k in ("handle", "matrix", "_op_key"):
             state.pop(k, None)
-        state["_macko_serialized"] = self._serialized()
+        state["_macko_serialized"] = self.get_extra_state()
         return state
 
     def __setstate__(self, state):
@@ -276,6 +381,9 @@ class MackoLinear(nn.Module):
             probe_dev = torch.device("cpu")
         probe = fn(torch.empty(0, dtype=self.dtype, device=probe_dev))
         if isinstance(probe, torch.Tensor):
+            if probe.dtype != self.dtype and self.kind == Kind.QUANT:
+                raise TypeError("MackoLinear holds a QUANT matrix (3-bit weights, fp16 statistics and outliers), "
+                                "which computes in float16 only: it cannot be converted to %s" % _name(probe.dtype))
             if probe.dtype != self.dtype and probe.dtype not in _TYPES:
                 raise TypeError("MackoLinear holds a %s macko matrix and cannot be converted to %s: macko stores "
                                 "float16, bfloat16, float32 or float64 values"
@@ -322,8 +430,10 @@ class MackoLinear(nn.Module):
         else:
             if m is not None and m.on_device:  # a host-only copy replaces it, which frees the device memory
                 with m._host_copy(old_handle, "move"):
-                    data = m.serialize()
-                self.matrix = Matrix.deserialize(data)
+                    state = m._host_state()
+                new = Matrix.__new__(Matrix)
+                new._from_state(state)
+                self.matrix = new
                 m.close()
             self.handle = None
         self.device = dev
@@ -338,7 +448,9 @@ class MackoLinear(nn.Module):
         return self._forward_eager(x)
 
     def _forward_eager(self, x):
-        self._matrix()
+        if self._matrix().kind == Kind.QUANT and x.dtype != torch.float16:
+            raise TypeError("this MackoLinear holds a QUANT matrix, which takes float16 input only, not %s: cast it "
+                            "with x.half() (and the result back)" % _name(x.dtype))
         if self.device.type != "cuda":
             raise RuntimeError("MackoLinear computes on a CUDA device; this one is on %s: move it with .cuda() or "
                                ".to('cuda')" % self.device)
@@ -359,9 +471,13 @@ class MackoLinear(nn.Module):
             spmm(self.handle, self.matrix, x2.t(), y2.t())
 
     def extra_repr(self):
+        more = ", empty" if self.matrix is None else ""
+        if self.kind == Kind.QUANT:
+            err = self.quantization_error
+            more = ", kind=QUANT, outliers=%d%s" % (self.matrix.storage.entries,
+                                                    "" if err is None else ", quantization_error=%.4g" % err)
         return "in_features=%d, out_features=%d, bias=%s, dtype=%s, device=%s%s" % (
-            self.in_features, self.out_features, self.bias is not None, self.dtype, self.device,
-            "" if self.matrix is not None else ", empty")
+            self.in_features, self.out_features, self.bias is not None, self.dtype, self.device, more)
 
 
 def _name(dtype):
