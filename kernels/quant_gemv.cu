@@ -190,7 +190,7 @@ template <int NB> __device__ __forceinline__ void outlier_unit_csr(const Args &p
 }
 
 template <int NB, int BG, bool VEC, bool TCOL>
-__global__ void __launch_bounds__(kPartWarps * 32, NB == 1 ? (BG == 1 ? 7 : 6) : 4) quant_part(Args p)
+__global__ void __launch_bounds__(kPartWarps * 32, NB == 1 ? (BG == 1 ? 7 : 5) : 4) quant_part(Args p)
 {
     /* per warp, the two tiles it decodes at a time as fp16, rows padded to 48 bytes (ldmatrix without bank
      * conflicts) */
