@@ -2,11 +2,12 @@
  *
  * Everything that comes from outside (a buffer, a file) is untrusted: every header field is checked, and the sizes it
  * implies must add up to exactly the bytes we were given, before anything is allocated. Only then is the payload
- * decoded into a fresh matrix and validated as a MACKO encoding. */
+ * decoded into a fresh matrix and validated as an encoding of its kind. MACKO matrices are format version 1 (this
+ * file), QUANT matrices version 2 (serialize_quant.c); the container, checksums and routines are shared. */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* POSIX 2008 + XSI: fileno, fstat, lstat, fsync, realpath */
 #endif
-#include "check.h"
+#include "serialize_format.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -19,72 +20,35 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define HDR_SIZE 96
-#define FORMAT_VERSION 1u
+#define HDR_SIZE MACKO_SER_HDR_SIZE
 
-/* Byte offsets of the header fields. */
+/* Byte offsets of the header fields of format version 1. */
 enum {
-    OFF_MAGIC = 0,
-    OFF_VERSION = 8,
-    OFF_HDR_SIZE = 12,
+    OFF_MAGIC = MACKO_SER_OFF_MAGIC,
+    OFF_VERSION = MACKO_SER_OFF_VERSION,
+    OFF_HDR_SIZE = MACKO_SER_OFF_HDR_SIZE,
     OFF_TYPE = 16,
     OFF_VALUE_BITS = 17,
     OFF_DELTA_BITS = 18,
     OFF_RP_BYTES = 19,
     OFF_FLAGS = 20,
-    OFF_ROWS = 24,
-    OFF_COLS = 32,
-    OFF_NNZ = 40,
+    OFF_ROWS = MACKO_SER_OFF_ROWS,
+    OFF_COLS = MACKO_SER_OFF_COLS,
+    OFF_NNZ = MACKO_SER_OFF_NNZ,
     OFF_ENTRIES = 48,
     OFF_ENTRIES_PADDED = 56,
     OFF_VALUES_BYTES = 64,
     OFF_DELTAS_BYTES = 72,
     OFF_ROWPTR_BYTES = 80,
-    OFF_PAYLOAD_CRC = 88,
-    OFF_HEADER_CRC = 92
+    OFF_PAYLOAD_CRC = MACKO_SER_OFF_PAYLOAD_CRC,
+    OFF_HEADER_CRC = MACKO_SER_OFF_HEADER_CRC
 };
+/* The payload arrays of version 1, in file order (header_t.bytes). */
+enum { A_VALUES = 0, A_DELTAS = 1, A_ROWPTR = 2 };
 
 static const uint8_t k_magic[8] = {'M', 'A', 'C', 'K', 'O', 'M', 'A', 'T'};
 
-typedef struct {
-    uint32_t version, header_size, flags, payload_crc, header_crc;
-    unsigned type, value_bits, delta_bits, rp_bytes;
-    int64_t rows, cols, nnz, entries, entries_padded;
-    int64_t values_bytes, deltas_bytes, rowptr_bytes;
-    int64_t total; /* header + payload, derived */
-} header_t;
-
-/* ---------------------------------------------------------------- little-endian fields, byte by byte */
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_i64(uint8_t *p, int64_t v)
-{
-    uint64_t u = (uint64_t)v;
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(u >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++)
-        v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-
-static int64_t get_i64(const uint8_t *p)
-{
-    uint64_t u = 0;
-    for (int i = 0; i < 8; i++)
-        u |= (uint64_t)p[i] << (8 * i);
-    /* two's complement without relying on implementation-defined unsigned -> signed conversion */
-    return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
-}
+typedef macko_ser_header header_t;
 
 static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
@@ -161,38 +125,64 @@ static int emit_array(const void *src, size_t es, int64_t bytes, sink_fn sink, v
     return 1;
 }
 
+/* The payload's three host arrays of m, in file order, sized by h. */
+static void payload_arrays(const struct macko_mat_s *m, const header_t *h, macko_ser_array a[3])
+{
+    if (h->version == 2) {
+        macko_serq_arrays(m, h, a);
+        return;
+    }
+    a[A_VALUES].p = m->host.values;
+    a[A_VALUES].es = macko_type_size(m->type);
+    a[A_DELTAS].p = m->host.deltas;
+    a[A_DELTAS].es = 1;
+    a[A_ROWPTR].p = m->host.row_ptr;
+    a[A_ROWPTR].es = m->rp64 ? 8 : 4;
+    for (int i = 0; i < 3; i++)
+        a[i].bytes = h->bytes[i];
+}
+
 static int emit_payload(const struct macko_mat_s *m, const header_t *h, sink_fn sink, void *ctx)
 {
-    return emit_array(m->host.values, macko_type_size(m->type), h->values_bytes, sink, ctx) &&
-           emit_array(m->host.deltas, 1, h->deltas_bytes, sink, ctx) &&
-           emit_array(m->host.row_ptr, m->rp64 ? 8 : 4, h->rowptr_bytes, sink, ctx);
+    macko_ser_array a[3];
+    payload_arrays(m, h, a);
+    for (int i = 0; i < 3; i++)
+        if (!emit_array(a[i].p, a[i].es, a[i].bytes, sink, ctx))
+            return 0;
+    return 1;
 }
 
 /* ---------------------------------------------------------------- header: build, pack, parse, check */
 
-/* Fills h from a matrix that has a host copy, payload checksum included. Returns 0 if a size overflows. */
+/* Fills h from a matrix (of either kind; the host copy is read only for the checksum), payload checksum included with
+ * with_crc. MACKO matrices are format version 1, QUANT matrices version 2. Returns 0 if a size overflows. */
 static int header_from_matrix(const struct macko_mat_s *m, header_t *h, int with_crc)
 {
     int64_t t;
     memset(h, 0, sizeof *h);
-    h->version = FORMAT_VERSION;
     h->header_size = HDR_SIZE;
-    h->type = (unsigned)m->type;
-    h->value_bits = (unsigned)(8 * macko_type_size(m->type));
-    h->delta_bits = 4;
-    h->rp_bytes = m->rp64 ? 8 : 4;
-    h->rows = m->rows;
-    h->cols = m->cols;
-    h->nnz = m->nnz;
-    h->entries = m->entries;
-    h->entries_padded = m->entries_padded;
-    h->values_bytes = macko_values_bytes(m->type, m->entries_padded);
-    h->deltas_bytes = m->entries_padded / 2;
-    h->rowptr_bytes = macko_rowptr_bytes(m->rows, m->rp64);
-    if (h->value_bits == 0 || (h->values_bytes == 0 && m->entries_padded != 0) || h->rowptr_bytes == 0)
-        return 0;
-    if (!macko_add_i64(HDR_SIZE, h->values_bytes, &t) || !macko_add_i64(t, h->deltas_bytes, &t) ||
-        !macko_add_i64(t, h->rowptr_bytes, &t) || (uint64_t)t > (uint64_t)SIZE_MAX)
+    if (m->kind == MACKO_KIND_QUANT) {
+        if (!macko_serq_from_matrix(m, h))
+            return 0;
+    } else {
+        h->version = 1;
+        h->type = (unsigned)m->type;
+        h->value_bits = (unsigned)(8 * macko_type_size(m->type));
+        h->delta_bits = 4;
+        h->rp_bytes = m->rp64 ? 8 : 4;
+        h->rows = m->rows;
+        h->cols = m->cols;
+        h->nnz = m->nnz;
+        h->entries = m->entries;
+        h->entries_padded = m->entries_padded;
+        h->bytes[A_VALUES] = macko_values_bytes(m->type, m->entries_padded);
+        h->bytes[A_DELTAS] = m->entries_padded / 2;
+        h->bytes[A_ROWPTR] = macko_rowptr_bytes(m->rows, m->rp64);
+        if (h->value_bits == 0 || (h->bytes[A_VALUES] == 0 && m->entries_padded != 0) || h->bytes[A_ROWPTR] == 0)
+            return 0;
+    }
+    if (!macko_add_i64(HDR_SIZE, h->bytes[0], &t) || !macko_add_i64(t, h->bytes[1], &t) ||
+        !macko_add_i64(t, h->bytes[2], &t) || (uint64_t)t > (uint64_t)SIZE_MAX)
         return 0;
     h->total = t;
     if (with_crc) {
@@ -206,34 +196,33 @@ static int header_from_matrix(const struct macko_mat_s *m, header_t *h, int with
 static void header_pack(header_t *h, uint8_t *b)
 {
     memcpy(b + OFF_MAGIC, k_magic, 8);
-    put_u32(b + OFF_VERSION, h->version);
-    put_u32(b + OFF_HDR_SIZE, h->header_size);
-    b[OFF_TYPE] = (uint8_t)h->type;
-    b[OFF_VALUE_BITS] = (uint8_t)h->value_bits;
-    b[OFF_DELTA_BITS] = (uint8_t)h->delta_bits;
-    b[OFF_RP_BYTES] = (uint8_t)h->rp_bytes;
-    put_u32(b + OFF_FLAGS, h->flags);
-    put_i64(b + OFF_ROWS, h->rows);
-    put_i64(b + OFF_COLS, h->cols);
-    put_i64(b + OFF_NNZ, h->nnz);
-    put_i64(b + OFF_ENTRIES, h->entries);
-    put_i64(b + OFF_ENTRIES_PADDED, h->entries_padded);
-    put_i64(b + OFF_VALUES_BYTES, h->values_bytes);
-    put_i64(b + OFF_DELTAS_BYTES, h->deltas_bytes);
-    put_i64(b + OFF_ROWPTR_BYTES, h->rowptr_bytes);
-    put_u32(b + OFF_PAYLOAD_CRC, h->payload_crc);
+    macko_ser_put_u32(b + OFF_VERSION, h->version);
+    macko_ser_put_u32(b + OFF_HDR_SIZE, h->header_size);
+    if (h->version == 2) {
+        macko_serq_pack(h, b);
+    } else {
+        b[OFF_TYPE] = (uint8_t)h->type;
+        b[OFF_VALUE_BITS] = (uint8_t)h->value_bits;
+        b[OFF_DELTA_BITS] = (uint8_t)h->delta_bits;
+        b[OFF_RP_BYTES] = (uint8_t)h->rp_bytes;
+        macko_ser_put_u32(b + OFF_FLAGS, h->flags);
+        macko_ser_put_i64(b + OFF_ROWS, h->rows);
+        macko_ser_put_i64(b + OFF_COLS, h->cols);
+        macko_ser_put_i64(b + OFF_NNZ, h->nnz);
+        macko_ser_put_i64(b + OFF_ENTRIES, h->entries);
+        macko_ser_put_i64(b + OFF_ENTRIES_PADDED, h->entries_padded);
+        macko_ser_put_i64(b + OFF_VALUES_BYTES, h->bytes[A_VALUES]);
+        macko_ser_put_i64(b + OFF_DELTAS_BYTES, h->bytes[A_DELTAS]);
+        macko_ser_put_i64(b + OFF_ROWPTR_BYTES, h->bytes[A_ROWPTR]);
+    }
+    macko_ser_put_u32(b + OFF_PAYLOAD_CRC, h->payload_crc);
     h->header_crc = crc_update(0, b, OFF_HEADER_CRC);
-    put_u32(b + OFF_HEADER_CRC, h->header_crc);
+    macko_ser_put_u32(b + OFF_HEADER_CRC, h->header_crc);
 }
 
 /* Records a FORMAT_ERROR at position 2, named after that argument: the bytes come from `buffer` (deserialize) or
  * from the file at `path` (load). */
-static macko_status_t bad_data(const char *fn, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static macko_status_t bad_data(const char *fn, const char *fmt, ...)
+macko_status_t macko_ser_bad_data(const char *fn, const char *fmt, ...)
 {
     char detail[400];
     va_list ap;
@@ -244,111 +233,126 @@ static macko_status_t bad_data(const char *fn, const char *fmt, ...)
                       detail);
 }
 
-/* Records a FORMAT_ERROR naming a header field. */
-static macko_status_t bad_field(const char *fn, const char *field, int offset, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static macko_status_t bad_field(const char *fn, const char *field, int offset, const char *fmt, ...)
+macko_status_t macko_ser_bad_field(const char *fn, const char *field, int offset, const char *fmt, ...)
 {
     char detail[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return bad_data(fn, "header field '%s' (byte %d) %s", field, offset, detail);
+    return macko_ser_bad_data(fn, "header field '%s' (byte %d) %s", field, offset, detail);
+}
+
+/* Parses and checks bytes 16..87 of a version-1 header; fills h->bytes. */
+static macko_status_t header_check_v1(const char *fn, const uint8_t *b, header_t *h)
+{
+    int64_t t, want;
+    h->type = b[OFF_TYPE];
+    h->value_bits = b[OFF_VALUE_BITS];
+    h->delta_bits = b[OFF_DELTA_BITS];
+    h->rp_bytes = b[OFF_RP_BYTES];
+    h->flags = macko_ser_get_u32(b + OFF_FLAGS);
+    h->rows = macko_ser_get_i64(b + OFF_ROWS);
+    h->cols = macko_ser_get_i64(b + OFF_COLS);
+    h->nnz = macko_ser_get_i64(b + OFF_NNZ);
+    h->entries = macko_ser_get_i64(b + OFF_ENTRIES);
+    h->entries_padded = macko_ser_get_i64(b + OFF_ENTRIES_PADDED);
+    h->bytes[A_VALUES] = macko_ser_get_i64(b + OFF_VALUES_BYTES);
+    h->bytes[A_DELTAS] = macko_ser_get_i64(b + OFF_DELTAS_BYTES);
+    h->bytes[A_ROWPTR] = macko_ser_get_i64(b + OFF_ROWPTR_BYTES);
+
+    if (!macko_type_valid((int)h->type))
+        return macko_ser_bad_field(fn, "value_type", OFF_TYPE, "is %u, not a known macko_datatype_t", h->type);
+    if (h->value_bits != 8 * macko_type_size((macko_datatype_t)h->type))
+        return macko_ser_bad_field(fn, "value_bits", OFF_VALUE_BITS, "is %u; value type %u has %u-bit values",
+                                   h->value_bits, h->type,
+                                   (unsigned)(8 * macko_type_size((macko_datatype_t)h->type)));
+    if (h->delta_bits != 4)
+        return macko_ser_bad_field(fn, "delta_bits", OFF_DELTA_BITS, "is %u; only 4-bit deltas exist", h->delta_bits);
+    if (h->flags != 0)
+        return macko_ser_bad_field(fn, "flags", OFF_FLAGS, "is 0x%x; no flags are defined in format version 1",
+                                   (unsigned)h->flags);
+    if (h->rows < 0 || h->rows > MACKO_MAX_ELEMS)
+        return macko_ser_bad_field(fn, "rows", OFF_ROWS, "is %lld, outside [0, 2^56]", (long long)h->rows);
+    if (h->cols < 0)
+        return macko_ser_bad_field(fn, "cols", OFF_COLS, "is %lld, negative", (long long)h->cols);
+    if (h->entries < 0 || h->entries > MACKO_MAX_ELEMS)
+        return macko_ser_bad_field(fn, "entries", OFF_ENTRIES, "is %lld, outside [0, 2^56]", (long long)h->entries);
+    if (h->nnz < 0 || h->nnz > h->entries)
+        return macko_ser_bad_field(fn, "nnz", OFF_NNZ, "is %lld, outside [0, entries = %lld]", (long long)h->nnz,
+                                   (long long)h->entries);
+    if (h->entries_padded != macko_round8(h->entries))
+        return macko_ser_bad_field(fn, "entries_padded", OFF_ENTRIES_PADDED,
+                                   "is %lld; entries %lld rounded up to 8 is %lld", (long long)h->entries_padded,
+                                   (long long)h->entries, (long long)macko_round8(h->entries));
+    if (h->rp_bytes != (h->entries >= MACKO_RP32_LIMIT ? 8u : 4u))
+        return macko_ser_bad_field(fn, "row_ptr_bytes", OFF_RP_BYTES, "is %u; %lld entries need %u-byte row pointers",
+                                   h->rp_bytes, (long long)h->entries, h->entries >= MACKO_RP32_LIMIT ? 8u : 4u);
+    if (!macko_mul_i64(h->entries_padded, (int64_t)macko_type_size((macko_datatype_t)h->type), &want) ||
+        h->bytes[A_VALUES] != want)
+        return macko_ser_bad_field(fn, "values_bytes", OFF_VALUES_BYTES,
+                                   "is %lld; entries_padded and the type imply %lld", (long long)h->bytes[A_VALUES],
+                                   (long long)want);
+    want = h->entries_padded / 2;
+    if (h->bytes[A_DELTAS] != want)
+        return macko_ser_bad_field(fn, "deltas_bytes", OFF_DELTAS_BYTES, "is %lld; entries_padded implies %lld",
+                                   (long long)h->bytes[A_DELTAS], (long long)want);
+    if (!macko_add_i64(h->rows, 1, &t) || !macko_mul_i64(t, (int64_t)h->rp_bytes, &want) ||
+        h->bytes[A_ROWPTR] != want)
+        return macko_ser_bad_field(fn, "row_ptr_total_bytes", OFF_ROWPTR_BYTES,
+                                   "is %lld; rows and row_ptr_bytes imply %lld", (long long)h->bytes[A_ROWPTR],
+                                   (long long)want);
+    return MACKO_STATUS_SUCCESS;
 }
 
 /* Parses and checks the header in b, of which `avail` bytes are readable (at most HDR_SIZE are read), for a
  * serialized matrix of exactly `total_size` bytes. Touches nothing but *h; allocates nothing. */
 static macko_status_t header_check(const char *fn, const uint8_t *b, int64_t avail, int64_t total_size, header_t *h)
 {
-    int64_t t, want;
+    int64_t t;
+    macko_status_t st;
     memset(h, 0, sizeof *h);
     if (avail < 8)
-        return bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
+        return macko_ser_bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header",
+                                  (long long)total_size, HDR_SIZE);
     if (memcmp(b + OFF_MAGIC, k_magic, 8) != 0)
-        return bad_field(fn, "magic", OFF_MAGIC, "is not \"MACKOMAT\": not a serialized macko matrix");
+        return macko_ser_bad_field(fn, "magic", OFF_MAGIC, "is not \"MACKOMAT\": not a serialized macko matrix");
     if (avail < OFF_VERSION + 4)
-        return bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
-    h->version = get_u32(b + OFF_VERSION);
-    if (h->version != FORMAT_VERSION)
-        return bad_field(fn, "version", OFF_VERSION, "is %u; this library reads format version %u",
-                         (unsigned)h->version, FORMAT_VERSION);
+        return macko_ser_bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header",
+                                  (long long)total_size, HDR_SIZE);
+    h->version = macko_ser_get_u32(b + OFF_VERSION);
+    if (h->version != 1 && h->version != 2)
+        return macko_ser_bad_field(fn, "version", OFF_VERSION, "is %u; this library reads format versions 1 and 2",
+                                   (unsigned)h->version);
     if (avail < HDR_SIZE)
-        return bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header", (long long)total_size, HDR_SIZE);
-    h->header_size = get_u32(b + OFF_HDR_SIZE);
+        return macko_ser_bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header",
+                                  (long long)total_size, HDR_SIZE);
+    h->header_size = macko_ser_get_u32(b + OFF_HDR_SIZE);
     if (h->header_size != HDR_SIZE)
-        return bad_field(fn, "header_size", OFF_HDR_SIZE, "is %u; format version 1 has a %d-byte header",
-                         (unsigned)h->header_size, HDR_SIZE);
-    h->header_crc = get_u32(b + OFF_HEADER_CRC);
+        return macko_ser_bad_field(fn, "header_size", OFF_HDR_SIZE, "is %u; format version %u has a %d-byte header",
+                                   (unsigned)h->header_size, (unsigned)h->version, HDR_SIZE);
+    h->header_crc = macko_ser_get_u32(b + OFF_HEADER_CRC);
     if (crc_update(0, b, OFF_HEADER_CRC) != h->header_crc)
-        return bad_field(fn, "header_crc32", OFF_HEADER_CRC, "does not match bytes 0..%d: the header is corrupted",
-                         OFF_HEADER_CRC - 1);
+        return macko_ser_bad_field(fn, "header_crc32", OFF_HEADER_CRC,
+                                   "does not match bytes 0..%d: the header is corrupted", OFF_HEADER_CRC - 1);
+    h->payload_crc = macko_ser_get_u32(b + OFF_PAYLOAD_CRC);
 
-    h->type = b[OFF_TYPE];
-    h->value_bits = b[OFF_VALUE_BITS];
-    h->delta_bits = b[OFF_DELTA_BITS];
-    h->rp_bytes = b[OFF_RP_BYTES];
-    h->flags = get_u32(b + OFF_FLAGS);
-    h->rows = get_i64(b + OFF_ROWS);
-    h->cols = get_i64(b + OFF_COLS);
-    h->nnz = get_i64(b + OFF_NNZ);
-    h->entries = get_i64(b + OFF_ENTRIES);
-    h->entries_padded = get_i64(b + OFF_ENTRIES_PADDED);
-    h->values_bytes = get_i64(b + OFF_VALUES_BYTES);
-    h->deltas_bytes = get_i64(b + OFF_DELTAS_BYTES);
-    h->rowptr_bytes = get_i64(b + OFF_ROWPTR_BYTES);
-    h->payload_crc = get_u32(b + OFF_PAYLOAD_CRC);
-
-    if (!macko_type_valid((int)h->type))
-        return bad_field(fn, "value_type", OFF_TYPE, "is %u, not a known macko_datatype_t", h->type);
-    if (h->value_bits != 8 * macko_type_size((macko_datatype_t)h->type))
-        return bad_field(fn, "value_bits", OFF_VALUE_BITS, "is %u; value type %u has %u-bit values", h->value_bits,
-                         h->type, (unsigned)(8 * macko_type_size((macko_datatype_t)h->type)));
-    if (h->delta_bits != 4)
-        return bad_field(fn, "delta_bits", OFF_DELTA_BITS, "is %u; only 4-bit deltas exist", h->delta_bits);
-    if (h->flags != 0)
-        return bad_field(fn, "flags", OFF_FLAGS, "is 0x%x; no flags are defined in format version 1",
-                         (unsigned)h->flags);
-    if (h->rows < 0 || h->rows > MACKO_MAX_ELEMS)
-        return bad_field(fn, "rows", OFF_ROWS, "is %lld, outside [0, 2^56]", (long long)h->rows);
-    if (h->cols < 0)
-        return bad_field(fn, "cols", OFF_COLS, "is %lld, negative", (long long)h->cols);
-    if (h->entries < 0 || h->entries > MACKO_MAX_ELEMS)
-        return bad_field(fn, "entries", OFF_ENTRIES, "is %lld, outside [0, 2^56]", (long long)h->entries);
-    if (h->nnz < 0 || h->nnz > h->entries)
-        return bad_field(fn, "nnz", OFF_NNZ, "is %lld, outside [0, entries = %lld]", (long long)h->nnz,
-                         (long long)h->entries);
-    if (h->entries_padded != macko_round8(h->entries))
-        return bad_field(fn, "entries_padded", OFF_ENTRIES_PADDED, "is %lld; entries %lld rounded up to 8 is %lld",
-                         (long long)h->entries_padded, (long long)h->entries, (long long)macko_round8(h->entries));
-    if (h->rp_bytes != (h->entries >= MACKO_RP32_LIMIT ? 8u : 4u))
-        return bad_field(fn, "row_ptr_bytes", OFF_RP_BYTES, "is %u; %lld entries need %u-byte row pointers",
-                         h->rp_bytes, (long long)h->entries, h->entries >= MACKO_RP32_LIMIT ? 8u : 4u);
-    if (!macko_mul_i64(h->entries_padded, (int64_t)macko_type_size((macko_datatype_t)h->type), &want) ||
-        h->values_bytes != want)
-        return bad_field(fn, "values_bytes", OFF_VALUES_BYTES, "is %lld; entries_padded and the type imply %lld",
-                         (long long)h->values_bytes, (long long)want);
-    want = h->entries_padded / 2;
-    if (h->deltas_bytes != want)
-        return bad_field(fn, "deltas_bytes", OFF_DELTAS_BYTES, "is %lld; entries_padded implies %lld",
-                         (long long)h->deltas_bytes, (long long)want);
-    if (!macko_add_i64(h->rows, 1, &t) || !macko_mul_i64(t, (int64_t)h->rp_bytes, &want) || h->rowptr_bytes != want)
-        return bad_field(fn, "row_ptr_total_bytes", OFF_ROWPTR_BYTES, "is %lld; rows and row_ptr_bytes imply %lld",
-                         (long long)h->rowptr_bytes, (long long)want);
-    if (!macko_add_i64(HDR_SIZE, h->values_bytes, &t) || !macko_add_i64(t, h->deltas_bytes, &t) ||
-        !macko_add_i64(t, h->rowptr_bytes, &t))
-        return bad_data(fn, "the array sizes in the header overflow int64");
+    st = h->version == 2 ? macko_serq_check(fn, b, h) : header_check_v1(fn, b, h);
+    if (st != MACKO_STATUS_SUCCESS)
+        return st;
+    /* Each array size is bounded by its field check; their sum still may not be. */
+    if (!macko_add_i64(HDR_SIZE, h->bytes[0], &t) || !macko_add_i64(t, h->bytes[1], &t) ||
+        !macko_add_i64(t, h->bytes[2], &t))
+        return macko_ser_bad_data(fn, "the array sizes in the header overflow int64");
     if (t > total_size)
-        return bad_data(fn, "truncated: the header announces %lld bytes, only %lld are present", (long long)t,
-                        (long long)total_size);
+        return macko_ser_bad_data(fn, "truncated: the header announces %lld bytes, only %lld are present",
+                                  (long long)t, (long long)total_size);
     if (t < total_size)
-        return bad_data(fn, "%lld unexpected bytes after the end of the payload (header announces %lld bytes)",
-                        (long long)(total_size - t), (long long)t);
+        return macko_ser_bad_data(fn,
+                                  "%lld unexpected bytes after the end of the payload (header announces %lld bytes)",
+                                  (long long)(total_size - t), (long long)t);
     if ((uint64_t)t > (uint64_t)SIZE_MAX)
-        return bad_data(fn, "%lld bytes do not fit this platform's size_t", (long long)t);
+        return macko_ser_bad_data(fn, "%lld bytes do not fit this platform's size_t", (long long)t);
     h->total = t;
     return MACKO_STATUS_SUCCESS;
 }
@@ -358,7 +362,10 @@ static macko_status_t header_check(const char *fn, const uint8_t *b, int64_t ava
 /* A new matrix with zeroed host arrays for a checked header; NULL with *st set on failure. */
 static struct macko_mat_s *matrix_for_header(const header_t *h, macko_status_t *st)
 {
-    struct macko_mat_s *m = macko_mat_alloc();
+    struct macko_mat_s *m;
+    if (h->version == 2)
+        return macko_serq_matrix(h, st);
+    m = macko_mat_alloc();
     if (m == NULL) {
         *st = MACKO_STATUS_ALLOC_FAILED;
         return NULL;
@@ -386,14 +393,13 @@ static macko_status_t fail_alloc(const char *fn, macko_status_t st, const header
 }
 
 /* Converts the freshly filled arrays from little-endian to host order (nothing to do on little-endian hosts). */
-static void arrays_to_host_order(struct macko_mat_s *m, const header_t *h)
+static void arrays_to_host_order(const macko_ser_array a[3])
 {
     if (host_is_little_endian())
         return;
-    swap_elements((uint8_t *)m->host.values, (const uint8_t *)m->host.values, macko_type_size(m->type),
-                  (size_t)h->values_bytes);
-    swap_elements((uint8_t *)m->host.row_ptr, (const uint8_t *)m->host.row_ptr, m->rp64 ? 8 : 4,
-                  (size_t)h->rowptr_bytes);
+    for (int i = 0; i < 3; i++)
+        if (a[i].es > 1)
+            swap_elements((uint8_t *)a[i].p, (const uint8_t *)a[i].p, a[i].es, (size_t)a[i].bytes);
 }
 
 /* Validates the decoded content; on failure destroys m and records the error. */
@@ -401,16 +407,18 @@ static macko_status_t finish_load(const char *fn, struct macko_mat_s *m, const h
 {
     char msg[256];
     int64_t nnz = -1;
+    if (h->version == 2)
+        return macko_serq_finish(fn, m, h);
     msg[0] = '\0';
     if (macko_validate_arrays(m->rows, m->cols, m->type, m->entries, m->rp64, m->host.values, m->host.deltas,
                               m->host.row_ptr, &nnz, msg, sizeof msg) != 0) {
         macko_mat_destroy(m); /* before macko_fail: destroy clears the error details */
-        return bad_data(fn, "the payload is not a valid MACKO encoding: %s", msg);
+        return macko_ser_bad_data(fn, "the payload is not a valid MACKO encoding: %s", msg);
     }
     if (nnz != h->nnz) {
         macko_mat_destroy(m);
-        return bad_field(fn, "nnz", OFF_NNZ, "is %lld but the payload holds %lld nonzero values", (long long)h->nnz,
-                         (long long)nnz);
+        return macko_ser_bad_field(fn, "nnz", OFF_NNZ, "is %lld but the payload holds %lld nonzero values",
+                                   (long long)h->nnz, (long long)nnz);
     }
     return MACKO_STATUS_SUCCESS;
 }
@@ -461,6 +469,7 @@ macko_status_t macko_mat_deserialize(macko_mat_t *A, const void *buffer, int64_t
     macko_status_t st;
     struct macko_mat_s *m;
     uint32_t crc;
+    macko_ser_array a[3];
     MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
     if (buffer_size != 0) /* negative too: buffer comes first */
         MACKO_CHECK(macko_check_ptr(fn, 2, "buffer", buffer));
@@ -470,17 +479,20 @@ macko_status_t macko_mat_deserialize(macko_mat_t *A, const void *buffer, int64_t
         return st;
     crc = crc_update(0, b + HDR_SIZE, (size_t)(h.total - HDR_SIZE));
     if (crc != h.payload_crc)
-        return bad_field(fn, "payload_crc32", OFF_PAYLOAD_CRC, "is 0x%08x but the payload's CRC-32 is 0x%08x",
-                         (unsigned)h.payload_crc, (unsigned)crc);
+        return macko_ser_bad_field(fn, "payload_crc32", OFF_PAYLOAD_CRC,
+                                   "is 0x%08x but the payload's CRC-32 is 0x%08x", (unsigned)h.payload_crc,
+                                   (unsigned)crc);
     m = matrix_for_header(&h, &st);
     if (m == NULL)
         return fail_alloc(fn, st, &h);
-    if (h.values_bytes > 0)
-        memcpy(m->host.values, b + HDR_SIZE, (size_t)h.values_bytes);
-    if (h.deltas_bytes > 0)
-        memcpy(m->host.deltas, b + HDR_SIZE + h.values_bytes, (size_t)h.deltas_bytes);
-    memcpy(m->host.row_ptr, b + HDR_SIZE + h.values_bytes + h.deltas_bytes, (size_t)h.rowptr_bytes);
-    arrays_to_host_order(m, &h);
+    payload_arrays(m, &h, a);
+    b += HDR_SIZE;
+    for (int i = 0; i < 3; i++) {
+        if (a[i].bytes > 0)
+            memcpy(a[i].p, b, (size_t)a[i].bytes);
+        b += a[i].bytes;
+    }
+    arrays_to_host_order(a);
     st = finish_load(fn, m, &h);
     if (st != MACKO_STATUS_SUCCESS)
         return st;
@@ -672,6 +684,7 @@ macko_status_t macko_mat_load(macko_mat_t *A, const char *path)
     struct macko_mat_s *m;
     int64_t size, avail;
     uint32_t crc = 0;
+    macko_ser_array a[3];
     FILE *f;
     int err;
     MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
@@ -702,8 +715,9 @@ macko_status_t macko_mat_load(macko_mat_t *A, const char *path)
         fclose(f);
         return fail_alloc(fn, st, &h);
     }
-    if (!read_array(f, m->host.values, h.values_bytes, &crc) || !read_array(f, m->host.deltas, h.deltas_bytes, &crc) ||
-        !read_array(f, m->host.row_ptr, h.rowptr_bytes, &crc)) {
+    payload_arrays(m, &h, a);
+    if (!read_array(f, a[0].p, a[0].bytes, &crc) || !read_array(f, a[1].p, a[1].bytes, &crc) ||
+        !read_array(f, a[2].p, a[2].bytes, &crc)) {
         fclose(f);
         macko_mat_destroy(m);
         return macko_fail(MACKO_STATUS_IO_ERROR, fn, 2, "path '%s': reading the payload failed (file changed?)", path);
@@ -711,10 +725,11 @@ macko_status_t macko_mat_load(macko_mat_t *A, const char *path)
     fclose(f);
     if (crc != h.payload_crc) {
         macko_mat_destroy(m);
-        return bad_field(fn, "payload_crc32", OFF_PAYLOAD_CRC, "is 0x%08x but the payload's CRC-32 is 0x%08x",
-                         (unsigned)h.payload_crc, (unsigned)crc);
+        return macko_ser_bad_field(fn, "payload_crc32", OFF_PAYLOAD_CRC,
+                                   "is 0x%08x but the payload's CRC-32 is 0x%08x", (unsigned)h.payload_crc,
+                                   (unsigned)crc);
     }
-    arrays_to_host_order(m, &h);
+    arrays_to_host_order(a);
     st = finish_load(fn, m, &h);
     if (st != MACKO_STATUS_SUCCESS)
         return st;

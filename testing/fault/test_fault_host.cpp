@@ -262,6 +262,22 @@ TEST_F(HostFixture, CreateQuantHostAndTheQuantRoutinesWithoutFaultPoints)
     };
     c.succeeded = [] {};
     EXPECT_EQ(sweep(c).points, 0);
+
+    /* Persistence of the QUANT kind (format version 2): deserialize allocates the three arrays and the matrix;
+     * serialize and serialized_size meet no fault point. */
+    const Bytes ser = serialized(Q);
+    Bytes buf(ser.size());
+    sweep(quant_case("macko_mat_deserialize (QUANT)", "macko_mat_deserialize", out, ref,
+                     [&] { return macko_mat_deserialize(&out, ser.data(), (int64_t)ser.size()); }));
+    c.name = "macko_mat_serialized_size, macko_mat_serialize (QUANT)";
+    c.call = [&] {
+        int64_t n = 0;
+        macko_status_t st = macko_mat_serialized_size(Q, &n);
+        return st == MACKO_STATUS_SUCCESS ? macko_mat_serialize(Q, buf.data(), n) : st;
+    };
+    c.succeeded = [&] { EXPECT_EQ(buf, ser); };
+    EXPECT_EQ(sweep(c).points, 0);
+    c.succeeded = [] {};
     macko_mat_destroy(Q);
 
     macko_mat_t D = nullptr;
@@ -411,6 +427,42 @@ TEST_F(SaveFixture, Load)
         EXPECT_EQ(listing(dir), std::vector<std::string>{"m.macko"});
     };
     sweep(c);
+}
+
+TEST_F(SaveFixture, LoadQuant)
+{
+    macko_mat_t Q = quant_encode(h, MACKO_OUTLIERS_FRACTION, 0.05);
+    ASSERT_NE(Q, nullptr);
+    const QuantArrays ref = quant_arrays(Q);
+    const Bytes ser = serialized(Q);
+    macko_mat_destroy(Q);
+    const fs::path path = dir / "q.macko";
+    write_file(path, ser);
+    Case c = quant_case("macko_mat_load (QUANT)", "macko_mat_load", out, ref,
+                        [&] { return macko_mat_load(&out, path.c_str()); });
+    c.tolerable = {"fclose"}; /* of the stream read from: everything was read */
+    const auto unchanged = c.unchanged;
+    c.unchanged = [&, unchanged] {
+        unchanged();
+        EXPECT_EQ(read_file(path), ser);
+        EXPECT_EQ(listing(dir), std::vector<std::string>{"q.macko"});
+    };
+    sweep(c);
+}
+
+TEST_F(SaveFixture, SaveQuantUnderEveryFailureKeepsTheOldFile)
+{
+    macko_mat_t Q = quant_encode(h, MACKO_OUTLIERS_FRACTION, 0.05), B = encode(s);
+    ASSERT_NE(Q, nullptr);
+    ASSERT_NE(B, nullptr);
+    const Bytes new_bytes = serialized(Q), old_bytes = serialized(B);
+    auto inode = std::make_shared<ino_t>(0);
+    Case c = save_case(*this, Q, Before::RegularFile, old_bytes, new_bytes, inode);
+    c.name = "macko_mat_save (QUANT, over a MACKO file)";
+    const Tally t = sweep(c);
+    EXPECT_GE(t.points, 8);
+    macko_mat_destroy(Q);
+    macko_mat_destroy(B);
 }
 
 } // namespace

@@ -25,7 +25,7 @@
  *                    [10..11] entries (u16 & 4095)
  *                    then values (entries rounded up to 8), deltas (half as many bytes), row_ptr (rows + 1 int32);
  *                    missing bytes read as zero.
- * fuzz_deserialize:  the bytes are the serialized matrix. */
+ * fuzz_deserialize:  the bytes are the serialized matrix (format version 1, MACKO, or 2, QUANT). */
 enum { FZ_CSR_HDR = 6, FZ_IMPORT_HDR = 12 };
 
 #define FZ_ABORT(...)                                                                                                  \
@@ -99,17 +99,81 @@ static inline int64_t fz_serialize(macko_mat_t A, uint8_t **out)
     return n;
 }
 
+/* Serializes A, deserializes the bytes and serializes again, expecting the same bytes. */
+static inline void fz_check_reserialize(macko_mat_t A)
+{
+    uint8_t *s1, *s2;
+    int64_t n1, n2;
+    macko_mat_t B = NULL;
+    n1 = fz_serialize(A, &s1);
+    if (macko_mat_deserialize(&B, s1, n1) != MACKO_STATUS_SUCCESS)
+        FZ_ABORT("deserialize of a serialized matrix failed");
+    n2 = fz_serialize(B, &s2);
+    if (n1 != n2 || memcmp(s1, s2, (size_t)n1) != 0)
+        FZ_ABORT("serialize -> deserialize -> serialize changed the bytes");
+    macko_mat_destroy(B);
+    free(s1);
+    free(s2);
+}
+
+/* A QUANT matrix (lapack_style_docs/FORMAT_QUANT.md): fp16, at most 65536 columns, its arrays of the documented sizes
+ * accepted by the importer again with the same nnz, the dense export (when small) holding nnz nonzeros. */
+static inline void fz_check_quant(macko_mat_t A)
+{
+    int64_t rows = -1, cols = -1, nnz = -1, nnz2 = -1, wc = -1, no = -1, k;
+    macko_datatype_t type;
+    int bits = 0;
+    const uint64_t *w = NULL;
+    const int32_t *rp = NULL;
+    const uint32_t *e = NULL;
+    macko_mat_t B = NULL;
+    if (macko_mat_get_info(A, &rows, &cols, &nnz, &type) != MACKO_STATUS_SUCCESS ||
+        macko_mat_get_quant_host(A, &bits, &w, &wc, &no, &rp, &e) != MACKO_STATUS_SUCCESS)
+        FZ_ABORT("QUANT queries failed");
+    if (type != MACKO_R_16F || bits != 3 || rows < 0 || cols < 0 || cols > 65536 || nnz < 0 || no < 0 ||
+        wc != 16 * ((rows + 15) / 16) * ((cols + 15) / 16) || rp[0] != 0 || rp[rows] != no)
+        FZ_ABORT("QUANT matrix %lld x %lld: type %d, bits %d, nnz %lld, words %lld, outliers %lld", (long long)rows,
+                 (long long)cols, (int)type, bits, (long long)nnz, (long long)wc, (long long)no);
+    if (macko_mat_create_quant_host(&B, rows, cols, bits, w, no, rp, e) != MACKO_STATUS_SUCCESS ||
+        macko_mat_get_info(B, NULL, NULL, &nnz2, NULL) != MACKO_STATUS_SUCCESS || nnz2 != nnz)
+        FZ_ABORT("the importer refuses the arrays of an accepted QUANT matrix, or counts %lld nonzeros, not %lld",
+                 (long long)nnz2, (long long)nnz);
+    macko_mat_destroy(B);
+    if (rows > 0 && cols > 0 && cols <= (INT64_C(1) << 16) / rows) {
+        uint16_t *d = (uint16_t *)malloc((size_t)(rows * cols) * 2);
+        int64_t dn = 0;
+        if (d == NULL)
+            FZ_ABORT("harness out of memory");
+        if (macko_mat_export_dense_host(A, d, cols, MACKO_ORDER_ROW) != MACKO_STATUS_SUCCESS)
+            FZ_ABORT("QUANT dense export failed");
+        for (k = 0; k < rows * cols; k++)
+            dn += (d[k] & 0x7FFF) != 0;
+        if (dn != nnz)
+            FZ_ABORT("QUANT dense export holds %lld nonzeros, nnz %lld", (long long)dn, (long long)nnz);
+        free(d);
+    }
+    fz_check_reserialize(A);
+}
+
 /* Exports A as CSR (int64, base 0) and, when small, densely, and checks that they describe the same matrix with
- * nnz nonzeros; then serializes, deserializes and serializes again, expecting the same bytes. */
+ * nnz nonzeros; then serializes, deserializes and serializes again, expecting the same bytes. A QUANT matrix: the
+ * checks of fz_check_quant. */
 static inline void fz_check_matrix(macko_mat_t A)
 {
     int64_t rows = -1, cols = -1, nnz = -1, r, k, total;
     macko_datatype_t type;
     size_t es;
     int64_t *rp, *ci;
-    uint8_t *v, *s1, *s2;
-    int64_t n1, n2;
-    macko_mat_t B = NULL;
+    uint8_t *v;
+    macko_kind_t kind;
+    if (macko_mat_get_kind(A, &kind) != MACKO_STATUS_SUCCESS)
+        FZ_ABORT("get_kind failed");
+    if (kind == MACKO_KIND_QUANT) {
+        fz_check_quant(A);
+        return;
+    }
+    if (kind != MACKO_KIND_MACKO)
+        FZ_ABORT("get_kind: %d", (int)kind);
     if (macko_mat_get_info(A, &rows, &cols, &nnz, &type) != MACKO_STATUS_SUCCESS)
         FZ_ABORT("get_info failed");
     if (rows < 0 || cols < 0 || nnz < 0 ||
@@ -159,15 +223,7 @@ static inline void fz_check_matrix(macko_mat_t A)
     free(rp);
     free(ci);
     free(v);
-    n1 = fz_serialize(A, &s1);
-    if (macko_mat_deserialize(&B, s1, n1) != MACKO_STATUS_SUCCESS)
-        FZ_ABORT("deserialize of a serialized matrix failed");
-    n2 = fz_serialize(B, &s2);
-    if (n1 != n2 || memcmp(s1, s2, (size_t)n1) != 0)
-        FZ_ABORT("serialize -> deserialize -> serialize changed the bytes");
-    macko_mat_destroy(B);
-    free(s1);
-    free(s2);
+    fz_check_reserialize(A);
 }
 
 #endif

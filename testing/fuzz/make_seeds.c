@@ -174,6 +174,37 @@ int main(int argc, char **argv)
     seed_serialized("empty_4x0", W);
     seed_serialized("bf16_structured_9x41", BF);
     seed_serialized("double_3x20", D);
+    {
+        /* QUANT (format version 2): the golden 2 x 5 matrix of testing/test_serialize_quant.cpp, an encoded 9 x 41
+         * with outliers, and 17 x 20 (two bands, two tile columns) without */
+        const uint64_t words[16] = {UINT64_C(0x0A00040000190110), UINT64_C(0x6000000008F), UINT64_C(0x400000000000),
+                                    UINT64_C(0x300000000000), 0, 0, 0, UINT64_C(0xC00000000000), 0, 0,
+                                    UINT64_C(0x800000000000), UINT64_C(0x300000000000), 0, 0, 0, 0};
+        const int32_t optr[3] = {0, 1, 2};
+        const uint32_t oent[2] = {0x38000004u, 0xC2000001u};
+        float f[9 * 41]; /* also holds 17 x 20 */
+        macko_mat_t Q = NULL;
+        if (macko_mat_create_quant_host(&Q, 2, 5, 3, words, 2, optr, oent) != MACKO_STATUS_SUCCESS)
+            FZ_ABORT("quant seed matrix");
+        seed_serialized("quant_golden_2x5", Q);
+        macko_mat_destroy(Q);
+        for (i = 0; i < 9 * 41; i++)
+            f[i] = (float)s[i] * 0.375f + (float)(i % 5) * 0.0625f;
+        if (macko_mat_create_quant_dense_host(&Q, 9, 41, MACKO_R_32F, f, 41, MACKO_ORDER_ROW, 3,
+                                              MACKO_OUTLIERS_FRACTION, 0.05) != MACKO_STATUS_SUCCESS)
+            FZ_ABORT("quant seed matrix");
+        seed_serialized("quant_encoded_9x41", Q);
+        macko_mat_destroy(Q);
+        for (i = 0; i < 17 * 20; i++) {
+            x = x * 1103515245u + 12345u;
+            f[i] = (float)((int)((x >> 16) % 33) - 16) * 0.125f;
+        }
+        if (macko_mat_create_quant_dense_host(&Q, 17, 20, MACKO_R_32F, f, 20, MACKO_ORDER_ROW, 3, MACKO_OUTLIERS_NONE,
+                                              0.0) != MACKO_STATUS_SUCCESS)
+            FZ_ABORT("quant seed matrix");
+        seed_serialized("quant_17x20", Q);
+        macko_mat_destroy(Q);
+    }
 
     {
         const int64_t rp[5] = {0, 2, 2, 4, 5};
