@@ -160,7 +160,7 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
     MACKO_CHECK(macko_check_handle(fn, handle));
     MACKO_CHECK(macko_check_host_mat(fn, 2, A));
     if (A->kind == MACKO_KIND_QUANT)
-        return macko_quant_upload(fn, handle, A, -1, 0);
+        return macko_quant_upload(fn, handle, A, -1, 0, 0);
     e = macko_dev_enter(&g, handle->device);
     if (e != cudaSuccess)
         return macko_fail(macko_cuda_status(e), fn, 0, "cannot make device %d current: %s", handle->device,

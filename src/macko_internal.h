@@ -104,13 +104,16 @@ struct macko_mat_s {
 /* TCOL outliers are uploaded when their slots are at most this many times the outliers (padding <= 50 %) */
 #define MACKO_QUANT_TCOL_MAX_PAD 1.5
 int macko_quant_auto_layout(int64_t outliers, int64_t tcol_slots);
-/* Tiles per unit of the quantized part, units of `group` bands (1 or 4): about 64 warps' worth of units per SM,
- * up to 32 tiles each (whole groups of 8 or 4), and few enough units (with ounits outlier units per band) that 16 columns of
+/* Tiles per unit of the quantized part, units of `group` bands (1 or 4): about 64 (one band) or 16 (four bands)
+ * warps' worth of units per SM,
+ * 8 (one band) or 16 (four bands) to 32 tiles each, and few enough units (with ounits outlier units per band) that 16 columns of
  * unit sums fit the handle's workspace; 0 when even one unit per band does not fit. */
 int macko_quant_auto_unit(int64_t rows, int64_t tcols, int ounits, int group, int sm_count);
 /* Uploads A (kind QUANT, host copy present) to the handle's device with the outlier layout (MACKO_QOUT_*; -1:
- * automatic) and tiles per unit (0: automatic), replacing a previous device copy only on success. */
-macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_mat_t A, int layout, int unit_tiles);
+ * automatic), tiles per unit (0: automatic) and at most max_ounits outlier units per band (0: 64, fewer while the
+ * unit sums do not fit the workspace), replacing a previous device copy only on success. */
+macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_mat_t A, int layout, int unit_tiles,
+                                  int max_ounits);
 macko_status_t macko_quant_download(const char *fn, macko_handle_t handle, macko_mat_t A);
 void macko_quant_device_free(struct macko_mat_s *m);
 /* C = alpha * M * B + beta * C for a checked call: B(k, j) at b[k*incb + j*ldb], C(i, j) at c[i*incc + j*ldc], fp16,

@@ -69,13 +69,15 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                           "op T needs the transposed encoding: call macko_analysis with op T first");
     if (A->kind == MACKO_KIND_QUANT) {
         const int lay = f != NULL ? f->quant_outliers : -1, ut = f != NULL ? f->quant_unit_tiles : 0;
-        if (lay < -1 || lay > MACKO_QOUT_TCOL || ut < 0)
+        const int mo = f != NULL ? f->quant_max_ounits : 0;
+        if (lay < -1 || lay > MACKO_QOUT_TCOL || ut < 0 || mo < 0)
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
-                              "quant_outliers = %d / quant_unit_tiles = %d out of range", lay, ut);
+                              "quant_outliers = %d / quant_unit_tiles = %d / quant_max_ounits = %d out of range", lay,
+                              ut, mo);
         if (!A->has_host)
             return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 2, "a QUANT override uploads A again: it needs A's "
                                                                    "host copy");
-        return macko_quant_upload(fn, handle, A, lay, ut);
+        return macko_quant_upload(fn, handle, A, lay, ut, mo);
     }
     M = op == MACKO_OPERATION_NON_TRANSPOSE ? A : A->trans;
 

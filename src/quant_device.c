@@ -36,38 +36,45 @@ int macko_quant_auto_layout(int64_t outliers, int64_t tcol_slots)
                                                                                            : MACKO_QOUT_CSR;
 }
 
+/* Floats of the workspace the unit sums may use: all of its partial region. */
+#define QUANT_WS_FLOATS ((MACKO_WS_BYTES - (int64_t)MACKO_WS_COUNTERS * (int64_t)sizeof(int)) / (int64_t)sizeof(float))
+
 int macko_quant_auto_unit(int64_t rows, int64_t tcols, int ounits, int group, int sm_count)
 {
-    const int64_t bands = (rows + 15) / 16, cap = MACKO_WS_BYTES / 2 / (int64_t)sizeof(float);
-    /* whole groups of tiles (quant_gemv.cu: 8 with one band per unit, 4 with four) */
-    const int64_t gran = group == 1 ? 8 : 4;
-    int64_t unit = bands * tcols / (group * (int64_t)sm_count * 64) / gran * gran;
-    unit = unit < gran ? gran : unit > 32 ? 32 : unit;
-    while (unit < tcols && macko_quant_ws_floats(rows, tcols, (int)unit, ounits, MACKO_QUANT_TILE_N) > cap)
+    const int64_t bands = (rows + 15) / 16;
+    /* whole groups of tiles (quant_gemv.cu: 8 with one band per unit, 4 with four); with four bands, at least 16
+     * tiles: shorter units measured slower at n = 8 and 16 (each output then adds more unit sums; bench/NOTES.md) */
+    const int64_t gran = group == 1 ? 8 : 4, least = group == 1 ? 8 : 16;
+    int64_t unit = bands * tcols / (group * (int64_t)sm_count * (group == 1 ? 64 : 16)) / gran * gran;
+    unit = unit < least ? least : unit > 32 ? 32 : unit;
+    while (unit < tcols && macko_quant_ws_floats(rows, tcols, (int)unit, ounits, MACKO_QUANT_TILE_N) > QUANT_WS_FLOATS)
         unit *= 2;
     if (unit > tcols)
         unit = tcols > 0 ? tcols : 1;
-    return macko_quant_ws_floats(rows, tcols, (int)unit, ounits, MACKO_QUANT_TILE_N) > cap ? 0 : (int)unit;
+    return macko_quant_ws_floats(rows, tcols, (int)unit, ounits, MACKO_QUANT_TILE_N) > QUANT_WS_FLOATS ? 0 : (int)unit;
 }
 
-/* The outlier units of a layout: TCOL: chunks of at least 16 k-steps, at most 64 per band; CSR: one per row. */
-static void outlier_units(const struct macko_mat_s *A, int layout, const int32_t *band_ptr, int *ounits, int *ochunk)
+/* The outlier units of a layout, at most max_units per band: TCOL: chunks of at least 16 slot rows, at most 64
+ * units; CSR: at most one unit per row. */
+static void outlier_units(const struct macko_mat_s *A, int layout, const int32_t *band_ptr, int max_units,
+                          int *ounits, int *ochunk)
 {
     *ounits = 0;
     *ochunk = 16;
     if (A->q.outliers == 0)
         return;
     if (layout == MACKO_QOUT_CSR) {
-        *ounits = 16;
+        *ounits = max_units < 16 ? max_units : 16;
         return;
     }
     {
+        const int64_t cap = max_units < 64 ? max_units : 64;
         int64_t b, longest = 0;
         for (b = 0; b < A->q.bands; b++)
             if ((band_ptr[b + 1] - band_ptr[b]) / 16 > longest)
                 longest = (band_ptr[b + 1] - band_ptr[b]) / 16;
-        if ((longest + 63) / 64 > 16)
-            *ochunk = (int)((longest + 63) / 64);
+        if ((longest + cap - 1) / cap > 16)
+            *ochunk = (int)((longest + cap - 1) / cap);
         *ounits = (int)((longest + *ochunk - 1) / *ochunk);
     }
 }
@@ -119,7 +126,8 @@ void macko_quant_device_free(struct macko_mat_s *m)
     memset(&m->q.dev, 0, sizeof m->q.dev);
 }
 
-macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_mat_t A, int layout, int unit_tiles)
+macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_mat_t A, int layout, int unit_tiles,
+                                  int max_ounits)
 {
     macko_dev_guard g;
     macko_quant_arrays d;
@@ -128,7 +136,7 @@ macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_m
     int64_t slots, optr_n;
     int32_t *bp = NULL;
     uint32_t *ts = NULL;
-    int ounits = 0, ochunk = 16, unit_tiles_g = 0;
+    int ounits = 0, ochunk = 16, unit_tiles_g = 0, u1 = 0, maxou, fits;
     cudaError_t e;
     if (layout < 0)
         layout = macko_quant_auto_layout(A->q.outliers, tslots);
@@ -148,17 +156,19 @@ macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_m
         }
         tcol_build(A, bp, ts);
     }
-    outlier_units(A, layout, bp, &ounits, &ochunk);
-    {
-        const int u1 = unit_tiles > 0 ? unit_tiles : macko_quant_auto_unit(A->rows, A->q.tcols, ounits, 1,
-                                                                           handle->props.sm_count);
-        unit_tiles_g = unit_tiles > 0 ? unit_tiles : macko_quant_auto_unit(A->rows, A->q.tcols, ounits, 4,
-                                                                           handle->props.sm_count);
-        unit_tiles = u1;
+    /* fewer outlier units (each longer) until the unit sums fit the workspace */
+    for (maxou = max_ounits > 0 ? max_ounits : 64;; maxou /= 2) {
+        outlier_units(A, layout, bp, maxou, &ounits, &ochunk);
+        u1 = unit_tiles > 0 ? unit_tiles : macko_quant_auto_unit(A->rows, A->q.tcols, ounits, 1, handle->props.sm_count);
+        unit_tiles_g =
+            unit_tiles > 0 ? unit_tiles : macko_quant_auto_unit(A->rows, A->q.tcols, ounits, 4, handle->props.sm_count);
+        fits = u1 > 0 && unit_tiles_g > 0 &&
+               macko_quant_ws_floats(A->rows, A->q.tcols, u1 < unit_tiles_g ? u1 : unit_tiles_g, ounits,
+                                     MACKO_QUANT_TILE_N) <= QUANT_WS_FLOATS;
+        if (fits || maxou == 1)
+            break;
     }
-    if (unit_tiles <= 0 || unit_tiles_g <= 0 ||
-        macko_quant_ws_floats(A->rows, A->q.tcols, unit_tiles < unit_tiles_g ? unit_tiles : unit_tiles_g, ounits,
-                              MACKO_QUANT_TILE_N) > MACKO_WS_BYTES / 2 / (int64_t)sizeof(float)) {
+    if (!fits) {
         free(bp);
         free(ts);
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2,
@@ -205,7 +215,7 @@ macko_status_t macko_quant_upload(const char *fn, macko_handle_t handle, macko_m
     A->q.layout = layout;
     A->q.slots = slots;
     A->entries_padded = slots;
-    A->q.unit_tiles = unit_tiles;
+    A->q.unit_tiles = u1;
     A->q.unit_tiles_g = unit_tiles_g;
     A->q.ounits = ounits;
     A->q.ochunk = ochunk;
