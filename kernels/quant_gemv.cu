@@ -13,7 +13,7 @@
  * scale decode four times and took twice the integer instructions: bench/NOTES.md.)
  * The outliers are units of the same grid, next to the band's tile units, so that their scattered reads of B overlap
  * the stream of words: TCOL: ochunk k-steps of the band's interleaved slots per unit (lane i and i + 16 on row i);
- * CSR: one unit per row of the band (lanes along the row, a fixed-order warp sum).
+ * CSR: up to one unit per row of the band (lanes along a row, a fixed-order warp sum).
  * quant_finish: every output adds its band's unit sums in unit order and applies alpha and beta. No atomics: the same
  * bits every run. Nothing is allocated; both launches are graph-capturable. */
 #include "quant.h"
@@ -162,31 +162,38 @@ template <int NB> __device__ __forceinline__ void outlier_unit_tcol(const Args &
                 out[j * 16 + lane] = acc[j];
 }
 
-/* CSR outlier unit m of a band: row m's outliers (lanes along the row, then a fixed-order warp sum); the unit's
- * other rows are 0. */
+/* CSR outlier unit m of a band: rows m, m + ounits, ... of the band (lanes along a row, then a fixed-order warp sum;
+ * lane i keeps row i's sums); the unit's other rows are 0. */
 template <int NB> __device__ __forceinline__ void outlier_unit_csr(const Args &p, int64_t band, int m, int lane, float *out)
 {
     constexpr int NJ = 8 * NB;
-    float acc[NJ];
+    float mine[NJ];
 #pragma unroll
     for (int j = 0; j < NJ; j++)
-        acc[j] = 0.0f;
-    const int64_t r = band * 16 + m;
-    if (r < p.rows) {
+        mine[j] = 0.0f;
+    for (int i = m; i < 16 && band * 16 + i < p.rows; i += p.ounits) {
+        const int64_t r = band * 16 + i;
+        float acc[NJ];
+#pragma unroll
+        for (int j = 0; j < NJ; j++)
+            acc[j] = 0.0f;
         const int64_t end = p.optr[r + 1];
         for (int64_t k = p.optr[r] + lane; k < end; k += 32)
             outlier_fma<NJ>(p, __ldg(p.oent + k), acc);
+#pragma unroll
+        for (int j = 0; j < NJ; j++) {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+                acc[j] += __shfl_xor_sync(kFull, acc[j], o);
+            if (lane == i)
+                mine[j] = acc[j];
+        }
     }
-#pragma unroll
-    for (int j = 0; j < NJ; j++)
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-            acc[j] += __shfl_xor_sync(kFull, acc[j], o);
     if (lane < 16)
 #pragma unroll
         for (int j = 0; j < NJ; j++)
             if (j < p.n)
-                out[j * 16 + lane] = lane == m ? acc[j] : 0.0f;
+                out[j * 16 + lane] = mine[j];
 }
 
 template <int NB, int BG, bool VEC, bool TCOL>

@@ -118,11 +118,12 @@ struct Rig {
         EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
         return st == MACKO_STATUS_SUCCESS;
     }
-    bool force(int layout, int unit_tiles = 0)
+    bool force(int layout, int unit_tiles = 0, int max_ounits = 0)
     {
         macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
         f.quant_outliers = layout;
         f.quant_unit_tiles = unit_tiles;
+        f.quant_max_ounits = max_ounits;
         const macko_status_t st = macko_plan_override(H.h, M.A, MACKO_OPERATION_NON_TRANSPOSE, &f);
         EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
         return st == MACKO_STATUS_SUCCESS;
@@ -226,8 +227,9 @@ TEST(GpuQuant, ProductsMatchReference)
             return;
         for (int layout = 0; layout < 2; layout++)
             for (int unit : {1, 3, 0}) {
-                /* units of 1 and 3 tiles put unit edges everywhere; 0 is the automatic choice */
-                if (!R.force(layout, unit))
+                /* units of 1 and 3 tiles put unit edges everywhere; 0 is the automatic choice; with them, at most
+                 * 1 and 3 outlier units per band (several rows or slot chunks each, as a big matrix gets) */
+                if (!R.force(layout, unit, unit))
                     return;
                 for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17}) {
                     char what[160];
@@ -401,7 +403,17 @@ TEST(GpuQuant, LayoutsAgreeAndDownloadRoundTrips)
         ASSERT_EQ(cudaMemcpy(C.data(), dC.p, C.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
         expect_product(R, n, B, 1, k, alpha, beta, C0, C, 1, m, layout ? "TCOL" : "CSR");
     }
-    /* release the host copy: compute still works, the override (which uploads again) is refused */
+    /* release the host copy: serialize needs it back; download restores it byte for byte (the file too); compute
+     * still works, the override (which uploads again) is refused */
+    int64_t size0 = 0;
+    ASSERT_EQ(macko_mat_serialized_size(R.M.A, &size0), MACKO_STATUS_SUCCESS);
+    std::vector<uint8_t> ser0((size_t)size0), ser1((size_t)size0);
+    ASSERT_EQ(macko_mat_serialize(R.M.A, ser0.data(), size0), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_release_host(R.M.A), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(macko_mat_serialize(R.M.A, ser1.data(), size0), MACKO_STATUS_NOT_INITIALIZED);
+    ASSERT_EQ(macko_mat_download(R.H.h, R.M.A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    ASSERT_EQ(macko_mat_serialize(R.M.A, ser1.data(), size0), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(ser0, ser1) << "the downloaded matrix serializes differently";
     ASSERT_EQ(macko_mat_release_host(R.M.A), MACKO_STATUS_SUCCESS);
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     EXPECT_EQ(macko_plan_override(R.H.h, R.M.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_INITIALIZED);
