@@ -1,9 +1,10 @@
 /* The QUANT kind's fused product (lapack_style_docs/FORMAT_QUANT.md): C = alpha * (W + O) * B + beta * C, fp16 B and
  * C, fp32 accumulation, up to 16 columns of B per launch pair.
  *
- * quant_part: the quantized part. A band of 16 rows is cut into units of unit_tiles tiles along K, one warp per unit,
- * so that the grid is many short, equal pieces of work whatever the shape (one warp or block per band left the last
- * wave of blocks half empty). A warp takes two tiles at a time: lane l loads word l of the pair (coalesced, kAhead
+ * quant_part: the quantized part, in units of unit_tiles tiles along K of one band (n <= 4) or of four bands (n > 4:
+ * each B fragment then serves four bands), one warp per unit, so that the grid is many short, equal pieces of work
+ * whatever the shape (one warp or block per band left the last wave of blocks half empty). A warp takes two tiles
+ * (of each band) at a time: lane l loads word l of the pair (coalesced, kAhead
  * pairs ahead), so that it holds one tile row, whose scale it decodes once; the pair's tile statistics are the OR of
  * its words' pieces (four warp OR-reductions). The lane decodes its row's 16 weights with the same fp16 operations as
  * the host (src/quant.h), negated (every operation is symmetric under negation, so -w is exact and saves an
