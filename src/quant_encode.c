@@ -461,16 +461,9 @@ macko_status_t macko_mat_create_quant_dense_host(macko_mat_t *A, int64_t rows, i
     macko_status_t st;
     struct macko_mat_s *m;
 
-    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
-    MACKO_CHECK(macko_check_size(fn, 2, "rows", rows));
-    MACKO_CHECK(macko_check_size(fn, 3, "cols", cols));
-    if (cols > MACKO_QUANT_MAX_COLS)
-        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 3,
-                          "cols is %" PRId64 "; the QUANT kind holds at most %d columns", cols, MACKO_QUANT_MAX_COLS);
+    MACKO_CHECK(macko_check_quant_shape(fn, A, rows, cols));
     MACKO_CHECK(macko_check_dense_input(fn, 1, A, rows, cols, type, values, ld, order, NULL));
-    if (bits != MACKO_QUANT_BITS)
-        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 8, "bits is %d; only %d is supported", bits,
-                          MACKO_QUANT_BITS);
+    MACKO_CHECK(macko_check_quant_bits(fn, 8, bits));
     MACKO_CHECK(macko_check_enum(fn, 9, MACKO_ARG_OUTLIER_RULE, (int)rule));
     n = rows * cols; /* checked: at most 2^56 */
     if (rule == MACKO_OUTLIERS_NONE && param != 0)

@@ -13,6 +13,11 @@ extern "C" {
 /* bands = ceil(rows / 16), tcols = ceil(cols / 16), words_count = bands * tcols * 16. Returns 0 (outputs untouched)
  * when rows or cols is negative or words_count would exceed MACKO_MAX_ELEMS. */
 int macko_quant_sizes(int64_t rows, int64_t cols, int64_t *bands, int64_t *tcols, int64_t *words_count);
+/* The first arguments (A, rows, cols) of the QUANT creators, at positions 1..3: A not NULL, sizes in range, cols at
+ * most MACKO_QUANT_MAX_COLS (NOT_SUPPORTED). */
+macko_status_t macko_check_quant_shape(const char *fn, const macko_mat_t *A, int64_t rows, int64_t cols);
+/* bits at position pos: MACKO_QUANT_BITS, else NOT_SUPPORTED. */
+macko_status_t macko_check_quant_bits(const char *fn, int pos, int bits);
 
 /* The argument of a QUANT encoding at fault, as macko_quant_validate returns it. */
 enum { MACKO_QBAD_WORDS = 1, MACKO_QBAD_ROW_PTR = 2, MACKO_QBAD_ENTRIES = 3 };

@@ -252,6 +252,25 @@ int64_t macko_quant_outlier_bytes(const struct macko_mat_s *m)
     return ((m->q.layout == MACKO_QOUT_CSR ? m->rows : m->q.bands) + 1 + m->q.slots) * 4;
 }
 
+macko_status_t macko_check_quant_shape(const char *fn, const macko_mat_t *A, int64_t rows, int64_t cols)
+{
+    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
+    MACKO_CHECK(macko_check_size(fn, 2, "rows", rows));
+    MACKO_CHECK(macko_check_size(fn, 3, "cols", cols));
+    if (cols > MACKO_QUANT_MAX_COLS)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 3,
+                          "cols is %" PRId64 "; the QUANT kind holds at most %d columns", cols, MACKO_QUANT_MAX_COLS);
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_quant_bits(const char *fn, int pos, int bits)
+{
+    if (bits != MACKO_QUANT_BITS)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos, "bits is %d; only %d is supported", bits,
+                          MACKO_QUANT_BITS);
+    return MACKO_STATUS_SUCCESS;
+}
+
 macko_status_t macko_mat_create_quant_host(macko_mat_t *A, int64_t rows, int64_t cols, int bits,
                                            const uint64_t *words, int64_t outliers, const int32_t *outlier_row_ptr,
                                            const uint32_t *outlier_entries)
@@ -263,18 +282,11 @@ macko_status_t macko_mat_create_quant_host(macko_mat_t *A, int64_t rows, int64_t
     macko_quant_arrays qa;
     struct macko_mat_s *m;
 
-    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
-    MACKO_CHECK(macko_check_size(fn, 2, "rows", rows));
-    MACKO_CHECK(macko_check_size(fn, 3, "cols", cols));
-    if (cols > MACKO_QUANT_MAX_COLS)
-        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 3,
-                          "cols is %" PRId64 "; the QUANT kind holds at most %d columns", cols, MACKO_QUANT_MAX_COLS);
+    MACKO_CHECK(macko_check_quant_shape(fn, A, rows, cols));
     if (!macko_quant_sizes(rows, cols, &bands, &tcols, &wc))
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
                           "rows x cols (%" PRId64 " x %" PRId64 ") needs more than 2^56 words", rows, cols);
-    if (bits != MACKO_QUANT_BITS)
-        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4, "bits is %d; only %d is supported", bits,
-                          MACKO_QUANT_BITS);
+    MACKO_CHECK(macko_check_quant_bits(fn, 4, bits));
     MACKO_CHECK(macko_check_array(fn, 5, "words", words, WORDS_SIZE_NAME, wc, NULL, 0, sizeof *words));
     MACKO_CHECK(macko_check_size(fn, 6, "outliers", outliers));
     if (outliers > INT32_MAX)
