@@ -175,6 +175,17 @@ MACKO_API macko_status_t macko_mat_load(macko_mat_t *A, const char *path);
  * changed or released as soon as the call returns). Uploading again replaces the device copy (an op T analysis is
  * kept when the device stays the same). */
 MACKO_API macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A);
+/* Device layouts of a MACKO matrix: the MACKO rows themselves, or 16 x 16 bitmap tiles read by tensor-core kernels
+ * (lapack_style_docs/FORMAT.md, "Tile layout"). A matrix holds one of them on the device, never both. */
+typedef enum {
+    MACKO_LAYOUT_ROWS = 0,
+    MACKO_LAYOUT_TILES = 1
+} macko_layout_t;
+/* The device layout the next macko_mat_upload of A makes: ROWS (the MACKO rows, the default) or TILES (bitmap tiles
+ * for the tensor cores; MACKO kind, fp16 or bf16 only). A device copy already present keeps its layout until the
+ * next upload. */
+MACKO_API macko_status_t macko_mat_set_layout(macko_mat_t A, macko_layout_t layout);
+MACKO_API macko_status_t macko_mat_get_layout(macko_mat_t A, macko_layout_t *layout);
 /* Copies the device encoding back to the host (synchronous on the handle's stream); the host arrays then equal the
  * device arrays byte for byte. */
 MACKO_API macko_status_t macko_mat_download(macko_handle_t handle, macko_mat_t A);

@@ -42,7 +42,8 @@ typedef enum {
     MACKO_ARG_INDEX_TYPE,   /* index_type: macko_indextype_t */
     MACKO_ARG_INDEX_BASE,   /* index_base: macko_index_base_t */
     MACKO_ARG_TYPE,         /* type: macko_datatype_t */
-    MACKO_ARG_OUTLIER_RULE  /* rule: macko_outlier_rule_t */
+    MACKO_ARG_OUTLIER_RULE, /* rule: macko_outlier_rule_t */
+    MACKO_ARG_LAYOUT        /* layout: macko_layout_t */
 } macko_enum_arg;
 macko_status_t macko_check_enum(const char *fn, int pos, macko_enum_arg which, int value);
 

@@ -79,6 +79,8 @@ typedef struct macko_quant {
 struct macko_mat_s {
     int kind;               /* macko_kind_t; the fields below up to `trans` describe a MACKO encoding, `q` a QUANT
                                one (rows, cols, nnz, type, has_host, has_device, device: every kind) */
+    int layout;             /* macko_layout_t the next upload makes (macko_mat_set_layout), every kind: ROWS (0) by
+                               default; TILES for MACKO fp16/bf16 only. Not the device copy's: it may differ */
     int64_t rows, cols;
     int64_t nnz;            /* stored values that are not +0/-0 */
     int64_t entries;        /* entries incl. padding */

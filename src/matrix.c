@@ -142,6 +142,29 @@ macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *ent
     return macko_ok();
 }
 
+macko_status_t macko_mat_set_layout(macko_mat_t A, macko_layout_t layout)
+{
+    static const char fn[] = "macko_mat_set_layout";
+    MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
+    MACKO_CHECK(macko_check_enum(fn, 2, MACKO_ARG_LAYOUT, (int)layout));
+    if (layout == MACKO_LAYOUT_TILES &&
+        (A->kind != MACKO_KIND_MACKO || (A->type != MACKO_R_16F && A->type != MACKO_R_16BF)))
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2,
+                          "layout MACKO_LAYOUT_TILES holds MACKO_KIND_MACKO matrices of type MACKO_R_16F or "
+                          "MACKO_R_16BF only; A is a %s matrix of type %d",
+                          A->kind == MACKO_KIND_QUANT ? "MACKO_KIND_QUANT" : "MACKO_KIND_MACKO", (int)A->type);
+    A->layout = (int)layout;
+    return macko_ok();
+}
+
+macko_status_t macko_mat_get_layout(macko_mat_t A, macko_layout_t *layout)
+{
+    MACKO_CHECK(macko_check_ptr("macko_mat_get_layout", 1, "A", A));
+    MACKO_CHECK(macko_check_ptr("macko_mat_get_layout", 2, "layout", layout));
+    *layout = (macko_layout_t)A->layout;
+    return macko_ok();
+}
+
 macko_status_t macko_mat_get_macko_host(macko_mat_t A, const void **values, const uint8_t **deltas,
                                         const void **row_ptr, macko_indextype_t *row_ptr_type, int64_t *entries,
                                         int64_t *entries_padded)
