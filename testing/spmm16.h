@@ -1,0 +1,189 @@
+/* Shared by the 16-bit SpMM suites (test_gpu_spmm_tc.cpp: the TC and PANEL paths of the MACKO rows;
+ * test_gpu_tiles.cpp: the tile layout): the two value types, a problem (matrix, B, C, scalars), its double reference
+ * check, and a run that must give the same bits twice. */
+#pragma once
+
+#include "gpu_fixtures.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace s16 {
+
+using gt::DevMem;
+
+
+/* The two value types (BF: bf16, else fp16): their bits of Inf and NaN, the bound of the output rounding relative to
+ * |C| (fp16 keeps 11 significant bits, bf16 8: 8x coarser), and the product with B and C of the matrix's type (fp16
+ * through its BLAS-letter routine, bf16 through the generic one). */
+template <bool BF> struct Type16 {
+    static constexpr macko_datatype_t type = BF ? MACKO_R_16BF : MACKO_R_16F;
+    static constexpr bool half = true;
+    static constexpr bool ahalf = true; /* gpu_fixtures: 16-bit matrix values (as conformance.h's Prec) */
+    static constexpr cudaDataType_t cuda = BF ? CUDA_R_16BF : CUDA_R_16F;
+    static constexpr char letter = BF ? 'B' : 'H';
+    static constexpr uint16_t inf = BF ? 0x7F80 : 0x7C00, nan = BF ? 0x7FC0 : 0x7E00;
+    static constexpr double out_rel = BF ? 8 * 1.5e-3 : 1.5e-3;
+    static uint16_t bits(float f) { return BF ? mt::float_to_bf16(f) : mt::float_to_half(f); }
+    static double value(uint16_t b) { return BF ? mt::bf16_to_float(b) : mt::half_to_float(b); }
+    static macko_status_t spmm(macko_handle_t h, macko_operation_t op, int64_t n, const float *alpha, macko_mat_t A,
+                               const void *B, int64_t ldb, const float *beta, void *C, int64_t ldc)
+    {
+        if (BF)
+            return macko_spmm_ex(h, op, n, alpha, A, B, MACKO_R_16BF, ldb, beta, C, MACKO_R_16BF, ldc, MACKO_R_32F);
+        return macko_Hspmm(h, op, n, alpha, A, static_cast<const macko_half *>(B), ldb, beta,
+                           static_cast<macko_half *>(C), ldc);
+    }
+};
+using Fp16 = Type16<false>;
+using Bf16 = Type16<true>;
+struct TypeName {
+    template <class P> static std::string GetName(int) { return std::string(1, P::letter); }
+};
+
+
+struct Problem {
+    mt::Dense m;  /* the matrix (values exact in the type) */
+    int64_t n, ldb, ldc;
+    std::vector<uint16_t> b, c0; /* B (ldb x n) and C before the call (ldc x n), bits of the type */
+    float alpha, beta;
+};
+
+template <class P> std::vector<uint16_t> type_bits(const std::vector<float> &v)
+{
+    std::vector<uint16_t> o(v.size());
+    for (size_t i = 0; i < v.size(); i++)
+        o[i] = P::bits(v[i]);
+    return o;
+}
+
+/* random_dense (with add_structure when structure != 0) rounded to P's values: the matrix as it is stored. */
+template <class P> mt::Dense matrix_of(int64_t rows, int64_t cols, double d, uint64_t seed, uint64_t structure = 0)
+{
+    return mt::rounded(gt::random_matrix<P>(rows, cols, d, seed, structure), P::type);
+}
+
+/* B uniform in [-1, 1] (all positive when positive), with +Inf and NaN in two columns of the matrix when
+ * nonfinite; C random, or NaN when beta == 0 (it must not be read). */
+template <class P>
+Problem make_problem(const mt::Dense &m, int64_t n, bool odd_ld, float alpha, float beta, bool nonfinite,
+                     bool positive, uint64_t seed)
+{
+    Problem p;
+    p.m = m;
+    p.n = n;
+    p.ldb = std::max<int64_t>(m.cols, 1) + (odd_ld ? 3 : 0);
+    p.ldc = std::max<int64_t>(m.rows, 1) + (odd_ld ? 5 : 0);
+    p.alpha = alpha;
+    p.beta = beta;
+    std::vector<float> b = mt::random_vector(p.ldb * n, seed, true), c = mt::random_vector(p.ldc * n, seed + 1, true);
+    if (positive)
+        for (float &x : b)
+            x = std::fabs(x) + 0.0625f;
+    p.b = type_bits<P>(b);
+    if (nonfinite && m.cols > 3)
+        for (int64_t j = 0; j < n; j++) {
+            p.b[(size_t)(j * p.ldb + m.cols / 2)] = P::inf;
+            p.b[(size_t)(j * p.ldb + m.cols - 1)] = P::nan;
+        }
+    if (alpha == 0.0f) /* A and B are not read: NaN everywhere in B must not matter */
+        std::fill(p.b.begin(), p.b.end(), P::nan);
+    p.c0 = type_bits<P>(c);
+    if (beta == 0.0f)
+        std::fill(p.c0.begin(), p.c0.end(), P::nan);
+    return p;
+}
+
+/* Checks out (ldc x n of P's type) against the double reference over m's nonzeros: within fp32-accumulation and
+ * output rounding, non-finite exactly where a stored nonzero meets Inf/NaN, and the padding rows of C (rows .. ldc)
+ * untouched. Returns the number of bad elements (reports the first few). */
+template <class P>
+int check_result(const Problem &p, const std::vector<uint16_t> &out, const std::string &what)
+{
+    const int64_t R = p.m.rows, K = p.m.cols;
+    std::vector<std::vector<std::pair<int64_t, double>>> nz((size_t)R);
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t k = 0; k < K; k++)
+            if (p.m.at(i, k) != 0.0f)
+                nz[(size_t)i].push_back({k, (double)p.m.at(i, k)});
+    int bad = 0;
+    for (int64_t j = 0; j < p.n; j++)
+        for (int64_t i = 0; i < p.ldc; i++) {
+            const size_t at = (size_t)(j * p.ldc + i);
+            if (i >= R) {
+                if (out[at] != p.c0[at] && bad++ < 3)
+                    ADD_FAILURE() << what << ": padding row " << i << " of column " << j << " was written";
+                continue;
+            }
+            double acc = 0.0, mag = 0.0;
+            bool nonf = false;
+            if (p.alpha != 0.0f)
+                for (const auto &e : nz[(size_t)i]) {
+                    const double bv = P::value(p.b[(size_t)(j * p.ldb + e.first)]);
+                    nonf |= !std::isfinite(bv);
+                    acc += e.second * bv;
+                    mag += std::fabs(e.second * bv);
+                }
+            double want = (double)p.alpha * acc;
+            if (p.beta != 0.0f)
+                want += (double)p.beta * P::value(p.c0[at]);
+            const double got = P::value(out[at]);
+            if (nonf) {
+                if (std::isfinite(got) && bad++ < 3)
+                    ADD_FAILURE() << what << ": (" << i << ", " << j << ") is " << got << ", a stored nonzero met Inf/NaN";
+                continue;
+            }
+            const double tol = 1e-3 * (std::fabs((double)p.alpha) * mag + std::fabs((double)p.beta) + 1.0) +
+                               P::out_rel * std::fabs(want);
+            if (!(std::fabs(got - want) <= tol) && bad++ < 3)
+                ADD_FAILURE() << what << ": (" << i << ", " << j << ") got " << got << " want " << want << " (tol "
+                              << tol << ")";
+        }
+    return bad;
+}
+
+/* Runs P's SpMM on p with A on the device (plan already forced), twice: the two results must be bitwise equal.
+ * device_scalars: alpha/beta read from device memory. */
+template <class P>
+std::vector<uint16_t> run(macko_handle_t h, macko_mat_t A, const Problem &p, bool device_scalars,
+                          macko_operation_t op = MACKO_OPERATION_NON_TRANSPOSE)
+{
+    DevMem db(p.b.size() * 2 + 16), dc(p.c0.size() * 2 + 16), ds(8);
+    EXPECT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    const float sc[2] = {p.alpha, p.beta};
+    EXPECT_EQ(cudaMemcpy(ds.p, sc, 8, cudaMemcpyHostToDevice), cudaSuccess);
+    std::vector<uint16_t> out[2];
+    for (int rep = 0; rep < 2; rep++) {
+        EXPECT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        EXPECT_EQ(macko_set_pointer_mode(h, device_scalars ? MACKO_POINTER_MODE_DEVICE : MACKO_POINTER_MODE_HOST),
+                  MACKO_STATUS_SUCCESS);
+        const float *al = device_scalars ? ds.as<float>() : &p.alpha, *be = device_scalars ? ds.as<float>() + 1 : &p.beta;
+        EXPECT_EQ(P::spmm(h, op, p.n, al, A, db.p, p.ldb, be, dc.p, p.ldc), MACKO_STATUS_SUCCESS)
+            << macko_get_last_error_message();
+        EXPECT_EQ(macko_set_pointer_mode(h, MACKO_POINTER_MODE_HOST), MACKO_STATUS_SUCCESS);
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        out[rep].resize(p.c0.size());
+        EXPECT_EQ(cudaMemcpy(out[rep].data(), dc.p, out[rep].size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    }
+    EXPECT_EQ(out[0], out[1]) << "two runs differ";
+    return out[0];
+}
+
+struct Shape {
+    int64_t rows, cols;
+    double d;
+    bool structure, nonfinite, positive;
+};
+
+/* The shapes and n of the issue: odd sizes, 1, non-multiples of 16/32/64/256, empty/dense rows, gaps. */
+const Shape kShapes[] = {
+    {1, 1, 1.0, false, false, false},     {7, 33, 0.5, false, true, false},     {33, 7, 0.5, false, false, false},
+    {64, 256, 0.5, false, false, true},   {100, 1000, 0.3, true, true, false},  {257, 4097, 0.1, false, false, false},
+    {130, 777, 0.5, true, true, false},   {90, 3000, 0.02, false, false, false}, {1, 5000, 0.5, false, false, false},
+    {500, 1, 0.7, false, false, false},   {200, 600, 1.0, false, false, false},
+};
+
+
+} // namespace s16
