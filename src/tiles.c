@@ -33,12 +33,32 @@ static inline uint16_t value16(const void *values, int64_t k)
     return h;
 }
 
-/* The records' bitmaps are little-endian, the byte order of every host CUDA runs on (FORMAT.md), so memcpy. */
-static inline uint64_t load64(const unsigned char *p)
+/* The header's words are little-endian, the byte order of every host CUDA runs on (FORMAT.md), so memcpy. */
+static inline uint32_t load32(const unsigned char *p)
 {
-    uint64_t v;
-    memcpy(&v, p, 8);
+    uint32_t v;
+    memcpy(&v, p, 4);
     return v;
+}
+
+/* The bitmap of subtile s of a record: its low word at byte 4s, its high word at byte 16 + 4s. */
+static inline uint64_t rec_bitmap(const unsigned char *rec, int s)
+{
+    return (uint64_t)load32(rec + 4 * s) | ((uint64_t)load32(rec + 16 + 4 * s) << 32);
+}
+
+/* Writes the header of a record from its four bitmaps. */
+static void put_header(unsigned char *rec, const uint64_t bm[4])
+{
+    int s, before = 0;
+    for (s = 0; s < 4; s++) {
+        const uint32_t lo = (uint32_t)bm[s], hi = (uint32_t)(bm[s] >> 32);
+        memcpy(rec + 4 * s, &lo, 4);
+        memcpy(rec + 16 + 4 * s, &hi, 4);
+        rec[32 + s] = (unsigned char)before;                               /* <= 192 */
+        rec[36 + s] = (unsigned char)(before + macko_popcount64(lo));      /* <= 224 */
+        before += macko_popcount64(bm[s]);
+    }
 }
 
 static inline int is_16bit(macko_datatype_t t) { return t == MACKO_R_16F || t == MACKO_R_16BF; }
@@ -97,8 +117,8 @@ macko_status_t macko_tiles_build_host(const char *fn, const struct macko_mat_s *
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 0, "A has no host copy to build the tile layout from");
     bands = (m->rows + 15) >> 4;
     tcols = (m->cols + 15) >> 4;
-    /* Every record takes at least its two header words. */
-    if (!macko_mul_i64(bands, tcols, &ntiles) || ntiles > MAX_WORDS / 2)
+    /* Every record takes at least its three header words. */
+    if (!macko_mul_i64(bands, tcols, &ntiles) || ntiles > MAX_WORDS / 3)
         return fail_words(fn, m->rows, m->cols);
 
     cnt = (uint8_t *)alloc_array(ntiles, 4);
@@ -170,7 +190,7 @@ macko_status_t macko_tiles_build_host(const char *fn, const struct macko_mat_s *
             }
         }
         for (t = 0; t < tcols; t++)
-            memcpy(stream + (int64_t)offs[b * tcols + t] * MACKO_TILE_WORD_BYTES, bm + 4 * t, 4 * sizeof *bm);
+            put_header(stream + (int64_t)offs[b * tcols + t] * MACKO_TILE_WORD_BYTES, bm + 4 * t);
     }
     macko_aligned_free(cnt);
     macko_aligned_free(bm);
@@ -218,14 +238,18 @@ static int check_layout(const macko_tiles *t, int64_t rows, int64_t cols, char *
         const unsigned char *rec = stream + o * MACKO_TILE_WORD_BYTES;
         int64_t count = 0, k, end;
         int s;
-        if (n < o + 2 || n > t->words) {
+        if (n < o + 3 || n > t->words) {
             snprintf(msg, msg_size, "tile %" PRId64 ": record words %" PRId64 " .. %" PRId64, q, o, n);
             return 1;
         }
         for (s = 0; s < 4; s++) {
-            const uint64_t bits = load64(rec + 8 * s);
+            const uint64_t bits = rec_bitmap(rec, s);
             if (bits & ~inside_mask(s, rows_in, cols_in)) {
                 snprintf(msg, msg_size, "tile %" PRId64 ": subtile %d has bits outside the matrix", q, s);
+                return 1;
+            }
+            if (rec[32 + s] != count || rec[36 + s] != count + macko_popcount64(bits & 0xFFFFFFFFu)) {
+                snprintf(msg, msg_size, "tile %" PRId64 ": the start counts of subtile %d do not match its bitmap", q, s);
                 return 1;
             }
             count += macko_popcount64(bits);
@@ -261,7 +285,7 @@ static inline unsigned tile_row(const unsigned char *rec, int64_t i, int64_t bas
     int64_t first[4];
     int s;
     for (s = 0; s < 4; s++)
-        bm[s] = load64(rec + 8 * s);
+        bm[s] = rec_bitmap(rec, s);
     first[0] = 0;
     for (s = 1; s < 4; s++)
         first[s] = first[s - 1] + macko_popcount64(bm[s - 1]);

@@ -11,7 +11,9 @@
 extern "C" {
 #endif
 
-#define MACKO_TILE_HEADER_BYTES 32 /* the four bitmaps at the start of a record */
+/* A record's header: the low 32-bit words of the four bitmaps, their high words, then per subtile the number of values
+ * before its low word and before its high word (bytes 32..35 and 36..39). */
+#define MACKO_TILE_HEADER_BYTES 40
 #define MACKO_TILE_WORD_BYTES 16   /* records start at multiples of this; offs counts in these */
 
 /* A tile layout: bands = ceil(rows / 16), tcols = ceil(cols / 16), offs (bands * tcols + 1 entries) the start of each
