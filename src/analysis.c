@@ -81,6 +81,10 @@ macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2, "op T is not supported on a QUANT matrix");
     if (op == MACKO_OPERATION_NON_TRANSPOSE || A->trans != NULL)
         return macko_ok(); /* A^T is a function of A, which never changes: an existing one stays valid */
+    if (A->dev_layout == MACKO_LAYOUT_TILES && !A->has_host)
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 3,
+                          "A is on the device in the tile layout without a host copy: op T is built from the MACKO "
+                          "rows (call macko_mat_download first)");
 
     e = macko_dev_enter(&g, handle->device);
     if (e != cudaSuccess)

@@ -360,6 +360,16 @@ int macko_combo_of_type(macko_datatype_t type) { return combo_match(type, (int)t
 
 size_t macko_combo_xelem(int combo) { return macko_type_size(combos[combo].x); }
 
+macko_status_t macko_check_tiles_combo(const char *fn, int pos, const struct macko_mat_s *A, macko_operation_t op,
+                                       int combo)
+{
+    if (A->has_device && A->dev_layout == MACKO_LAYOUT_TILES && op == MACKO_OPERATION_NON_TRANSPOSE &&
+        combo != MACKO_COMBO_H && combo != MACKO_COMBO_B)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos,
+                          "A is on the device in the tile layout, which takes vectors of A's own type only");
+    return MACKO_STATUS_SUCCESS;
+}
+
 macko_status_t macko_check_quant_combo(const char *fn, int pos, const struct macko_mat_s *A, int combo)
 {
     if (A->kind == MACKO_KIND_QUANT && combo != MACKO_COMBO_H)

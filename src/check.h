@@ -85,6 +85,9 @@ macko_status_t macko_check_combo(const char *fn, macko_datatype_t a, int x_pos, 
  * as macko_check_dev_mat says); their x, y and compute types are the letter's. */
 int macko_combo_of_type(macko_datatype_t type);
 /* A QUANT matrix runs the fp16 combination only: NOT_SUPPORTED at pos (the first type argument) for any other. */
+/* A TILES device copy (op N) takes the combinations H and B only (NOT_SUPPORTED at pos). */
+macko_status_t macko_check_tiles_combo(const char *fn, int pos, const struct macko_mat_s *A, macko_operation_t op,
+                                       int combo);
 macko_status_t macko_check_quant_combo(const char *fn, int pos, const struct macko_mat_s *A, int combo);
 /* Bytes of one x / y element of a combination. */
 size_t macko_combo_xelem(int combo);

@@ -161,6 +161,8 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
     MACKO_CHECK(macko_check_host_mat(fn, 2, A));
     if (A->kind == MACKO_KIND_QUANT)
         return macko_quant_upload(fn, handle, A, -1, 0, 0);
+    if (A->layout == MACKO_LAYOUT_TILES)
+        return macko_tiles_upload(fn, handle, A);
     e = macko_dev_enter(&g, handle->device);
     if (e != cudaSuccess)
         return macko_fail(macko_cuda_status(e), fn, 0, "cannot make device %d current: %s", handle->device,
@@ -195,6 +197,8 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
         macko_device_arrays_free(&old);
     }
     A->dev = d;
+    A->dev_layout = MACKO_LAYOUT_ROWS;
+    memset(&A->td, 0, sizeof A->td);
     A->extra[MACKO_EXTRA_TILE_INDEX] = tidx;
     A->plan = plan;
     A->device = handle->device;
@@ -213,6 +217,8 @@ macko_status_t macko_mat_download(macko_handle_t handle, macko_mat_t A)
     MACKO_CHECK(macko_check_dev_mat(fn, 2, A, handle, MACKO_ANY_TYPE, 0, MACKO_OPERATION_NON_TRANSPOSE, NULL));
     if (A->kind == MACKO_KIND_QUANT)
         return macko_quant_download(fn, handle, A);
+    if (A->dev_layout == MACKO_LAYOUT_TILES)
+        return macko_tiles_download(fn, handle, A);
     e = macko_dev_enter(&g, handle->device);
     if (e != cudaSuccess)
         return macko_fail(macko_cuda_status(e), fn, 0, "cannot make device %d current: %s", handle->device,

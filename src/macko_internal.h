@@ -99,6 +99,16 @@ struct macko_mat_s {
 
     struct macko_mat_s *trans; /* device-resident encoding of A^T (op T), built by macko_analysis; NULL until then */
 
+    /* The device copy's layout (has_device): ROWS (dev holds the MACKO arrays, plan the launches) or TILES (dev.values
+     * holds the tile stream, dev.row_ptr the record offsets, dev.deltas NULL; src/tiles_device.c). */
+    int dev_layout;
+    struct macko_tiles_dev {
+        int64_t bands, tcols, words;
+        int abuf;   /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
+        int occ[4]; /* blocks per SM of the kernels per column tile (8, 16, 32, 64), read once at upload */
+        int splits; /* blocks along K forced by a test (macko_tiles_force_splits); 0: automatic */
+    } td;
+
     macko_quant q;          /* kind QUANT: entries = q.outliers, entries_padded = q.slots (host: q.outliers) */
 };
 
@@ -123,6 +133,22 @@ void macko_quant_device_free(struct macko_mat_s *m);
 macko_status_t macko_quant_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M,
                                    const void *alpha, const void *b, int64_t incb, int64_t ldb, const void *beta,
                                    void *c, int64_t incc, int64_t ldc, int64_t n);
+
+/* ---- the tile layout on the GPU (tiles_device.c) */
+/* Builds A's tile layout from its host arrays and uploads it to the handle's device, replacing a previous device copy
+ * (and A^T) only on success. */
+macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_mat_t A);
+/* Copies the tile layout back and rebuilds the host arrays as the canonical MACKO encoding of its nonzeros. */
+macko_status_t macko_tiles_download(const char *fn, macko_handle_t handle, macko_mat_t A);
+/* C = alpha * M * B + beta * C for a checked call on a TILES device copy (combo MACKO_COMBO_H or _B): B(k, j) at
+ * b[k*incb + j*ldb], C(i, j) at c[i*incc + j*ldc]; one launch. */
+macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,
+                                   const void *alpha, const void *b, int64_t incb, int64_t ldb, const void *beta,
+                                   void *c, int64_t incc, int64_t ldc, int64_t n);
+/* Blocks along K of a launch for n columns: about two waves of blocks (occ per SM), at most one per group of tiles,
+ * fewer while the partial sums or counters do not fit the workspace. Pure arithmetic (the host tests call it). */
+int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int sm_count, int64_t ws_floats,
+                            int64_t ws_counters);
 
 /* ---- thread-local error details (status.c) */
 /* Records a failure of routine `fn` caused by argument number `pos` (1-based; 0: not one argument) and returns st.

@@ -1,6 +1,7 @@
 /* Matrix objects: allocation, destruction and the host-side queries. */
 #include "check.h"
 #include "quant_host.h"
+#include "tiles.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -86,6 +87,8 @@ void macko_device_arrays_free(struct macko_mat_s *m)
     memset(&m->dev, 0, sizeof m->dev);
     memset(m->extra, 0, sizeof m->extra);
     memset(&m->plan, 0, sizeof m->plan);
+    m->dev_layout = MACKO_LAYOUT_ROWS;
+    memset(&m->td, 0, sizeof m->td);
     m->has_device = 0;
 }
 
@@ -131,6 +134,8 @@ macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *ent
             macko_rowptr_bytes(A->rows, A->rp64);
         if (A->has_device && A->extra[MACKO_EXTRA_TILE_INDEX] != NULL)
             b += A->plan.tc.tidx_bytes; /* the tensor-core paths' tile index, kept on the device with the encoding */
+        if (A->has_device && A->dev_layout == MACKO_LAYOUT_TILES)
+            b = macko_tiles_bytes(A->td.bands, A->td.tcols, A->td.words); /* what the device holds instead */
     }
     if (bytes) *bytes = b;
     if (entries) *entries = A->entries;

@@ -111,8 +111,10 @@ typedef struct macko_plan_forced {
     int quant_outliers;   /* -1 (automatic), or MACKO_QOUT_CSR (0) / MACKO_QOUT_TCOL (1) */
     int quant_unit_tiles; /* 0 (automatic), or the tiles per unit of the quantized part */
     int quant_max_ounits; /* 0 (automatic), or at most this many outlier units per band */
+    /* A TILES device copy (the other fields do not apply): */
+    int tiles_splits; /* 0 (automatic), or the blocks along K of every call (1..64; 1 when the workspace is short) */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0}
 /* Deepest prefetch of the incx == 1 SpMV per value type (macko_walk.cuh's LoadRing; deeper spills at 64 registers;
  * fp64 has no deep instances) */
 #define MACKO_SPMV_MAX_DEPTH 3

@@ -67,6 +67,13 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
     if (op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 3,
                           "op T needs the transposed encoding: call macko_analysis with op T first");
+    if (A->dev_layout == MACKO_LAYOUT_TILES && op == MACKO_OPERATION_NON_TRANSPOSE) {
+        const int sp = f != NULL ? f->tiles_splits : 0;
+        if (sp < 0 || sp > 64)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_splits = %d out of range (0..64)", sp);
+        A->td.splits = sp;
+        return macko_ok();
+    }
     if (A->kind == MACKO_KIND_QUANT) {
         const int lay = f != NULL ? f->quant_outliers : -1, ut = f != NULL ? f->quant_unit_tiles : 0;
         const int mo = f != NULL ? f->quant_max_ounits : 0;

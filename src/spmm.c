@@ -35,6 +35,8 @@ static macko_status_t mm_run(int combo, const char *fn, macko_handle_t handle, c
 
     if (M->kind == MACKO_KIND_QUANT)
         return macko_quant_compute(fn, handle, M, alpha, b, incb, ldb, beta, c, incc, ldc, n);
+    if (M->dev_layout == MACKO_LAYOUT_TILES)
+        return macko_tiles_compute(fn, handle, M, combo, alpha, b, incb, ldb, beta, c, incc, ldc, n);
     L = xelem > (int64_t)macko_type_size(M->type)
             ? macko_plan_mm_wide_b(&M->plan, M, n, incb, ldb, incc, (int)xelem, &handle->props, &wide)
             : macko_plan_mm(&M->plan, n, M->cols, incb, ldb, incc);
@@ -95,6 +97,7 @@ static macko_status_t spmm(const mm_sig *S, macko_handle_t handle, macko_operati
         MACKO_CHECK(macko_check_combo(fn, A->type, S->btype, "btype", btype, S->ctype, "ctype", ctype, S->compute,
                                       compute, &combo));
         MACKO_CHECK(macko_check_quant_combo(fn, S->btype, A, combo));
+        MACKO_CHECK(macko_check_tiles_combo(fn, S->btype, A, op, combo));
     } else
         combo = macko_combo_of_type(S->letter);
     be = macko_type_size((macko_datatype_t)btype);

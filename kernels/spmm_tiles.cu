@@ -1,0 +1,407 @@
+/* Tile-layout SpMM on the tensor cores (spmm_tiles.h): C = alpha*M*B + beta*C, M in the tile layout
+ * (lapack_style_docs/FORMAT.md, "Tile layout"), M, B and C all fp16 or all bf16, fp32 accumulation, mma.sync
+ * m16n8k16 (sm_80 and newer).
+ *
+ * Block: 8 warps, one band of 16 rows each, one tile of NT columns of C, one range of K-groups (its split). Per group
+ * of 8 tiles (128 columns) every warp copies its band's 8 records (contiguous in the stream) into its shared buffer
+ * and the block copies the 128 x NT piece of B, with cp.async, one group ahead of the one being multiplied.
+ *
+ * A lane's A fragment of mma.m16n8k16 is two adjacent values in each of the tile's four 8 x 8 subtiles, at bit
+ * p = 8*(lane/4) + 2*(lane%4) of the subtile's bitmap. The record's header holds the bitmaps' low 32-bit words, then
+ * the high words, then per subtile the count of values before its low and its high word, so a lane reads the four
+ * words it needs with one 16-byte load and finds its values at start + popc(word & below(p)); one prmt picks the
+ * two values (or zeros) by the two bits at p. Tiles past the matrix's edge point at an all-zero record, and B is
+ * staged with zeros past cols, so the loop has no tests.
+ *
+ * Zeros of A meet B's values in dense MMAs (0 * Inf = NaN): an element whose sum is NaN is recomputed exactly over
+ * the row's stored nonzeros (column order, fp32), so results depend on B only where the row stores values.
+ * splits > 1: each block writes its fp32 partial tile to the workspace; the last block of a (row block, column
+ * tile) to arrive sums the partials in split order and writes C. No floating-point atomics: bitwise reproducible. */
+#include "spmm_tiles.h"
+
+#include "macko_mma.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+namespace {
+
+constexpr int kW = MACKO_TILES_WARPS;
+constexpr int kThreads = kW * 32;
+constexpr int kKG = MACKO_TILES_KG;
+constexpr int kStages = 2;
+constexpr int kBS = kKG * 16 + 8; /* halves per staged column of B: 272 bytes, an odd number of 16-byte units */
+constexpr int kZero = 48;         /* bytes of a warp's all-zero record */
+constexpr unsigned kFull = 0xFFFFFFFFu;
+
+template <typename H> struct TilesParams {
+    int rows, cols, bands, tcols, groups, gps, splits, abuf, vec;
+    const uint32_t *offs;
+    const uint4 *stream;
+    const H *b;
+    int64_t incb, ldb;
+    H *c;
+    int64_t incc, ldc;
+    int n;
+    const float *alpha_dev, *beta_dev;
+    float alpha, beta;
+    float *ws;
+    int *counters;
+};
+
+__host__ __device__ constexpr int fixed_smem(int nt) { return kStages * nt * kBS * 2 + kW * kStages * kKG * 4 + kW * kZero; }
+
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s)
+{
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(s));
+    return r;
+}
+__device__ __forceinline__ void lds128(uint32_t (&r)[4], uint32_t a)
+{
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+__device__ __forceinline__ uint32_t lds32(uint32_t a)
+{
+    uint32_t r;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(r) : "r"(a));
+    return r;
+}
+__device__ __forceinline__ uint32_t ldsu16(uint32_t a)
+{
+    unsigned short r;
+    asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(r) : "r"(a));
+    return r;
+}
+
+/* The exact sum of row r times column j of B over the row's stored values, in column order, fp32. */
+template <typename H>
+__device__ __noinline__ float row_dot(const uint4 *stream, const uint32_t *offs, int tcols, const H *b, int64_t incb,
+                                     int64_t ldb, int r, int j)
+{
+    const int band = r >> 4, i = r & 15, half = i >> 3, li = i & 7;
+    const unsigned short *bits16 = reinterpret_cast<const unsigned short *>(stream);
+    float acc = 0.0f;
+    for (int t = 0; t < tcols; t++) {
+        const int64_t q = (int64_t)band * tcols + t;
+        const uint32_t *rec = reinterpret_cast<const uint32_t *>(stream + __ldg(offs + q));
+        const uint32_t st = __ldg(rec + 8), sth = __ldg(rec + 9);
+        for (int sc = 0; sc < 2; sc++) {
+            const int s = half + 2 * sc;
+            const uint32_t lo = __ldg(rec + s), hi = __ldg(rec + 4 + s);
+            uint32_t row, start;
+            if (li < 4) {
+                row = (lo >> (8 * li)) & 0xFFu;
+                start = ((st >> (8 * s)) & 0xFFu) + __popc(lo & ((1u << (8 * li)) - 1u));
+            } else {
+                row = (hi >> (8 * (li - 4))) & 0xFFu;
+                start = ((sth >> (8 * s)) & 0xFFu) + __popc(hi & ((1u << (8 * (li - 4))) - 1u));
+            }
+            const int64_t vbase = (int64_t)__ldg(offs + q) * 8 + MACKO_TILES_HEADER / 2 + start;
+            for (int k = 0; row != 0u; row &= row - 1u, k++) {
+                const int col = 16 * t + 8 * sc + __ffs(row) - 1;
+                const H v = Tc16<H>::from_bits(__ldg(bits16 + vbase + k));
+                acc = fmaf(Tc16<H>::to_float(v), Tc16<H>::to_float(b[(int64_t)col * incb + (int64_t)j * ldb]), acc);
+            }
+        }
+    }
+    return acc;
+}
+
+template <typename H>
+__device__ __forceinline__ void put_c(const TilesParams<H> &p, int r, int j, float v, float alpha, float beta)
+{
+    if (isnan(v))
+        v = row_dot<H>(p.stream, p.offs, p.tcols, p.b, p.incb, p.ldb, r, j);
+    H *cp = p.c + (int64_t)r * p.incc + (int64_t)j * p.ldc;
+    float out = alpha * v;
+    if (beta != 0.0f)
+        out = fmaf(beta, Tc16<H>::to_float(*cp), out);
+    *cp = Tc16<H>::from_float(out);
+}
+
+template <typename H, int NT> __global__ void __launch_bounds__(kThreads, 2) tiles_kernel(const TilesParams<H> p)
+{
+    extern __shared__ __align__(16) char smem[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int j0 = blockIdx.x * NT;
+    const int band = blockIdx.y * kW + warp;
+    const int split = blockIdx.z;
+    const float alpha = p.alpha_dev ? *p.alpha_dev : p.alpha;
+    const float beta = p.beta_dev ? *p.beta_dev : p.beta;
+    const int row_block = blockIdx.y * kW * 16;
+
+    if (alpha == 0.0f) { /* C = beta * C: A and B are not read (split 0's blocks only) */
+        if (split != 0)
+            return;
+        for (int e = threadIdx.x; e < kW * 16 * NT; e += kThreads) {
+            const int r = row_block + e % (kW * 16), j = j0 + e / (kW * 16);
+            if (r < p.rows && j < p.n) {
+                H *cp = p.c + (int64_t)r * p.incc + (int64_t)j * p.ldc;
+                *cp = Tc16<H>::from_float(beta != 0.0f ? beta * Tc16<H>::to_float(*cp) : 0.0f);
+            }
+        }
+        return;
+    }
+
+    const int g0 = split * p.gps, g1 = min(p.groups, g0 + p.gps);
+    char *sB = smem;
+    uint32_t *sR = reinterpret_cast<uint32_t *>(smem + kStages * NT * kBS * 2) + warp * kStages * kKG;
+    char *zrec = smem + kStages * NT * kBS * 2 + kW * kStages * kKG * 4 + warp * kZero;
+    char *sA = smem + fixed_smem(NT) + warp * kStages * p.abuf;
+    const bool band_ok = band < p.bands;
+    if (lane < kZero / 4)
+        reinterpret_cast<uint32_t *>(zrec)[lane] = 0u;
+    const uint32_t zaddr = smem_addr(zrec);
+
+    constexpr int NT8 = NT / 8;
+    float acc[NT8][4];
+#pragma unroll
+    for (int j = 0; j < NT8; j++)
+        acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+
+    const int gq = lane >> 2, tg = lane & 3;
+    const uint32_t sh = (uint32_t)((8 * gq + 2 * tg) & 31);
+    const uint32_t below = (1u << sh) - 1u;
+    const uint32_t hoff = gq >= 4 ? 16u : 0u, soff = gq >= 4 ? 36u : 32u;
+
+    auto load_offs = [&](int g) -> uint32_t {
+        const int tc = min(kKG, p.tcols - g * kKG);
+        return (band_ok && g < g1 && lane <= tc) ? __ldg(p.offs + (int64_t)band * p.tcols + g * kKG + lane) : 0u;
+    };
+    auto stage = [&](int g, uint32_t o) {
+        const int st = (g - g0) % kStages;
+        const int tc = min(kKG, p.tcols - g * kKG);
+        const uint32_t w0 = __shfl_sync(kFull, o, 0), w1 = __shfl_sync(kFull, o, tc);
+        char *dst = sA + st * p.abuf;
+        if (lane < kKG)
+            sR[st * kKG + lane] = (band_ok && lane < tc) ? smem_addr(dst) + 16u * (o - w0) : zaddr;
+        const int words = band_ok ? (int)(w1 - w0) : 0;
+        for (int i = lane; i < words; i += 32)
+            cp_async16(smem_addr(dst + 16 * i), p.stream + w0 + i, 16);
+        char *bdst = sB + st * NT * kBS * 2;
+        const int kb = g * kKG * 16;
+        for (int c = threadIdx.x; c < NT * kKG * 2; c += kThreads) {
+            const int j = c / (kKG * 2), kc = c % (kKG * 2), k = kb + 8 * kc;
+            char *d = bdst + 2 * (j * kBS + 8 * kc);
+            if (p.vec && j0 + j < p.n && k + 8 <= p.cols) {
+                cp_async16(smem_addr(d), p.b + (int64_t)(j0 + j) * p.ldb + k, 16);
+            } else {
+                /* past n or cols, or B not 16-byte aligned / strided: element loads, zeros outside B */
+                unsigned short h[8];
+#pragma unroll
+                for (int t = 0; t < 8; t++)
+                    h[t] = (j0 + j < p.n && k + t < p.cols)
+                               ? *reinterpret_cast<const unsigned short *>(&p.b[(int64_t)(k + t) * p.incb +
+                                                                                 (int64_t)(j0 + j) * p.ldb])
+                               : (unsigned short)0;
+                *reinterpret_cast<uint4 *>(d) = make_uint4(h[0] | (uint32_t)h[1] << 16, h[2] | (uint32_t)h[3] << 16,
+                                                           h[4] | (uint32_t)h[5] << 16, h[6] | (uint32_t)h[7] << 16);
+            }
+        }
+    };
+
+    __syncwarp();
+    if (g0 < g1)
+        stage(g0, load_offs(g0));
+    cp_async_commit();
+    uint32_t o_next = load_offs(g0 + 1);
+    for (int g = g0; g < g1; g++) {
+        const int st = (g - g0) % kStages;
+        if (g + 1 < g1)
+            stage(g + 1, o_next);
+        cp_async_commit();
+        o_next = load_offs(g + 2);
+        cp_async_wait<1>();
+        __syncthreads();
+        const uint32_t bbase = smem_addr(sB + st * NT * kBS * 2);
+#pragma unroll
+        for (int tt = 0; tt < kKG; tt++) {
+            const uint32_t rec = sR[st * kKG + tt];
+            uint32_t w[4];
+            lds128(w, rec + hoff);
+            const uint32_t st4 = lds32(rec + soff);
+            uint32_t a[4];
+#pragma unroll
+            for (int s = 0; s < 4; s++) {
+                const uint32_t idx = prmt(st4, 0u, 0x4440u + s) + __popc(w[s] & below);
+                const uint32_t va = rec + MACKO_TILES_HEADER + 2u * idx;
+                /* the value after a lane's first one may lie past the record: read, then dropped by the prmt */
+                const uint32_t v0 = ldsu16(va), v1 = ldsu16(va + 2u);
+                const uint32_t two = (w[s] >> sh) & 3u;
+                /* selector of (lo, hi) by the two bits: 00 zeros, 01 (v0, 0), 10 (0, v0), 11 (v0, v1) */
+                const uint32_t sel = prmt(0x22102222u, 0x54101022u, two * 0x22u + 0x10u);
+                a[s] = prmt(v0, v1, sel);
+            }
+            if constexpr (NT8 == 1) {
+                uint32_t bf[2];
+                const int l = lane & 15;
+                ldsm_x2(bf, bbase + 2 * ((l & 7) * kBS + tt * 16 + ((l >> 3) & 1) * 8));
+                mma_16816<H>(acc[0], a, bf[0], bf[1]);
+            } else {
+#pragma unroll
+                for (int jp = 0; jp < NT8; jp += 2) {
+                    uint32_t bf[4];
+                    ldsm_x4(bf, bbase + 2 * ((jp * 8 + (lane & 7) + ((lane >> 4) << 3)) * kBS + tt * 16 +
+                                             ((lane >> 3) & 1) * 8));
+                    mma_16816<H>(acc[jp], a, bf[0], bf[1]);
+                    mma_16816<H>(acc[jp + 1], a, bf[2], bf[3]);
+                }
+            }
+        }
+        __syncthreads();
+    }
+    cp_async_wait<0>();
+
+    const int r0 = band * 16 + gq;
+    if (p.splits == 1) {
+        if (!band_ok)
+            return;
+#pragma unroll
+        for (int j8 = 0; j8 < NT8; j8++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = r0 + (e >> 1) * 8, j = j0 + j8 * 8 + 2 * tg + (e & 1);
+                if (r < p.rows && j < p.n)
+                    put_c(p, r, j, acc[j8][e], alpha, beta);
+            }
+        return;
+    }
+    const int tile_id = blockIdx.y * gridDim.x + blockIdx.x;
+    float *wt = p.ws + (int64_t)tile_id * p.splits * (kW * 16 * NT);
+    {
+        float *mine = wt + (int64_t)split * (kW * 16 * NT);
+#pragma unroll
+        for (int j8 = 0; j8 < NT8; j8++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                mine[(warp * 16 + gq + (e >> 1) * 8) * NT + j8 * 8 + 2 * tg + (e & 1)] = acc[j8][e];
+    }
+    __threadfence();
+    __syncthreads();
+    __shared__ int last;
+    if (threadIdx.x == 0) {
+        const int prev = atomicAdd(p.counters + tile_id, 1);
+        last = prev == p.splits - 1;
+        if (last)
+            p.counters[tile_id] = 0; /* zero again for the next call */
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    for (int e = threadIdx.x; e < kW * 16 * NT; e += kThreads) {
+        const int r = row_block + e / NT, j = j0 + e % NT;
+        if (r >= p.rows || j >= p.n)
+            continue;
+        float s = 0.0f;
+        for (int q = 0; q < p.splits; q++)
+            s += __ldcg(wt + (int64_t)q * (kW * 16 * NT) + e);
+        put_c(p, r, j, s, alpha, beta);
+    }
+}
+
+template <typename H, int NT> int launch_nt(const macko_tiles_args *a, const TilesParams<H> &p)
+{
+    const dim3 grid((unsigned)((a->k.n + NT - 1) / NT), (unsigned)((a->bands + kW - 1) / kW), (unsigned)p.splits);
+    tiles_kernel<H, NT><<<grid, kThreads, macko_tiles_smem(NT, a->abuf), (cudaStream_t)a->k.stream>>>(p);
+    return (int)cudaGetLastError();
+}
+
+template <typename H> int launch(const macko_tiles_args *a)
+{
+    TilesParams<H> p;
+    p.rows = (int)a->k.rows;
+    p.cols = (int)a->k.cols;
+    p.bands = (int)a->bands;
+    p.tcols = (int)a->tcols;
+    p.groups = (p.tcols + kKG - 1) / kKG;
+    p.gps = (p.groups + a->splits - 1) / a->splits;
+    p.splits = p.gps > 0 ? (p.groups + p.gps - 1) / p.gps : 1;
+    if (p.splits < 1)
+        p.splits = 1;
+    p.abuf = a->abuf;
+    p.offs = a->offs;
+    p.stream = static_cast<const uint4 *>(a->stream);
+    p.b = static_cast<const H *>(a->k.b);
+    p.incb = a->k.incb;
+    p.ldb = a->k.ldb;
+    p.c = static_cast<H *>(a->k.c);
+    p.incc = a->k.incc;
+    p.ldc = a->k.ldc;
+    p.n = (int)a->k.n;
+    p.vec = a->k.incb == 1 && a->k.ldb % 8 == 0 && (reinterpret_cast<uintptr_t>(a->k.b) & 15u) == 0;
+    p.alpha_dev = a->k.alpha_dev;
+    p.beta_dev = a->k.beta_dev;
+    p.alpha = a->k.alpha;
+    p.beta = a->k.beta;
+    p.ws = a->ws;
+    p.counters = a->counters;
+    switch (macko_tiles_ntile(a->k.n)) {
+    case 8: return launch_nt<H, 8>(a, p);
+    case 16: return launch_nt<H, 16>(a, p);
+    case 32: return launch_nt<H, 32>(a, p);
+    default: return launch_nt<H, 64>(a, p);
+    }
+}
+
+template <typename H, int NT> int prepare_nt(int abuf, int *occ)
+{
+    const int smem = (int)macko_tiles_smem(NT, abuf);
+    cudaError_t e = cudaFuncSetAttribute(tiles_kernel<H, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        *occ = 0; /* too large for this device: the caller refuses the layout */
+        return 0;
+    }
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, tiles_kernel<H, NT>, kThreads, smem);
+    return (int)e;
+}
+
+template <typename H> int prepare(int abuf, int *occ)
+{
+    int e;
+    if ((e = prepare_nt<H, 8>(abuf, occ + 0)) != 0) return e;
+    if ((e = prepare_nt<H, 16>(abuf, occ + 1)) != 0) return e;
+    if ((e = prepare_nt<H, 32>(abuf, occ + 2)) != 0) return e;
+    return prepare_nt<H, 64>(abuf, occ + 3);
+}
+
+} // namespace
+
+extern "C" int macko_tiles_ntile(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+extern "C" int macko_tiles_ntile_index(int64_t n) { return n <= 8 ? 0 : n <= 16 ? 1 : n <= 32 ? 2 : 3; }
+
+extern "C" size_t macko_tiles_smem(int nt, int abuf)
+{
+    return (size_t)fixed_smem(nt) + (size_t)kW * kStages * (size_t)abuf + 16;
+}
+
+extern "C" int64_t macko_tiles_ws_floats(int64_t rows, int64_t n, int splits)
+{
+    if (splits <= 1)
+        return 0;
+    const int64_t nt = macko_tiles_ntile(n);
+    return ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS) * ((n + nt - 1) / nt) * splits * MACKO_TILES_ROWS * nt;
+}
+
+extern "C" int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits)
+{
+    if (splits <= 1)
+        return 0;
+    const int64_t nt = macko_tiles_ntile(n);
+    return ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS) * ((n + nt - 1) / nt);
+}
+
+extern "C" int macko_tiles_prepare(int bf16, int abuf, int occ[MACKO_TILES_NTILES])
+{
+    return bf16 ? prepare<__nv_bfloat16>(abuf, occ) : prepare<__half>(abuf, occ);
+}
+
+extern "C" int macko_tiles_spmm(const macko_tiles_args *a)
+{
+    return a->bf16 ? launch<__nv_bfloat16>(a) : launch<__half>(a);
+}

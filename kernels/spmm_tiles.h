@@ -1,0 +1,61 @@
+/* Internal interface of the tile-layout SpMM (kernels/spmm_tiles.cu): C = alpha*M*B + beta*C for a matrix held on the
+ * device in the tile layout (MACKO_LAYOUT_TILES, lapack_style_docs/FORMAT.md "Tile layout"), B and C of M's 16-bit
+ * type (fp16 or bf16), fp32 accumulation with mma.sync m16n8k16 (sm_80 and newer). Not installed.
+ *
+ * Each warp owns one band of 16 rows; a block of MACKO_TILES_WARPS warps walks a range of K-groups (MACKO_TILES_KG
+ * tiles, 128 columns) of its bands, staging the groups' records and the matching rows of B in shared memory
+ * (cp.async, two stages). A lane finds each of its eight A-fragment values with one popcount into the subtile's
+ * bitmap, so a tile costs the same few instructions whatever its density. Split-K over blocks through the handle's
+ * workspace, partials summed in split order by the last block to arrive: bitwise reproducible, no allocation. */
+#ifndef MACKO_SPMM_TILES_H
+#define MACKO_SPMM_TILES_H
+
+#include "macko_kernels.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MACKO_TILES_WARPS 8 /* bands per block */
+#define MACKO_TILES_KG 8    /* tiles per staged group (128 columns) */
+#define MACKO_TILES_ROWS (16 * MACKO_TILES_WARPS)
+#define MACKO_TILES_HEADER 40 /* bytes of a record's header: 8 bitmap words, 8 start bytes */
+#define MACKO_TILES_NTILES 4  /* column tiles the kernels are built for: 8, 16, 32, 64 */
+
+/* One launch's arguments. k carries the B/C pointers, their strides, n, the scalars and the stream (macko_kernels.h;
+ * its values/deltas/row_ptr are unused). */
+typedef struct macko_tiles_args {
+    macko_kargs k;
+    int bf16;              /* 0: fp16, 1: bf16 */
+    int64_t bands, tcols;  /* ceil(rows / 16), ceil(cols / 16) */
+    const uint32_t *offs;  /* bands * tcols + 1 record starts, 16-byte words */
+    const void *stream;    /* the records, 16-byte aligned */
+    int abuf;              /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
+    int splits;            /* blocks along K (>= 1) */
+    float *ws;             /* splits > 1: macko_tiles_ws_floats() floats */
+    int *counters;         /* splits > 1: macko_tiles_counters() ints, zero between calls */
+} macko_tiles_args;
+
+/* The column tile (8, 16, 32, 64) a launch for n columns uses, and its index 0..3. */
+int macko_tiles_ntile(int64_t n);
+int macko_tiles_ntile_index(int64_t n);
+/* Dynamic shared memory of one block for column tile nt and group buffer abuf. */
+size_t macko_tiles_smem(int nt, int abuf);
+/* Workspace floats and counters of a launch (0 when splits == 1). */
+int64_t macko_tiles_ws_floats(int64_t rows, int64_t n, int splits);
+int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits);
+/* Sets the kernels' shared-memory limits for abuf on the current device and reports, per column tile, the blocks one
+ * SM holds (occ[4]; 0 when the group buffer does not fit). Called when a tile layout is uploaded, never at a call.
+ * Returns the cudaError_t. */
+int macko_tiles_prepare(int bf16, int abuf, int occ[MACKO_TILES_NTILES]);
+/* Launches the product. Returns the cudaError_t of the launch (0 = success). */
+int macko_tiles_spmm(const macko_tiles_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,209 @@
+/* The tile layout on the GPU (MACKO_LAYOUT_TILES): upload (the host builds the layout from the MACKO rows, tiles.c),
+ * download (back to the canonical MACKO rows) and the compute dispatch to kernels/spmm_tiles.cu. Everything a launch
+ * needs besides the call's arguments (the group buffer size, the kernels' occupancy) is found at upload; a compute
+ * call only does arithmetic and one launch: no allocation, no synchronisation, no device query. */
+#include "check.h"
+#include "device_common.h"
+#include "tiles.h"
+#include "../kernels/spmm_tiles.h"
+
+#include <cuda_runtime.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t at_least16(int64_t bytes) { return bytes < 16 ? 16 : (size_t)bytes; }
+
+/* The largest span of MACKO_TILES_KG consecutive records of a band (a group the kernel stages at once), in bytes. */
+static int64_t group_bytes(const macko_tiles *t)
+{
+    int64_t b, g, best = 0;
+    for (b = 0; b < t->bands; b++)
+        for (g = 0; g < t->tcols; g += MACKO_TILES_KG) {
+            const int64_t q0 = b * t->tcols + g;
+            const int64_t q1 = b * t->tcols + (g + MACKO_TILES_KG < t->tcols ? g + MACKO_TILES_KG : t->tcols);
+            const int64_t w = (int64_t)t->offs[q1] - (int64_t)t->offs[q0];
+            if (w > best)
+                best = w;
+        }
+    return best * MACKO_TILE_WORD_BYTES;
+}
+
+int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int sm_count, int64_t ws_floats,
+                            int64_t ws_counters)
+{
+    const int64_t nt = macko_tiles_ntile(n);
+    const int64_t groups = (tcols + MACKO_TILES_KG - 1) / MACKO_TILES_KG;
+    const int64_t blocks = ((n + nt - 1) / nt) * ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS);
+    const int64_t want = 2 * (int64_t)sm_count * (occ > 0 ? occ : 1);
+    int64_t s = blocks > 0 ? (want + blocks - 1) / blocks : 1;
+    if (s > groups)
+        s = groups;
+    if (s > 64)
+        s = 64;
+    if (s < 1)
+        s = 1;
+    while (s > 1 && (macko_tiles_ws_floats(rows, n, (int)s) > ws_floats ||
+                     macko_tiles_counters(rows, n, (int)s) > ws_counters))
+        s--;
+    return (int)s;
+}
+
+macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_mat_t A)
+{
+    macko_dev_guard g;
+    cudaStream_t s = (cudaStream_t)handle->stream;
+    macko_tiles t;
+    void *doffs = NULL, *dstream = NULL;
+    int64_t abuf;
+    int occ[MACKO_TILES_NTILES] = {0, 0, 0, 0}, i;
+    macko_status_t st;
+    cudaError_t e;
+
+    if ((A->rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS > 65535 || A->cols > INT32_MAX)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2,
+                          "A has %" PRId64 " rows and %" PRId64 " columns: the tile layout takes at most %d rows and "
+                          "2^31 - 1 columns (use MACKO_LAYOUT_ROWS)",
+                          A->rows, A->cols, 65535 * MACKO_TILES_ROWS);
+    memset(&t, 0, sizeof t);
+    st = macko_tiles_build_host(fn, A, &t);
+    if (st != MACKO_STATUS_SUCCESS)
+        return st;
+    abuf = group_bytes(&t);
+    e = macko_dev_enter(&g, handle->device);
+    if (e != cudaSuccess) {
+        macko_tiles_free(&t);
+        return macko_fail(macko_cuda_status(e), fn, 0, "cannot make device %d current: %s", handle->device,
+                          cudaGetErrorString(e));
+    }
+    cudaGetLastError();
+    e = cudaMalloc(&doffs, at_least16((t.bands * t.tcols + 1) * 4));
+    if (e == cudaSuccess)
+        e = cudaMalloc(&dstream, at_least16(t.words * MACKO_TILE_WORD_BYTES));
+    /* from pageable memory each copy returns once its source is staged: the host arrays may go right after */
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(doffs, t.offs, (size_t)(t.bands * t.tcols + 1) * 4, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess && t.words > 0)
+        e = cudaMemcpyAsync(dstream, t.stream, (size_t)t.words * MACKO_TILE_WORD_BYTES, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess)
+        e = (cudaError_t)macko_tiles_prepare(A->type == MACKO_R_16BF, (int)abuf, occ);
+    if (e != cudaSuccess) {
+        st = macko_cuda_status(e);
+        cudaStreamSynchronize(s);
+        cudaFree(doffs);
+        cudaFree(dstream);
+        macko_dev_leave(&g);
+        macko_tiles_free(&t);
+        return macko_fail(st, fn, 0, "cannot %s the tile layout (%" PRId64 " bytes)",
+                          st == MACKO_STATUS_ALLOC_FAILED ? "allocate" : "copy", t.words * MACKO_TILE_WORD_BYTES);
+    }
+    for (i = 0; i < MACKO_TILES_NTILES; i++)
+        if (occ[i] == 0) {
+            cudaStreamSynchronize(s);
+            cudaFree(doffs);
+            cudaFree(dstream);
+            macko_dev_leave(&g);
+            macko_tiles_free(&t);
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2,
+                              "A's tile layout needs %" PRId64 " bytes of shared memory per group of %d tiles, more "
+                              "than device %d gives a block (use MACKO_LAYOUT_ROWS)",
+                              abuf, MACKO_TILES_KG, handle->device);
+        }
+    macko_dev_leave(&g);
+    macko_device_arrays_free(A); /* the old copy (either layout) and A^T */
+    A->dev.values = dstream;
+    A->dev.row_ptr = doffs;
+    A->dev.deltas = NULL;
+    A->dev_layout = MACKO_LAYOUT_TILES;
+    A->td.bands = t.bands;
+    A->td.tcols = t.tcols;
+    A->td.words = t.words;
+    A->td.abuf = (int)abuf;
+    memcpy(A->td.occ, occ, sizeof occ);
+    A->td.splits = 0;
+    A->device = handle->device;
+    A->has_device = 1;
+    macko_tiles_free(&t);
+    return macko_ok();
+}
+
+macko_status_t macko_tiles_download(const char *fn, macko_handle_t handle, macko_mat_t A)
+{
+    macko_dev_guard g;
+    cudaStream_t s = (cudaStream_t)handle->stream;
+    macko_tiles t;
+    macko_status_t st;
+    cudaError_t e;
+    memset(&t, 0, sizeof t);
+    t.bands = A->td.bands;
+    t.tcols = A->td.tcols;
+    t.words = A->td.words;
+    t.offs = (uint32_t *)macko_aligned_calloc((size_t)(t.bands * t.tcols + 1) * 4);
+    t.stream = macko_aligned_calloc((size_t)at_least16(t.words * MACKO_TILE_WORD_BYTES));
+    if (t.offs == NULL || t.stream == NULL) {
+        macko_tiles_free(&t);
+        return macko_fail(MACKO_STATUS_ALLOC_FAILED, fn, 0, "cannot allocate the host copy of the tile layout");
+    }
+    e = macko_dev_enter(&g, handle->device);
+    if (e == cudaSuccess) {
+        cudaError_t e2;
+        cudaGetLastError();
+        e = cudaMemcpyAsync(t.offs, A->dev.row_ptr, (size_t)(t.bands * t.tcols + 1) * 4, cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess && t.words > 0)
+            e = cudaMemcpyAsync(t.stream, A->dev.values, (size_t)t.words * MACKO_TILE_WORD_BYTES,
+                                cudaMemcpyDeviceToHost, s);
+        e2 = cudaStreamSynchronize(s);
+        if (e == cudaSuccess)
+            e = e2;
+        macko_dev_leave(&g);
+    }
+    if (e != cudaSuccess) {
+        macko_tiles_free(&t);
+        return macko_fail(macko_cuda_status(e), fn, 0, "cannot copy the tile layout: %s", cudaGetErrorString(e));
+    }
+    st = macko_tiles_to_macko_host(fn, &t, A);
+    macko_tiles_free(&t);
+    return st == MACKO_STATUS_SUCCESS ? macko_ok() : st;
+}
+
+macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,
+                                   const void *alpha, const void *b, int64_t incb, int64_t ldb, const void *beta,
+                                   void *c, int64_t incc, int64_t ldc, int64_t n)
+{
+    const macko_workspace *ws = &handle->ws;
+    macko_tiles_args a;
+    int err;
+    memset(&a, 0, sizeof a);
+    a.k.rows = M->rows;
+    a.k.cols = M->cols;
+    a.k.b = b;
+    a.k.incb = incb;
+    a.k.ldb = ldb;
+    a.k.c = c;
+    a.k.incc = incc;
+    a.k.ldc = ldc;
+    a.k.n = n;
+    macko_kargs_scalars(handle, combo, alpha, beta, &a.k);
+    a.k.stream = handle->stream;
+    a.bf16 = M->type == MACKO_R_16BF;
+    a.bands = M->td.bands;
+    a.tcols = M->td.tcols;
+    a.offs = (const uint32_t *)M->dev.row_ptr;
+    a.stream = M->dev.values;
+    a.abuf = M->td.abuf;
+    a.splits = M->td.splits > 0 ? M->td.splits
+                                : macko_tiles_auto_splits(M->rows, M->td.tcols, n, M->td.occ[macko_tiles_ntile_index(n)],
+                                                          handle->props.sm_count,
+                                                          ws->partial_bytes / (int64_t)sizeof(float),
+                                                          MACKO_WS_COUNTERS);
+    if (macko_tiles_ws_floats(M->rows, n, a.splits) > ws->partial_bytes / (int64_t)sizeof(float) ||
+        macko_tiles_counters(M->rows, n, a.splits) > MACKO_WS_COUNTERS)
+        a.splits = 1; /* a forced split count the workspace cannot take */
+    a.ws = ws->partial;
+    a.counters = ws->counters;
+    err = macko_tiles_spmm(&a);
+    if (err != 0)
+        return macko_launch_fail(handle, fn, err);
+    return macko_ok();
+}

@@ -1,0 +1,293 @@
+/* The tile layout on the GPU (MACKO_LAYOUT_TILES, kernels/spmm_tiles.cu) for both 16-bit types, a typed suite: fp16
+ * (GpuTiles/H, macko_Hspmm) and bf16 (GpuTiles/B, macko_spmm_ex with bf16 B and C). Against a double host reference
+ * over the stored nonzeros and against cublasGemmEx: odd shapes, empty and dense rows, gaps longer than 16, a single
+ * row / column, all-positive values, Inf/NaN in B at columns a row does not store, the alpha/beta rules (beta = 0
+ * never reads C, alpha = 0 reads neither A nor B), odd ldb/ldc, both pointer modes, split K forced and automatic,
+ * every output written, bitwise determinism, graph capture; SpMV and the strided batch (strided B); download back to
+ * the MACKO rows; the layout switch; the refusals (fp32 vectors) and op T through macko_analysis. */
+#include "gpu_fixtures.h"
+#include "macko_internal.h"
+#include "spmm16.h"
+
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gt::DevMem;
+using gt::Handle;
+using gt::Mat;
+using namespace s16;
+
+/* Uploads A in the tile layout with `splits` blocks along K forced (0: automatic). */
+void tiles(macko_handle_t h, macko_mat_t A, int splits)
+{
+    macko_layout_t cur = MACKO_LAYOUT_ROWS;
+    ASSERT_EQ(macko_mat_get_layout(A, &cur), MACKO_STATUS_SUCCESS);
+    if (cur != MACKO_LAYOUT_TILES || !A->has_device || A->dev_layout != MACKO_LAYOUT_TILES) {
+        ASSERT_EQ(macko_mat_set_layout(A, MACKO_LAYOUT_TILES), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+        ASSERT_EQ(macko_mat_upload(h, A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    }
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.tiles_splits = splits;
+    ASSERT_EQ(macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
+        << macko_get_last_error_message();
+}
+
+template <class P> void upload_tiles(macko_handle_t h, const mt::Dense &m, Mat &A, int splits = 0)
+{
+    std::vector<uint8_t> bytes = mt::to_bytes(m, P::type, MACKO_ORDER_ROW, std::max<int64_t>(m.cols, 1));
+    ASSERT_EQ(macko_mat_create_dense_host(&A.A, m.rows, m.cols, P::type, bytes.data(), std::max<int64_t>(m.cols, 1),
+                                          MACKO_ORDER_ROW),
+              MACKO_STATUS_SUCCESS)
+        << macko_get_last_error_message();
+    tiles(h, A.A, splits);
+}
+
+} // namespace
+
+template <class P> class GpuTiles : public ::testing::Test {};
+using TilesTypes = ::testing::Types<Fp16, Bf16>;
+TYPED_TEST_SUITE(GpuTiles, TilesTypes, TypeName);
+
+/* Every shape, automatic and forced splits, a spread of n and the alpha/beta/ld variants. */
+TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const bool quick = mt::repeat_count(100) < 100; /* compute-sanitizer: a subset */
+    const std::vector<int64_t> ns = quick ? std::vector<int64_t>{1, 9, 65}
+                                          : std::vector<int64_t>{1, 2, 7, 8, 9, 16, 17, 31, 33, 64, 65, 130};
+    int si = 0;
+    for (const Shape &s : kShapes) {
+        if (quick && si % 3 != 1) {
+            si++;
+            continue;
+        }
+        const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 900 + si, s.structure ? 77 + si : 0);
+        Mat A;
+        upload_tiles<P>(h.h, m, A);
+        for (int splits : {0, 1, 3}) {
+            if (quick && splits == 1)
+                continue;
+            tiles(h.h, A.A, splits);
+            for (int64_t n : ns)
+                for (int v = 0; v < 4; v++) {
+                    /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
+                    const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
+                    const Problem p = make_problem<P>(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v);
+                    const std::vector<uint16_t> out = run<P>(h.h, A.A, p, v == 3);
+                    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " splits " +
+                                             std::to_string(splits) + " n=" + std::to_string(n) +
+                                             " v=" + std::to_string(v);
+                    ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
+                }
+        }
+        si++;
+    }
+}
+
+/* The issue's n list on two shapes against the double reference and cublasGemmEx (compute 32F). */
+TYPED_TEST(GpuTiles, IssueNListAgainstCublas)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    if (mt::repeat_count(100) < 100)
+        GTEST_SKIP() << "MACKO_TEST_REPEATS lowered (compute-sanitizer): the long n list is left out";
+    Handle h;
+    gt::Blas blas;
+    const int64_t ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127,
+                          128, 255, 256, 1000, 2048, 4097};
+    const Shape shapes[] = {{300, 520, 0.5, true, false, false}, {1024, 1024, 0.3, false, false, true}};
+    for (const Shape &s : shapes) {
+        const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 4242, s.structure ? 7 : 0);
+        Mat A;
+        upload_tiles<P>(h.h, m, A);
+        std::vector<uint8_t> dense = mt::to_bytes(m, P::type, MACKO_ORDER_COL, s.rows);
+        DevMem dA(dense.size());
+        ASSERT_EQ(cudaMemcpy(dA.p, dense.data(), dense.size(), cudaMemcpyHostToDevice), cudaSuccess);
+        for (int64_t n : ns) {
+            const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, s.positive, 5 * n);
+            const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false);
+            const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " n=" + std::to_string(n);
+            ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
+            DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
+            ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+            const float one = 1.0f, zero = 0.0f;
+            CUBLAS_CHECK(cublasGemmEx(blas.h, CUBLAS_OP_N, CUBLAS_OP_N, (int)s.rows, (int)n, (int)s.cols, &one, dA.p,
+                                      P::cuda, (int)s.rows, db.p, P::cuda, (int)p.ldb, &zero, dc.p, P::cuda,
+                                      (int)p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            std::vector<uint16_t> ref(p.c0.size());
+            ASSERT_EQ(cudaMemcpy(ref.data(), dc.p, ref.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+            std::vector<double> a(ref.size()), r(ref.size());
+            for (size_t i = 0; i < ref.size(); i++) {
+                a[i] = P::value(out[i]);
+                r[i] = P::value(ref[i]);
+            }
+            EXPECT_LT(mt::rel_l2(a, r), 2e-3 * (P::out_rel / Fp16::out_rel)) << what << " vs cublasGemmEx";
+        }
+    }
+}
+
+/* Captured in a CUDA graph and replayed: the same bits as the direct call (split K). */
+TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    cudaStream_t st;
+    ASSERT_EQ(cudaStreamCreate(&st), cudaSuccess);
+    ASSERT_EQ(macko_set_stream(h.h, st), MACKO_STATUS_SUCCESS);
+    const mt::Dense m = matrix_of<P>(700, 900, 0.4, 5);
+    Mat A;
+    upload_tiles<P>(h.h, m, A, 3);
+    const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
+    DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
+    ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    std::vector<uint16_t> direct(p.c0.size()), graphed(p.c0.size());
+    ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
+              MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
+    ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
+              MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
+    ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(ge, st), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(graphed.data(), dc.p, graphed.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(direct, graphed);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
+    cudaStreamDestroy(st);
+}
+
+/* op T: macko_analysis builds the transposed MACKO rows from the host copy (refused without one); the op T product
+ * runs on them. fp32 vectors are refused on the tile layout. */
+TYPED_TEST(GpuTiles, TransposeAndRefusals)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const mt::Dense m = matrix_of<P>(333, 210, 0.45, 12);
+    Mat A;
+    upload_tiles<P>(h.h, m, A);
+    const float one = 1.0f, zero = 0.0f;
+    DevMem db(4 * 400 * 8), dc(4 * 400 * 8);
+    EXPECT_EQ(P::spmm(h.h, MACKO_OPERATION_TRANSPOSE, 2, &one, A.A, db.p, 333, &zero, dc.p, 210),
+              MACKO_STATUS_NOT_INITIALIZED);
+    EXPECT_EQ(macko_spmm_ex(h.h, MACKO_OPERATION_NON_TRANSPOSE, 2, &one, A.A, db.p, MACKO_R_32F, 210, &zero, dc.p,
+                            MACKO_R_32F, 333, MACKO_R_32F),
+              MACKO_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(macko_get_last_error_position(), 7);
+    ASSERT_EQ(macko_analysis(h.h, MACKO_OPERATION_TRANSPOSE, A.A), MACKO_STATUS_SUCCESS)
+        << macko_get_last_error_message();
+    mt::Dense t;
+    t.rows = m.cols;
+    t.cols = m.rows;
+    t.v.resize(m.v.size());
+    for (int64_t i = 0; i < m.rows; i++)
+        for (int64_t k = 0; k < m.cols; k++)
+            t.at(k, i) = m.at(i, k);
+    for (int64_t n : {1, 9, 40}) {
+        const Problem p = make_problem<P>(t, n, true, 0.75f, 0.25f, false, false, 17 * n);
+        const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false, MACKO_OPERATION_TRANSPOSE);
+        ASSERT_EQ(check_result<P>(p, out, "op T n=" + std::to_string(n)), 0);
+    }
+    /* without the host copy the transposition has nothing to start from */
+    Mat B;
+    upload_tiles<P>(h.h, m, B);
+    ASSERT_EQ(macko_mat_release_host(B.A), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(macko_analysis(h.h, MACKO_OPERATION_TRANSPOSE, B.A), MACKO_STATUS_NOT_INITIALIZED);
+}
+
+/* Download turns the tiles back into the canonical MACKO rows: the same nonzeros, and a ROWS upload of the result
+ * computes the same product. The storage of a TILES device copy is the tile layout's. */
+TYPED_TEST(GpuTiles, DownloadAndLayoutSwitch)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const mt::Dense m = matrix_of<P>(150, 301, 0.3, 31, 9);
+    Mat A;
+    upload_tiles<P>(h.h, m, A);
+    int64_t bytes = 0;
+    ASSERT_EQ(macko_mat_get_storage(A.A, &bytes, nullptr, nullptr, nullptr), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(bytes, A.A->td.words * 16 + (A.A->td.bands * A.A->td.tcols + 1) * 4);
+    ASSERT_EQ(macko_mat_release_host(A.A), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_download(h.h, A.A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    std::vector<uint8_t> dense((size_t)(m.rows * m.cols * 2));
+    ASSERT_EQ(macko_mat_export_dense_host(A.A, dense.data(), m.cols, MACKO_ORDER_ROW), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(dense, mt::to_bytes(m, P::type, MACKO_ORDER_ROW, m.cols));
+    const Problem p = make_problem<P>(m, 20, true, 1.5f, -1.0f, true, false, 99);
+    const std::vector<uint16_t> t_out = run<P>(h.h, A.A, p, false);
+    ASSERT_EQ(check_result<P>(p, t_out, "tiles"), 0);
+    ASSERT_EQ(macko_mat_set_layout(A.A, MACKO_LAYOUT_ROWS), MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(macko_mat_upload(h.h, A.A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    EXPECT_EQ(A.A->dev_layout, MACKO_LAYOUT_ROWS);
+    const std::vector<uint16_t> r_out = run<P>(h.h, A.A, p, false);
+    ASSERT_EQ(check_result<P>(p, r_out, "rows after tiles"), 0);
+}
+
+/* SpMV with unit and strided x / y and the strided batch (fp16: the routines with a letter) on the tile layout. */
+TEST(GpuTilesH, SpmvAndStridedBatch)
+{
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const mt::Dense m = matrix_of<Fp16>(190, 333, 0.4, 8, 3);
+    Mat A;
+    upload_tiles<Fp16>(h.h, m, A);
+    const int64_t batch = 7;
+    for (int64_t inc : {1, 3}) {
+        const int64_t sx = inc * m.cols + 5, sy = inc * m.rows + 2;
+        std::vector<float> xs = mt::random_vector(sx * batch, 8 + inc, true), ys = mt::random_vector(sy * batch, 9, true);
+        const std::vector<uint16_t> xb = type_bits<Fp16>(xs), yb = type_bits<Fp16>(ys);
+        DevMem dx(xb.size() * 2), dy(yb.size() * 2);
+        ASSERT_EQ(cudaMemcpy(dx.p, xb.data(), xb.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        for (int sb = 0; sb < 2; sb++) {
+            ASSERT_EQ(cudaMemcpy(dy.p, yb.data(), yb.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+            const float alpha = 1.25f, beta = 0.5f;
+            const int64_t nb = sb ? batch : 1;
+            if (sb)
+                ASSERT_EQ(macko_Hspmv_strided_batched(h.h, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A.A,
+                                                      dx.as<macko_half>(), inc, sx, &beta, dy.as<macko_half>(), inc,
+                                                      sy, batch),
+                          MACKO_STATUS_SUCCESS)
+                    << macko_get_last_error_message();
+            else
+                ASSERT_EQ(macko_Hspmv(h.h, MACKO_OPERATION_NON_TRANSPOSE, &alpha, A.A, dx.as<macko_half>(), inc, &beta,
+                                      dy.as<macko_half>(), inc),
+                          MACKO_STATUS_SUCCESS)
+                    << macko_get_last_error_message();
+            std::vector<uint16_t> y(yb.size());
+            ASSERT_EQ(cudaMemcpy(y.data(), dy.p, y.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+            for (int64_t j = 0; j < batch; j++)
+                for (int64_t i = 0; i < sy; i++) {
+                    const size_t at = (size_t)(j * sy + i);
+                    if (j >= nb || i % inc != 0 || i / inc >= m.rows) {
+                        ASSERT_EQ(y[at], yb[at]) << "element " << at << " outside y was written";
+                        continue;
+                    }
+                    double want = 0.0, mag = 0.0;
+                    for (int64_t k = 0; k < m.cols; k++) {
+                        const double t = (double)m.at(i / inc, k) * mt::half_to_float(xb[(size_t)(j * sx + k * inc)]);
+                        want += t;
+                        mag += std::fabs(t);
+                    }
+                    want = alpha * want + beta * mt::half_to_float(yb[at]);
+                    ASSERT_NEAR(mt::half_to_float(y[at]), want, 1.5e-3 * std::fabs(want) + 1e-3 * (mag + 1.0))
+                        << "inc " << inc << " batch " << j << " row " << i / inc;
+                }
+        }
+    }
+}
