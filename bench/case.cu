@@ -81,6 +81,8 @@ void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std:
         CUDA_OK(cudaGetLastError());
     }
     CUDA_OK(cudaStreamSynchronize(st));
+    if (row.ok() && (mst = macko_mat_set_layout(A, (macko_layout_t)cfg.layout)) != MACKO_STATUS_SUCCESS)
+        row.status = "FAIL " + macko_error("macko_mat_set_layout", mst);
     if (row.ok() && (mst = macko_mat_upload(cx.macko, A)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_mat_upload", mst);
     if (row.ok() && (mst = macko_analysis(cx.macko, MACKO_OPERATION_NON_TRANSPOSE, A)) != MACKO_STATUS_SUCCESS)

@@ -96,6 +96,8 @@ static void usage(FILE *f)
             "  --spmv-geometry warp|staged\n"
             "                     force macko's SpMV geometry (the library's test-only plan override, src/plan.h)\n"
             "  --mm-path staged|global|tc|panel\n"
+            "  --layout rows|tiles           device layout of the macko matrices (default rows)\n"
+            "  --tiles-splits N   TILES: blocks along K forced (test-only plan override; 0 automatic)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
             "\n"
@@ -263,6 +265,16 @@ Config parse_args(int argc, char **argv)
                 cfg.mm_path = MACKO_MM_PATH_PANEL;
             else
                 die("--mm-path: '%s' is not staged, global, tc or panel", t.c_str());
+        } else if (a == "--tiles-splits") {
+            cfg.tiles_splits = (int)parse_int("--tiles-splits", value(), 0, 64);
+        } else if (a == "--layout") {
+            const std::string t = value();
+            if (t == "rows")
+                cfg.layout = MACKO_LAYOUT_ROWS;
+            else if (t == "tiles")
+                cfg.layout = MACKO_LAYOUT_TILES;
+            else
+                die("--layout: '%s' is not rows or tiles", t.c_str());
         } else if (a == "--csv") {
             cfg.csv = value();
         } else if (a == "--md") {
@@ -291,5 +303,6 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.spmv_geometry = cfg.spmv_geometry;
     f.mm_path = cfg.mm_path;
+    f.tiles_splits = cfg.tiles_splits;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

@@ -158,6 +158,9 @@ std::string report_header(const Config &cfg, const Env &env)
                   : cfg.mm_path == MACKO_MM_PATH_TC     ? "TC"
                   : cfg.mm_path == MACKO_MM_PATH_PANEL  ? "PANEL"
                                                         : "automatic");
+    o += strf("- macko device layout: %s\n", cfg.layout == MACKO_LAYOUT_TILES ? "TILES (macko_mat_set_layout before every "
+                                                                           "upload: bitmap tiles, tensor cores)"
+                                                                         : "ROWS (the MACKO rows, the default)");
     o += "- matrices: exactly round(d·R·C) nonzeros at uniformly random positions, values uniform in [-1, 1] "
          "(never 0), x uniform in [-1, 1]; alpha = 1, beta = 0\n";
     if (!cfg.rotate)

@@ -74,7 +74,10 @@ std::string Pool::grow(int64_t kb, int64_t ks, int64_t km, std::string &macko_fa
             macko_mat_t B = nullptr;
             const char *fn = "macko_mat_create_macko_host";
             st = macko_mat_create_macko_host(&B, rows, cols, type, entries, values, deltas, row_ptr);
-            if (st == MACKO_STATUS_SUCCESS && (st = macko_mat_upload(handle, B)) != MACKO_STATUS_SUCCESS)
+            if (st == MACKO_STATUS_SUCCESS && cfg != nullptr &&
+                (st = macko_mat_set_layout(B, (macko_layout_t)cfg->layout)) != MACKO_STATUS_SUCCESS)
+                fn = "macko_mat_set_layout";
+            else if (st == MACKO_STATUS_SUCCESS && (st = macko_mat_upload(handle, B)) != MACKO_STATUS_SUCCESS)
                 fn = "macko_mat_upload";
             else if (st == MACKO_STATUS_SUCCESS &&
                      (st = macko_analysis(handle, MACKO_OPERATION_NON_TRANSPOSE, B)) != MACKO_STATUS_SUCCESS)
