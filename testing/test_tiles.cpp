@@ -277,6 +277,22 @@ TEST(Tiles, AFullRowAndAFullColumn)
     }
 }
 
+/* FORMAT.md's figures: bytes / dense bytes ~ d + 0.084 for uniform patterns (0.184, 0.384, 0.584 at 0.1, 0.3, 0.5),
+ * and a full matrix at 548 / 512 per tile. */
+TEST(Tiles, SizeMatchesFormat)
+{
+    const double d[] = {0.1, 0.3, 0.5, 1.0}, want[] = {0.184, 0.384, 0.584, 548.0 / 512.0};
+    for (int i = 0; i < 4; i++) {
+        Mat A;
+        ASSERT_EQ(encode_dense(raw_random(512, 1024, MACKO_R_16F, d[i], 40 + i), MACKO_ORDER_ROW, 1024, &A.A),
+                  MACKO_STATUS_SUCCESS);
+        HostTiles h;
+        ASSERT_EQ(macko_tiles_build_host("test", A.A, &h.t), MACKO_STATUS_SUCCESS);
+        const double eff = (double)macko_tiles_bytes(h.t.bands, h.t.tcols, h.t.words) / (512.0 * 1024 * 2);
+        EXPECT_NEAR(eff, want[i], i < 3 ? 0.005 : 1e-4) << "d = " << d[i];
+    }
+}
+
 TEST(Tiles, StorageFormula)
 {
     EXPECT_EQ(macko_tiles_bytes(0, 0, 0), 4);
