@@ -76,6 +76,12 @@ module macko
         enumerator :: MACKO_POINTER_MODE_DEVICE = 1
     end enum
 
+    ! macko_layout_t: the device layout macko_mat_upload makes (macko_mat_set_layout).
+    enum, bind(c)
+        enumerator :: MACKO_LAYOUT_ROWS = 0
+        enumerator :: MACKO_LAYOUT_TILES = 1
+    end enum
+
     ! The kind of every status and enumeration value (C's enum is an int).
     integer, parameter :: macko_status_kind = kind(MACKO_STATUS_SUCCESS)
 
@@ -290,6 +296,20 @@ module macko
             integer(c_int) :: macko_mat_upload
             type(c_ptr), value :: handle, A
         end function macko_mat_upload
+
+        function macko_mat_set_layout(A, layout) bind(c, name='macko_mat_set_layout')
+            import :: c_int, c_ptr
+            integer(c_int) :: macko_mat_set_layout
+            type(c_ptr), value :: A
+            integer(c_int), value :: layout
+        end function macko_mat_set_layout
+
+        function macko_mat_get_layout(A, layout) bind(c, name='macko_mat_get_layout')
+            import :: c_int, c_ptr
+            integer(c_int) :: macko_mat_get_layout
+            type(c_ptr), value :: A
+            integer(c_int) :: layout
+        end function macko_mat_get_layout
 
         function macko_mat_download(handle, A) bind(c, name='macko_mat_download')
             import :: c_int, c_ptr

@@ -244,6 +244,11 @@ contains
         st = macko_mat_export_dense_host(A1, c_loc(back_ld), int(ld + 2, c_int64_t), MACKO_ORDER_COL)
         call check(st == MACKO_STATUS_SUCCESS .and. all(back_ld(1:m, :) == a), 'export with ld > rows')
 
+        ! fp32 cannot be held in tiles: NOT_SUPPORTED at the layout
+        st = macko_mat_set_layout(A1, MACKO_LAYOUT_TILES)
+        call check_status(st, MACKO_STATUS_NOT_SUPPORTED, 'set_layout TILES on fp32')
+        call check(macko_get_last_error_position() == 2, 'set_layout TILES on fp32: position 2')
+
         st = macko_mat_destroy(A1)
         st = macko_mat_destroy(A2)
         st = macko_mat_destroy(A3)
@@ -381,7 +386,7 @@ contains
         integer(c_int16_t), target :: h(m, n), back(m, n)
         type(c_ptr) :: A
         integer(c_int64_t) :: nnz, entries_padded, bytes
-        integer(c_int) :: st, type
+        integer(c_int) :: st, type, layout
         integer :: i, j, bits
 
         do j = 1, n
@@ -407,6 +412,18 @@ contains
         back = 77
         st = macko_mat_export_dense_host(A, c_loc(back), int(m, c_int64_t), MACKO_ORDER_COL)
         call check(st == MACKO_STATUS_SUCCESS .and. all(back == h), 'bf16 bit-exact round trip')
+
+        ! The device layout of the next upload: ROWS by default, TILES allowed for bf16 (and fp16).
+        layout = -1
+        call check_status(macko_mat_get_layout(A, layout), MACKO_STATUS_SUCCESS, 'get_layout')
+        call check(layout == MACKO_LAYOUT_ROWS, 'default layout is MACKO_LAYOUT_ROWS')
+        call check_status(macko_mat_set_layout(A, MACKO_LAYOUT_TILES), MACKO_STATUS_SUCCESS, 'set_layout TILES')
+        call check_status(macko_mat_get_layout(A, layout), MACKO_STATUS_SUCCESS, 'get_layout after set')
+        call check(layout == MACKO_LAYOUT_TILES, 'layout round trip')
+        st = macko_mat_set_layout(A, 2_c_int)
+        call check(invalid_at(st, 2), 'set_layout(2): position 2')
+        st = macko_mat_set_layout(c_null_ptr, MACKO_LAYOUT_ROWS)
+        call check(invalid_at(st, 1), 'set_layout(NULL): position 1')
         st = macko_mat_destroy(A)
     end subroutine test_bf16_bits
 

@@ -2,6 +2,7 @@
  * routine fails in turn (fault_sweep.h). Routines without any fault point are swept too: their run proves there is
  * none (0 points in the summary). */
 #include "fault_util.h"
+#include "tiles.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -139,6 +140,81 @@ TEST_F(HostFixture, DeserializeAndTheRoutinesWithoutFaultPoints)
     c.call = [&] { return macko_mat_destroy(D); };
     c.succeeded = [] {};
     EXPECT_EQ(sweep(c).points, 0);
+}
+
+/* ---------------------------------------------------------------- the tile layout (src/tiles.h) */
+
+/* The internal builder and its reverse, as upload and download call them (their errors name those routines). */
+TEST_F(HostFixture, TileLayout)
+{
+    macko_mat_t A = encode(h);
+    ASSERT_NE(A, nullptr);
+    macko_tiles ref{};
+    ASSERT_EQ(macko_tiles_build_host("-", A, &ref), MACKO_STATUS_SUCCESS);
+    const Bytes ref_offs = host_bytes(ref.offs, (size_t)(ref.bands * ref.tcols + 1) * 4);
+    const Bytes ref_stream = host_bytes(ref.stream, (size_t)ref.words * 16);
+
+    macko_tiles t{};
+    uint32_t *const kPoisonOffs = poison<uint32_t *>();
+    Case c;
+    c.name = "macko_tiles_build_host (fp16, for upload)";
+    c.routine = "macko_mat_upload";
+    c.tolerable = kNothingTolerable;
+    c.prepare = [&] {
+        t = macko_tiles{};
+        t.offs = kPoisonOffs;
+    };
+    c.call = [&] { return macko_tiles_build_host("macko_mat_upload", A, &t); };
+    c.unchanged = [&] { EXPECT_EQ(t.offs, kPoisonOffs); };
+    c.succeeded = [&] {
+        ASSERT_NE(t.offs, kPoisonOffs);
+        EXPECT_EQ(t.words, ref.words);
+        EXPECT_EQ(host_bytes(t.offs, ref_offs.size()), ref_offs);
+        EXPECT_EQ(host_bytes(t.stream, ref_stream.size()), ref_stream);
+    };
+    c.cleanup = [&] {
+        if (t.offs != kPoisonOffs)
+            macko_tiles_free(&t);
+        t = macko_tiles{};
+    };
+    sweep(c);
+
+    /* The reverse replaces the host arrays of a matrix that has them: a failure must leave the old ones in place. */
+    macko_mat_t B = nullptr;
+    MatState before;
+    Case r;
+    r.name = "macko_tiles_to_macko_host (fp16, for download)";
+    r.routine = "macko_mat_download";
+    r.tolerable = kNothingTolerable;
+    r.prepare = [&] {
+        B = encode(h);
+        before = mat_state(B);
+    };
+    r.call = [&] { return macko_tiles_to_macko_host("macko_mat_download", &ref, B); };
+    r.unchanged = [&] { expect_same_state(B, before); };
+    r.succeeded = [&] {
+        EXPECT_TRUE(host_arrays(B) == h_arrays);
+        EXPECT_EQ(B->nnz, A->nnz);
+    };
+    r.cleanup = [&] {
+        macko_mat_destroy(B);
+        B = nullptr;
+    };
+    sweep(r);
+
+    /* The layout choice is a field: no fault point. */
+    macko_layout_t l = MACKO_LAYOUT_ROWS;
+    Case z;
+    z.routine = "-";
+    z.name = "macko_mat_set_layout";
+    z.call = [&] { return macko_mat_set_layout(A, MACKO_LAYOUT_TILES); };
+    EXPECT_EQ(sweep(z).points, 0);
+    z.name = "macko_mat_get_layout";
+    z.call = [&] { return macko_mat_get_layout(A, &l); };
+    z.succeeded = [&] { EXPECT_EQ(l, MACKO_LAYOUT_TILES); };
+    EXPECT_EQ(sweep(z).points, 0);
+    macko_tiles_free(&ref);
+    macko_mat_destroy(A);
 }
 
 /* ---------------------------------------------------------------- the QUANT kind */

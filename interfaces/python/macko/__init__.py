@@ -25,8 +25,8 @@ its arrays, ``Matrix.from_spqr`` an SpQR checkpoint's; it computes through the s
 Matrices pickle and copy through serialize()/deserialize() (each copy owns its memory); a Handle refuses both.
 """
 
-from ._enums import (DataType, IndexBase, IndexType, Kind, Operation, Order, OutlierRule, PointerMode, Status,
-                     bf16_from_float, bf16_to_float32, bfloat16)
+from ._enums import (DataType, IndexBase, IndexType, Kind, Layout, Operation, Order, OutlierRule, PointerMode,
+                     Status, bf16_from_float, bf16_to_float32, bfloat16)
 from ._lib import MackoError, has_symbol, library_path, status_name, status_string
 from ._quant import QuantArrays, quantization_error, spqr_arrays
 from .compute import SUPPORTED, spmm, spmm_ex, spmv, spmv_ex
@@ -64,7 +64,7 @@ def __getattr__(name):
     raise AttributeError("module 'macko' has no attribute %r" % name)
 
 
-__all__ = ["DataType", "IndexBase", "IndexType", "Kind", "Operation", "Order", "OutlierRule", "PointerMode", "Status",
+__all__ = ["DataType", "IndexBase", "IndexType", "Kind", "Layout", "Operation", "Order", "OutlierRule", "PointerMode", "Status",
            "MackoError", "Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "quantization_error",
            "spqr_arrays", "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
            "SUPPORTED", "bfloat16", "bf16_from_float", "bf16_to_float32", "version", "last_error",

@@ -58,6 +58,13 @@ class Kind(enum.IntEnum):
     QUANT = 1
 
 
+class Layout(enum.IntEnum):
+    """The device layout of the next upload (macko_layout_t): ROWS (the MACKO rows, the default) or TILES (16 x 16
+    bitmap tiles for the tensor cores; float16 and bfloat16 MACKO matrices only; FORMAT.md, "Tile layout")."""
+    ROWS = 0
+    TILES = 1
+
+
 class OutlierRule(enum.IntEnum):
     """How macko_mat_create_quant_dense_host picks the outliers (macko_outlier_rule_t)."""
     NONE = 0
@@ -158,6 +165,19 @@ def convert_values(values, src, dst):
         return bf16_from_float(v)
     with np.errstate(over="ignore"):
         return v.astype(numpy_dtype(dst))
+
+
+def layout(value):
+    """'rows'/'tiles' (any case), a Layout, or its number -> Layout."""
+    if isinstance(value, str):
+        key = value.strip().upper()
+        if key in Layout.__members__:
+            return Layout[key]
+        raise ValueError("layout must be 'rows' or 'tiles', not %r" % (value,))
+    try:
+        return Layout(int(value))
+    except (ValueError, TypeError):
+        raise ValueError("layout must be 'rows' or 'tiles', not %r" % (value,)) from None
 
 
 def operation(op):

@@ -44,6 +44,8 @@ _PROTOTYPES = {
     "macko_mat_save": (_STATUS, [c_void_p, c_char_p]),
     "macko_mat_load": (_STATUS, [_P(c_void_p), c_char_p]),
     "macko_mat_upload": (_STATUS, [c_void_p, c_void_p]),
+    "macko_mat_set_layout": (_STATUS, [c_void_p, c_int]),
+    "macko_mat_get_layout": (_STATUS, [c_void_p, _P(c_int)]),
     "macko_mat_download": (_STATUS, [c_void_p, c_void_p]),
     "macko_mat_release_host": (_STATUS, [c_void_p]),
     "macko_mat_create_dense_device": (_STATUS, [c_void_p, _P(c_void_p), c_int64, c_int64, c_int, c_void_p, c_int64,

@@ -14,8 +14,9 @@ import numpy as np
 
 from . import _lib, _quant
 from ._device import device_array
-from ._enums import (DataType, IndexBase, IndexType, Kind, Order, Status, bf16_from_float, bf16_to_float32, bfloat16,
-                     convert_values, datatype_of, is_bfloat16, numpy_dtype, operation, type_name)
+from ._enums import (DataType, IndexBase, IndexType, Kind, Layout, Order, Status, bf16_from_float, bf16_to_float32,
+                     bfloat16, convert_values, datatype_of, is_bfloat16, numpy_dtype, operation, type_name)
+from ._enums import layout as _layout
 from ._quant import DEFAULT_OUTLIERS, QuantArrays
 
 MatrixInfo = collections.namedtuple("MatrixInfo", "rows cols nnz dtype")
@@ -521,6 +522,28 @@ class Matrix:
         _lib.call("macko_analysis", handle, int(operation(op)), self)
 
     @property
+    def layout(self):
+        """The device layout the next upload makes (macko_mat_get_layout): Layout.ROWS (the default) or Layout.TILES.
+        A device copy already present keeps the layout it was uploaded with. Settable, as set_layout."""
+        if not _lib.has_symbol("macko_mat_get_layout"):
+            return Layout.ROWS
+        c = ctypes.c_int()
+        _lib.call("macko_mat_get_layout", self, ctypes.byref(c))
+        return Layout(c.value)
+
+    @layout.setter
+    def layout(self, value):
+        self.set_layout(value)
+
+    def set_layout(self, layout):
+        """Chooses the device layout of the next upload (macko_mat_set_layout): 'rows' (the MACKO rows, the default)
+        or 'tiles' (16 x 16 bitmap tiles for the tensor cores; float16 and bfloat16 MACKO matrices only, MackoError
+        NOT_SUPPORTED otherwise), or a Layout. The device holds one of them, never both; a matrix held in tiles
+        downloads as the canonical encoding of its nonzeros (stored zeros are not kept). Nothing is built or copied
+        here, and a device copy already present keeps its layout until the next upload."""
+        _lib.call("macko_mat_set_layout", self, int(_layout(layout)))
+
+    @property
     def on_device(self):
         """Whether the matrix has a device copy (uploaded or created on the device)."""
         return self._on_device
@@ -572,7 +595,11 @@ class Matrix:
             return {"quant": {"rows": rows, "cols": cols, "bits": q.bits, "words": q.words,
                               "outlier_row_ptr": q.outlier_row_ptr, "outlier_entries": q.outlier_entries},
                     "quantization_error": self.quantization_error}
-        return {"serialized": self.serialize()}
+        state = {"serialized": self.serialize()}
+        layout = self.layout
+        if layout != Layout.ROWS:  # not part of the serialized format: carried beside it
+            state["layout"] = int(layout)
+        return state
 
     def _from_state(self, state):
         """Makes this (fresh) object the host-only matrix of a _host_state dict."""
@@ -591,6 +618,8 @@ class Matrix:
             buf = np.frombuffer(memoryview(state["serialized"]).cast("B"), dtype=np.uint8)
             _lib.call("macko_mat_deserialize", ctypes.byref(out), _ptr(buf), _I64(buf.shape[0]))
         self._adopt(out.value)
+        if state.get("layout"):
+            self.set_layout(state["layout"])
         err = state.get("quantization_error")
         if err is not None:
             self.quantization_error = float(err)
@@ -656,6 +685,8 @@ class Matrix:
             values = convert_values(arr.values, src, t)
             new = type(self).from_macko((rows, cols), values, arr.deltas, arr.row_ptr, arr.entries,
                                         dtype=numpy_dtype(t))
+            if t in (DataType.R_16F, DataType.R_16BF) and self.layout == Layout.TILES:
+                new.set_layout(Layout.TILES)  # float32 and float64 have the rows only
             return self._placed_like_self(new, h)
 
     def __copy__(self):
@@ -669,7 +700,7 @@ class Matrix:
 
     def __getstate__(self):
         """Pickled state: {"serialized": bytes of serialize()}, the library's versioned, checksummed format, for a
-        MACKO matrix; {"quant": {rows, cols, bits, words, outlier_row_ptr, outlier_entries}, "quantization_error":
+        MACKO matrix (plus "layout": 1 when its layout is Layout.TILES, which the format does not record); {"quant": {rows, cols, bits, words, outlier_row_ptr, outlier_entries}, "quantization_error":
         float or None} for a QUANT matrix (validated by macko_mat_create_quant_host when unpickled). The unpickled
         matrix is host-only (no handle crosses a process); a device-only matrix is downloaded through its handle
         for the pickle, or pickling raises ValueError saying how to download it."""
@@ -698,4 +729,4 @@ def _convert(values, have, dtype):
     return convert_values(values, datatype_of(have), datatype_of(dtype))
 
 
-__all__ = ["Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "DataType", "Kind"]
+__all__ = ["Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "DataType", "Kind", "Layout"]

@@ -438,3 +438,47 @@ def test_torch_custom_op_shape_without_gpu():
     assert tuple(y.shape) == (2, 3, 96) and y.dtype == torch.float16
     with pytest.raises(RuntimeError, match="no live MackoLinear with key 123456789"):
         mt._layer(123456789)
+
+
+# ---------------------------------------------------------------- the device layout of the next upload
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_layout_set_and_get(dtype):
+    A = Matrix.from_dense(random_dense(20, 40, 0.5, dtype, 5), dtype=None if dtype != "bfloat16" else "bfloat16")
+    assert A.layout == macko.Layout.ROWS and isinstance(A.layout, macko.Layout)
+    A.set_layout("tiles")
+    assert A.layout == macko.Layout.TILES
+    A.layout = "Rows"
+    assert A.layout == macko.Layout.ROWS
+    A.layout = macko.Layout.TILES
+    assert A.layout == macko.Layout.TILES
+    # copies and pickles keep the choice (the serialized format does not record it)
+    import copy
+    import pickle
+    assert A.copy().layout == macko.Layout.TILES
+    assert copy.deepcopy(A).layout == macko.Layout.TILES
+    assert pickle.loads(pickle.dumps(A)).layout == macko.Layout.TILES
+    assert Matrix.deserialize(A.serialize()).layout == macko.Layout.ROWS
+    assert A.astype(np.float32).layout == macko.Layout.ROWS  # float32 has the rows only
+    assert A.astype("bfloat16" if dtype == np.float16 else np.float16).layout == macko.Layout.TILES
+
+
+def test_layout_refusals():
+    S = Matrix.from_dense(random_dense(20, 40, 0.5, np.float32, 6))
+    with pytest.raises(MackoError) as e:
+        S.set_layout("tiles")
+    assert e.value.status == Status.NOT_SUPPORTED and e.value.position == 2
+    assert S.layout == macko.Layout.ROWS
+    S.set_layout("rows")  # every matrix takes the rows
+    Q = Matrix.from_dense_quantized(np.ones((32, 32), np.float32))
+    with pytest.raises(MackoError) as e:
+        Q.layout = "tiles"
+    assert e.value.status == Status.NOT_SUPPORTED and e.value.position == 2 and "QUANT" in e.value.message
+    H = Matrix.from_dense(random_dense(20, 40, 0.5, np.float16, 7))
+    for bad in ("columns", "", 2, -1, None):
+        with pytest.raises(ValueError):
+            H.set_layout(bad)
+    assert H.layout == macko.Layout.ROWS
+    with pytest.raises(MackoError) as e:  # the library's own check of the number
+        _lib.call("macko_mat_set_layout", H, 5)
+    assert e.value.status == Status.INVALID_VALUE and e.value.position == 2
+    assert "MACKO_LAYOUT_TILES (1)" in e.value.message
