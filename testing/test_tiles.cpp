@@ -43,9 +43,19 @@ Tiles ref_tiles(const RawMat &m)
                         vals.push_back((uint16_t)m.at(r, c));
                     }
                 }
-            for (int s = 0; s < 4; s++)
-                for (int k = 0; k < 8; k++)
-                    t.stream.push_back((uint8_t)(bm[s] >> (8 * k)));
+            /* header: the bitmaps' low words, their high words, the values before each low / high word */
+            for (int half = 0; half < 2; half++)
+                for (int s = 0; s < 4; s++)
+                    for (int k = 0; k < 4; k++)
+                        t.stream.push_back((uint8_t)(bm[s] >> (32 * half + 8 * k)));
+            int before[8], run = 0;
+            for (int s = 0; s < 4; s++) {
+                before[s] = run;
+                before[4 + s] = run + __builtin_popcount((uint32_t)bm[s]);
+                run += __builtin_popcountll(bm[s]);
+            }
+            for (int i = 0; i < 8; i++)
+                t.stream.push_back((uint8_t)before[i]);
             for (uint16_t v : vals) {
                 t.stream.push_back((uint8_t)v);
                 t.stream.push_back((uint8_t)(v >> 8));
@@ -193,20 +203,19 @@ TEST(Tiles, OneTileByHand)
     HostTiles h;
     ASSERT_EQ(macko_tiles_build_host("test", A.A, &h.t), MACKO_STATUS_SUCCESS);
     const std::vector<uint8_t> want = {
-        0x03, 0, 0, 0, 0, 0, 0, 0,          /* subtile 0: bits 0, 1 */
-        0x00, 0x02, 0, 0, 0, 0, 0, 0,       /* subtile 1: bit 9 */
-        0, 0, 0x01, 0, 0, 0, 0, 0,          /* subtile 2: bit 16 */
-        0, 0, 0, 0, 0, 0, 0, 0x80,          /* subtile 3: bit 63 */
+        0x03, 0, 0, 0, 0, 0x02, 0, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, /* low words: bits 0, 1 / 9 / 16 / none */
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,       /* high words: subtile 3's bit 63 */
+        0, 2, 3, 4, 2, 3, 4, 4,                                  /* values before each subtile / high word */
         0x00, 0x3C, 0x00, 0x40, 0x00, 0x42, 0x00, 0x44, 0x00, 0xBC, /* values, subtile by subtile */
-        0, 0, 0, 0, 0, 0};                  /* padding to 48 bytes */
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};               /* padding to 64 bytes */
     EXPECT_EQ(h.t.bands, 1);
     EXPECT_EQ(h.t.tcols, 1);
-    EXPECT_EQ(h.t.words, 3);
+    EXPECT_EQ(h.t.words, 4);
     ASSERT_NE(h.t.offs, nullptr);
     EXPECT_EQ(h.t.offs[0], 0u);
-    EXPECT_EQ(h.t.offs[1], 3u);
+    EXPECT_EQ(h.t.offs[1], 4u);
     EXPECT_TRUE(as_vectors(h.t).stream == want);
-    EXPECT_EQ(macko_tiles_bytes(1, 1, 3), 48 + 8);
+    EXPECT_EQ(macko_tiles_bytes(1, 1, 4), 64 + 8);
     check_matrix(m, stored, "one tile");
 }
 
@@ -255,8 +264,8 @@ TEST(Tiles, EmptyMatrices)
     ASSERT_NE(A.A, nullptr);
     HostTiles h;
     ASSERT_EQ(macko_tiles_build_host("test", A.A, &h.t), MACKO_STATUS_SUCCESS);
-    EXPECT_EQ(h.t.words, 2 * 2 * 2); /* four tiles, a 32-byte header each */
-    EXPECT_EQ(macko_tiles_bytes(h.t.bands, h.t.tcols, h.t.words), 4 * 32 + 5 * 4);
+    EXPECT_EQ(h.t.words, 2 * 2 * 3); /* four tiles, a 40-byte header each (48 with the padding) */
+    EXPECT_EQ(macko_tiles_bytes(h.t.bands, h.t.tcols, h.t.words), 4 * 48 + 5 * 4);
 }
 
 TEST(Tiles, AFullRowAndAFullColumn)
@@ -277,11 +286,11 @@ TEST(Tiles, AFullRowAndAFullColumn)
     }
 }
 
-/* FORMAT.md's figures: bytes / dense bytes ~ d + 0.084 for uniform patterns (0.184, 0.384, 0.584 at 0.1, 0.3, 0.5),
- * and a full matrix at 548 / 512 per tile. */
+/* FORMAT.md's figures: bytes / dense bytes ~ d + 0.0996 for uniform patterns (0.200, 0.400, 0.600 at 0.1, 0.3, 0.5),
+ * and a full matrix at 564 / 512 per tile. */
 TEST(Tiles, SizeMatchesFormat)
 {
-    const double d[] = {0.1, 0.3, 0.5, 1.0}, want[] = {0.184, 0.384, 0.584, 548.0 / 512.0};
+    const double d[] = {0.1, 0.3, 0.5, 1.0}, want[] = {0.1996, 0.3996, 0.5996, 564.0 / 512.0};
     for (int i = 0; i < 4; i++) {
         Mat A;
         ASSERT_EQ(encode_dense(raw_random(512, 1024, MACKO_R_16F, d[i], 40 + i), MACKO_ORDER_ROW, 1024, &A.A),
@@ -307,7 +316,7 @@ TEST(Tiles, StorageFormula)
 TEST(Tiles, Refusals)
 {
     HostTiles h;
-    /* More tiles than 2^32 - 1 words can head (two words each): refused before anything is allocated. */
+    /* More tiles than 2^32 - 1 words can head (three words each): refused before anything is allocated. */
     {
         const int32_t rp[2] = {0, 0};
         Mat wide;
@@ -374,15 +383,16 @@ TEST(Tiles, CorruptLayoutIsRefused)
         int n = 0;
         for (int k = 0; k < 32; k++)
             n += __builtin_popcount(s[16 * (int64_t)h.t.offs[q] + k]);
-        if (n % 8 != 0)
+        if (n % 8 != 4) /* 40 + 2n bytes end inside a word */
             padded = q;
     }
     ASSERT_GE(padded, 0);
     uint8_t *pad_end = s + 16 * (int64_t)h.t.offs[padded + 1] - 1;
     const std::vector<std::pair<std::string, std::function<void()>>> faults = {
-        {"a bit below the last row", [&] { last[4] ^= 0x01; }},        /* subtile 0, local row 4: matrix row 20 */
-        {"a bit right of the last column", [&] { last[16] ^= 0x01; }}, /* subtile 2: columns 40-47 */
-        {"a zero under a set bit", [&] { last[32] = 0; last[33] = 0x80; }},
+        {"a bit below the last row", [&] { last[16] ^= 0x01; }},      /* subtile 0's high word, local row 4: row 20 */
+        {"a bit right of the last column", [&] { last[8] ^= 0x01; }}, /* subtile 2's low word: columns 40-47 */
+        {"a zero under a set bit", [&] { last[40] = 0; last[41] = 0x80; }},
+        {"a start count off by one", [&] { last[36] ^= 0x01; }},
         {"nonzero padding", [&] { *pad_end = 0x01; }},
         {"offs[0] not 0", [&] { h.t.offs[0] = 1; }},
         {"a record of the wrong length", [&] { h.t.offs[1] += 1; }},
