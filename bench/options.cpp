@@ -98,6 +98,7 @@ static void usage(FILE *f)
             "  --mm-path staged|global|tc|panel\n"
             "  --layout rows|tiles           device layout of the macko matrices (default rows)\n"
             "  --tiles-splits N   TILES: blocks along K forced (test-only plan override; 0 automatic)\n"
+            "  --tiles-path kernel|panel   TILES: the tile kernel or dense panels + GEMM for every n (override)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
             "\n"
@@ -265,6 +266,14 @@ Config parse_args(int argc, char **argv)
                 cfg.mm_path = MACKO_MM_PATH_PANEL;
             else
                 die("--mm-path: '%s' is not staged, global, tc or panel", t.c_str());
+        } else if (a == "--tiles-path") {
+            const std::string t = value();
+            if (t == "kernel")
+                cfg.tiles_path = 1;
+            else if (t == "panel")
+                cfg.tiles_path = 2;
+            else
+                die("--tiles-path: '%s' is not kernel or panel", t.c_str());
         } else if (a == "--tiles-splits") {
             cfg.tiles_splits = (int)parse_int("--tiles-splits", value(), 0, 64);
         } else if (a == "--layout") {
@@ -304,5 +313,6 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.spmv_geometry = cfg.spmv_geometry;
     f.mm_path = cfg.mm_path;
     f.tiles_splits = cfg.tiles_splits;
+    f.tiles_path = cfg.tiles_path;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

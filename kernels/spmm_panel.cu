@@ -17,6 +17,7 @@
 #include "spmm_tc.h"
 
 #include "macko_mma.cuh"
+#include "tiles_decode.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -35,6 +36,9 @@ template <typename H> struct PanelParams {
     const H *values;       /* MACKO arrays (decode, and the exact recomputation of NaN sums) */
     const uint32_t *dwords;
     const int32_t *row_ptr;
+    const uint4 *tstream;  /* or a matrix in the tile layout (tstream != NULL) */
+    const uint32_t *toffs;
+    int tcols;
     H *panel;              /* dense rows: panel_rows x ldp */
     int ldp;               /* cols rounded up to 8 */
     int row0, prow;        /* first row of the panel and its row count */
@@ -90,6 +94,8 @@ __device__ __forceinline__ void load_stage(const PanelParams<H> &p, uint4 *sa, u
 
 template <typename H> __device__ float panel_row_dot(const PanelParams<H> &p, int r, int64_t j)
 {
+    if (p.tstream != nullptr)
+        return tiles_row_dot<H>(p.tstream, p.toffs, p.tcols, p.b, 1, p.ldb, r, (int)j);
     return exact_row_dot(p.row_ptr, p.dwords, p.values, p.b + j * p.ldb, r);
 }
 
@@ -213,6 +219,9 @@ template <typename H> int panel_spmm(const macko_panel_args *a)
     p.values = static_cast<const H *>(m->values);
     p.dwords = reinterpret_cast<const uint32_t *>(m->deltas);
     p.row_ptr = m->row_ptr;
+    p.tstream = static_cast<const uint4 *>(a->tiles_stream);
+    p.toffs = a->tiles_offs;
+    p.tcols = (int)a->tiles_tcols;
     p.panel = static_cast<H *>(a->ws);
     p.ldp = (int)((m->cols + 7) & ~(int64_t)7);
     p.ldb = m->ldb;
@@ -230,7 +239,11 @@ template <typename H> int panel_spmm(const macko_panel_args *a)
     for (int64_t r0 = 0; r0 < m->rows; r0 += prow_max) {
         p.row0 = (int)r0;
         p.prow = (int)(m->rows - r0 < prow_max ? m->rows - r0 : prow_max);
-        cudaError_t e = (cudaError_t)macko_tc_decode_dense(m, a->ws, p.ldp, r0, p.prow, a->sm_count);
+        cudaError_t e = a->tiles_stream != nullptr
+                            ? (cudaError_t)macko_tiles_decode_dense(m->type == MACKO_R_16BF, a->tiles_stream,
+                                                                    a->tiles_offs, a->tiles_tcols, r0, p.prow, a->ws,
+                                                                    p.ldp, m->stream)
+                            : (cudaError_t)macko_tc_decode_dense(m, a->ws, p.ldp, r0, p.prow, a->sm_count);
         if (e != cudaSuccess)
             return (int)e;
         for (int64_t j = 0; j < m->n; j += max_n) {

@@ -91,6 +91,11 @@ typedef struct macko_panel_args {
     int sm_count;
     void *ws;                /* 16-byte aligned workspace for the dense panel */
     int64_t ws_bytes;        /* at least macko_panel_min_ws(cols) */
+    /* A matrix in the tile layout instead (tiles_stream != NULL): mm's values / deltas / row_ptr / tidx are unused,
+     * the panels are decoded from the tiles (kernels/spmm_tiles.h) */
+    const void *tiles_stream;
+    const uint32_t *tiles_offs;
+    int64_t tiles_tcols;
 } macko_panel_args;
 
 /* Rows of one panel that fit ws_bytes (a multiple of 128; 0 when not even 128 rows fit). */

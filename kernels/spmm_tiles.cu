@@ -20,6 +20,7 @@
 #include "spmm_tiles.h"
 
 #include "macko_mma.cuh"
+#include "tiles_decode.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -77,45 +78,11 @@ __device__ __forceinline__ uint32_t ldsu16(uint32_t a)
     return r;
 }
 
-/* The exact sum of row r times column j of B over the row's stored values, in column order, fp32. */
-template <typename H>
-__device__ __noinline__ float row_dot(const uint4 *stream, const uint32_t *offs, int tcols, const H *b, int64_t incb,
-                                     int64_t ldb, int r, int j)
-{
-    const int band = r >> 4, i = r & 15, half = i >> 3, li = i & 7;
-    const unsigned short *bits16 = reinterpret_cast<const unsigned short *>(stream);
-    float acc = 0.0f;
-    for (int t = 0; t < tcols; t++) {
-        const int64_t q = (int64_t)band * tcols + t;
-        const uint32_t *rec = reinterpret_cast<const uint32_t *>(stream + __ldg(offs + q));
-        const uint32_t st = __ldg(rec + 8), sth = __ldg(rec + 9);
-        for (int sc = 0; sc < 2; sc++) {
-            const int s = half + 2 * sc;
-            const uint32_t lo = __ldg(rec + s), hi = __ldg(rec + 4 + s);
-            uint32_t row, start;
-            if (li < 4) {
-                row = (lo >> (8 * li)) & 0xFFu;
-                start = ((st >> (8 * s)) & 0xFFu) + __popc(lo & ((1u << (8 * li)) - 1u));
-            } else {
-                row = (hi >> (8 * (li - 4))) & 0xFFu;
-                start = ((sth >> (8 * s)) & 0xFFu) + __popc(hi & ((1u << (8 * (li - 4))) - 1u));
-            }
-            const int64_t vbase = (int64_t)__ldg(offs + q) * 8 + MACKO_TILES_HEADER / 2 + start;
-            for (int k = 0; row != 0u; row &= row - 1u, k++) {
-                const int col = 16 * t + 8 * sc + __ffs(row) - 1;
-                const H v = Tc16<H>::from_bits(__ldg(bits16 + vbase + k));
-                acc = fmaf(Tc16<H>::to_float(v), Tc16<H>::to_float(b[(int64_t)col * incb + (int64_t)j * ldb]), acc);
-            }
-        }
-    }
-    return acc;
-}
-
 template <typename H>
 __device__ __forceinline__ void put_c(const TilesParams<H> &p, int r, int j, float v, float alpha, float beta)
 {
     if (isnan(v))
-        v = row_dot<H>(p.stream, p.offs, p.tcols, p.b, p.incb, p.ldb, r, j);
+        v = tiles_row_dot<H>(p.stream, p.offs, p.tcols, p.b, p.incb, p.ldb, r, j);
     H *cp = p.c + (int64_t)r * p.incc + (int64_t)j * p.ldc;
     float out = alpha * v;
     if (beta != 0.0f)
@@ -304,6 +271,36 @@ template <typename H, int NT> __global__ void __launch_bounds__(kThreads, 2) til
     }
 }
 
+/* Rows [row0, row0 + prow) of the matrix (row0 a multiple of 16) written densely to panel (ld ldp, a multiple of 8):
+ * one warp per tile, each lane its A fragment (as the product kernel finds it, read straight from global memory), four
+ * 32-bit stores per lane. Columns past cols up to ldp get zeros; nothing is written past ldp. */
+template <typename H>
+__global__ void __launch_bounds__(256) tiles_dense_kernel(const uint4 *stream, const uint32_t *offs, int tcols,
+                                                          int band0, int bands, int prow, H *panel, int ldp)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t w = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
+    if (w >= (int64_t)bands * tcols)
+        return;
+    const int bl = (int)(w / tcols), t = (int)(w % tcols);
+    const uint32_t *rec = reinterpret_cast<const uint32_t *>(stream + __ldg(offs + (int64_t)(band0 + bl) * tcols + t));
+    const unsigned short *vals = reinterpret_cast<const unsigned short *>(rec + MACKO_TILES_HEADER / 4);
+    const int gq = lane >> 2, tg = lane & 3;
+    const int sh = (8 * gq + 2 * tg) & 31, hw = gq >= 4 ? 4 : 0;
+    const uint32_t st4 = __ldg(rec + 8 + (gq >= 4 ? 1 : 0));
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const uint32_t word = __ldg(rec + hw + s);
+        const uint32_t idx = ((st4 >> (8 * s)) & 0xFFu) + __popc(word & ((1u << sh) - 1u));
+        const uint32_t two = (word >> sh) & 3u;
+        const uint32_t lo = (two & 1u) ? __ldg(vals + idx) : 0u;
+        const uint32_t hv = (two & 2u) ? __ldg(vals + idx + (two & 1u)) : 0u;
+        const int r = 16 * bl + gq + 8 * (s & 1), c = 16 * t + 2 * tg + 8 * (s >> 1);
+        if (r < prow && c < ldp)
+            *reinterpret_cast<uint32_t *>(panel + (int64_t)r * ldp + c) = lo | (hv << 16);
+    }
+}
+
 template <typename H, int NT> int launch_nt(const macko_tiles_args *a, const TilesParams<H> &p)
 {
     const dim3 grid((unsigned)((a->k.n + NT - 1) / NT), (unsigned)((a->bands + kW - 1) / kW), (unsigned)p.splits);
@@ -399,6 +396,23 @@ extern "C" int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits)
 extern "C" int macko_tiles_prepare(int bf16, int abuf, int occ[MACKO_TILES_NTILES])
 {
     return bf16 ? prepare<__nv_bfloat16>(abuf, occ) : prepare<__half>(abuf, occ);
+}
+
+extern "C" int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs, int64_t tcols, int64_t row0,
+                                        int64_t prow, void *panel, int64_t ldp, macko_stream_t st)
+{
+    const int64_t bands = (prow + 15) / 16, warps = bands * tcols;
+    if (warps == 0)
+        return 0;
+    const unsigned blocks = (unsigned)((warps + 7) / 8);
+    const uint4 *s4 = static_cast<const uint4 *>(stream);
+    if (bf16)
+        tiles_dense_kernel<__nv_bfloat16><<<blocks, 256, 0, (cudaStream_t)st>>>(
+            s4, offs, (int)tcols, (int)(row0 / 16), (int)bands, (int)prow, static_cast<__nv_bfloat16 *>(panel), (int)ldp);
+    else
+        tiles_dense_kernel<__half><<<blocks, 256, 0, (cudaStream_t)st>>>(s4, offs, (int)tcols, (int)(row0 / 16), (int)bands,
+                                                                         (int)prow, static_cast<__half *>(panel), (int)ldp);
+    return (int)cudaGetLastError();
 }
 
 extern "C" int macko_tiles_spmm(const macko_tiles_args *a)

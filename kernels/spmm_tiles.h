@@ -53,6 +53,13 @@ int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits);
 int macko_tiles_prepare(int bf16, int abuf, int occ[MACKO_TILES_NTILES]);
 /* Launches the product. Returns the cudaError_t of the launch (0 = success). */
 int macko_tiles_spmm(const macko_tiles_args *a);
+/* Writes rows [row0, row0 + prow) (row0 a multiple of 16) densely to panel (prow x ldp values of the type, ldp >= cols
+ * and a multiple of 8), for the panel GEMM of spmm_panel.cu. Returns the cudaError_t of the launch. */
+int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs, int64_t tcols, int64_t row0,
+                             int64_t prow, void *panel, int64_t ldp, macko_stream_t st);
+/* Columns from which the automatic rule multiplies a TILES matrix by decoding panels of it densely into the handle's
+ * workspace and running the panel GEMM (spmm_panel.cu) instead of the tile kernel (measured, bench/NOTES.md). */
+#define MACKO_TILES_PANEL_N 2048
 
 #ifdef __cplusplus
 }

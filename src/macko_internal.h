@@ -106,7 +106,8 @@ struct macko_mat_s {
         int64_t bands, tcols, words;
         int abuf;   /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
         int occ[4]; /* blocks per SM of the kernels per column tile (8, 16, 32, 64), read once at upload */
-        int splits; /* blocks along K forced by a test (macko_tiles_force_splits); 0: automatic */
+        int splits; /* blocks along K forced by a test (macko_plan_forced.tiles_splits); 0: automatic */
+        int path;   /* forced by a test (tiles_path): 0 automatic, 1 the tile kernel, 2 dense panels + GEMM */
     } td;
 
     macko_quant q;          /* kind QUANT: entries = q.outliers, entries_padded = q.slots (host: q.outliers) */

@@ -113,8 +113,10 @@ typedef struct macko_plan_forced {
     int quant_max_ounits; /* 0 (automatic), or at most this many outlier units per band */
     /* A TILES device copy (the other fields do not apply): */
     int tiles_splits; /* 0 (automatic), or the blocks along K of every call (1..64; 1 when the workspace is short) */
+    int tiles_path;   /* 0 (automatic), 1 the tile kernel for every n, 2 dense panels + GEMM for every n (where B and
+                         C have unit element strides and 128 rows fit the workspace; else the tile kernel) */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0}
 /* Deepest prefetch of the incx == 1 SpMV per value type (macko_walk.cuh's LoadRing; deeper spills at 64 registers;
  * fp64 has no deep instances) */
 #define MACKO_SPMV_MAX_DEPTH 3

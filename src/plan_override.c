@@ -68,10 +68,12 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 3,
                           "op T needs the transposed encoding: call macko_analysis with op T first");
     if (A->dev_layout == MACKO_LAYOUT_TILES && op == MACKO_OPERATION_NON_TRANSPOSE) {
-        const int sp = f != NULL ? f->tiles_splits : 0;
-        if (sp < 0 || sp > 64)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_splits = %d out of range (0..64)", sp);
+        const int sp = f != NULL ? f->tiles_splits : 0, path = f != NULL ? f->tiles_path : 0;
+        if (sp < 0 || sp > 64 || path < 0 || path > 2)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
+                              "tiles_splits = %d (0..64) / tiles_path = %d (0..2) out of range", sp, path);
         A->td.splits = sp;
+        A->td.path = path;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "device_common.h"
 #include "tiles.h"
+#include "../kernels/spmm_tc.h"
 #include "../kernels/spmm_tiles.h"
 
 #include <cuda_runtime.h>
@@ -90,6 +91,8 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
         e = cudaMemcpyAsync(dstream, t.stream, (size_t)t.words * MACKO_TILE_WORD_BYTES, cudaMemcpyHostToDevice, s);
     if (e == cudaSuccess)
         e = (cudaError_t)macko_tiles_prepare(A->type == MACKO_R_16BF, (int)abuf, occ);
+    if (e == cudaSuccess)
+        e = (cudaError_t)macko_panel_prepare(A->type);
     if (e != cudaSuccess) {
         st = macko_cuda_status(e);
         cudaStreamSynchronize(s);
@@ -175,7 +178,33 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
 {
     const macko_workspace *ws = &handle->ws;
     macko_tiles_args a;
-    int err;
+    int err, panel;
+    panel = M->td.path == 2 || (M->td.path == 0 && n >= MACKO_TILES_PANEL_N);
+    if (panel && incb == 1 && incc == 1 && macko_panel_rows(M->cols, ws->partial_bytes) >= 128) {
+        macko_panel_args q;
+        memset(&q, 0, sizeof q);
+        q.mm.type = M->type;
+        q.mm.rows = M->rows;
+        q.mm.cols = M->cols;
+        q.mm.n = n;
+        q.mm.b = b;
+        q.mm.ldb = ldb;
+        q.mm.c = c;
+        q.mm.ldc = ldc;
+        macko_resolve_scalars(handle, (const float *)alpha, (const float *)beta, &q.mm.alpha, &q.mm.beta,
+                              &q.mm.alpha_dev, &q.mm.beta_dev);
+        q.mm.stream = handle->stream;
+        q.sm_count = handle->props.sm_count;
+        q.ws = ws->partial;
+        q.ws_bytes = ws->partial_bytes;
+        q.tiles_stream = M->dev.values;
+        q.tiles_offs = (const uint32_t *)M->dev.row_ptr;
+        q.tiles_tcols = M->td.tcols;
+        err = macko_panel_spmm(&q);
+        if (err != 0)
+            return macko_launch_fail(handle, fn, err);
+        return macko_ok();
+    }
     memset(&a, 0, sizeof a);
     a.k.rows = M->rows;
     a.k.cols = M->cols;

@@ -22,8 +22,9 @@ using gt::Handle;
 using gt::Mat;
 using namespace s16;
 
-/* Uploads A in the tile layout with `splits` blocks along K forced (0: automatic). */
-void tiles(macko_handle_t h, macko_mat_t A, int splits)
+/* Uploads A in the tile layout with `splits` blocks along K (0: automatic) and the path (0 automatic, 1 the tile
+ * kernel, 2 dense panels + GEMM) forced. */
+void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0)
 {
     macko_layout_t cur = MACKO_LAYOUT_ROWS;
     ASSERT_EQ(macko_mat_get_layout(A, &cur), MACKO_STATUS_SUCCESS);
@@ -33,6 +34,7 @@ void tiles(macko_handle_t h, macko_mat_t A, int splits)
     }
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.tiles_splits = splits;
+    f.tiles_path = path;
     ASSERT_EQ(macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
 }
@@ -71,18 +73,20 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
         const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 900 + si, s.structure ? 77 + si : 0);
         Mat A;
         upload_tiles<P>(h.h, m, A);
-        for (int splits : {0, 1, 3}) {
-            if (quick && splits == 1)
+        /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + GEMM */
+        for (int way = 0; way < 4; way++) {
+            const int splits = way == 1 ? 1 : way == 2 ? 3 : 0, path = way == 1 || way == 2 ? 1 : way == 3 ? 2 : 0;
+            if (quick && way == 1)
                 continue;
-            tiles(h.h, A.A, splits);
+            tiles(h.h, A.A, splits, path);
             for (int64_t n : ns)
                 for (int v = 0; v < 4; v++) {
                     /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
                     const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
                     const Problem p = make_problem<P>(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v);
                     const std::vector<uint16_t> out = run<P>(h.h, A.A, p, v == 3);
-                    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " splits " +
-                                             std::to_string(splits) + " n=" + std::to_string(n) +
+                    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " way " +
+                                             std::to_string(way) + " n=" + std::to_string(n) +
                                              " v=" + std::to_string(v);
                     ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
                 }
@@ -133,7 +137,7 @@ TYPED_TEST(GpuTiles, IssueNListAgainstCublas)
     }
 }
 
-/* Captured in a CUDA graph and replayed: the same bits as the direct call (split K). */
+/* Captured in a CUDA graph and replayed: the same bits as the direct call (split K; dense panels). */
 TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
 {
     using P = TypeParam;
@@ -145,29 +149,32 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     const mt::Dense m = matrix_of<P>(700, 900, 0.4, 5);
     Mat A;
     upload_tiles<P>(h.h, m, A, 3);
-    const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
-    DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
-    ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    std::vector<uint16_t> direct(p.c0.size()), graphed(p.c0.size());
-    ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
-              MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
-    ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
-              MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
-    ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-    ASSERT_EQ(cudaGraphLaunch(ge, st), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(graphed.data(), dc.p, graphed.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-    EXPECT_EQ(direct, graphed);
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
+    for (int path : {1, 2}) {
+        tiles(h.h, A.A, 3, path);
+        const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
+        DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
+        ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        std::vector<uint16_t> direct(p.c0.size()), graphed(p.c0.size());
+        ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
+                  MACKO_STATUS_SUCCESS);
+        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
+        ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
+                  MACKO_STATUS_SUCCESS);
+        ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
+        ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+        ASSERT_EQ(cudaGraphLaunch(ge, st), cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(graphed.data(), dc.p, graphed.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(direct, graphed) << "path " << path;
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+    }
     ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
     cudaStreamDestroy(st);
 }
