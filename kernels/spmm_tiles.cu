@@ -90,7 +90,7 @@ __device__ __forceinline__ void put_c(const TilesParams<H> &p, int r, int j, flo
     *cp = Tc16<H>::from_float(out);
 }
 
-template <typename H, int NT> __global__ void __launch_bounds__(kThreads, 2) tiles_kernel(const TilesParams<H> p)
+template <typename H, int NT> __global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const TilesParams<H> p)
 {
     extern __shared__ __align__(16) char smem[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;

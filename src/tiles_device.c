@@ -38,9 +38,10 @@ int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int
     const int64_t groups = (tcols + MACKO_TILES_KG - 1) / MACKO_TILES_KG;
     const int64_t blocks = ((n + nt - 1) / nt) * ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS);
     const int64_t wave = (int64_t)sm_count * (occ > 0 ? occ : 1);
-    /* About one wave of blocks, each at least 4 groups long: more splits add partial sums and pipeline starts
-     * (4096 x 4096, n = 8, H100: 32 splits 23 us, 8 splits 19 us; 12288 x 12288: 5-11 splits within 7 %) */
-    int64_t s = blocks > 0 ? (wave + blocks - 1) / blocks : 1;
+    /* At most one wave of blocks (a second, partial one costs a whole block's time), each at least 4 groups long:
+     * more splits add partial sums and pipeline starts (4096 x 4096, n = 8, H100: 32 splits 23 us, 8 splits 19 us;
+     * 12288 x 12288: 5-11 splits within 7 %) */
+    int64_t s = blocks > 0 ? wave / blocks : 1;
     if (s > groups / 4)
         s = groups / 4;
     if (s > 64)
