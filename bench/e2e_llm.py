@@ -440,13 +440,13 @@ def profile_step(graph, reset, name):
     return "\n".join(lines)
 
 
-def to_sparse(targets, handle):
+def to_sparse(targets, handle, layout="rows"):
     from macko.torch import MackoLinear
 
     nbytes = 0
     for _, parent, attr, _ in targets:
         lin = getattr(parent, attr)
-        ml = MackoLinear(lin.weight, lin.bias, handle=handle)
+        ml = MackoLinear(lin.weight, lin.bias, handle=handle, layout=layout)
         setattr(parent, attr, ml)
         lin.weight = None  # the dense copy goes now
         del lin
@@ -554,6 +554,8 @@ def main():
                         "and sparse alike; MackoLinear compiles as the custom op macko::linear (--impl own only; its "
                         "default)")
     p.add_argument("--densities", default="0.5,0.3", help="run in this order; the tables are sorted")
+    p.add_argument("--layout", choices=("rows", "tiles"), default="rows",
+                   help="device layout of the sparse model's MackoLinear matrices (macko_mat_set_layout)")
     p.add_argument("--prompt-lens", default="512,2048", help="TTFT prompt lengths (comma list; empty: none)")
     p.add_argument("--batches", default="1,8,32", help="decode batch sizes (comma list; 1 carries the fidelity "
                                                        "checks and the memory figures)")
@@ -611,6 +613,7 @@ def main():
     variant = "".join(("" if a.preset == "7b" else "-" + a.preset, "-hf" if a.impl == "hf" else "",
                        "" if a.fuse == own else ("-fused" if a.fuse else "-unfused"),
                        "" if a.compile == own else ("-compiled" if a.compile else "-eager"),
+                       "" if a.layout == "rows" else "-" + a.layout,
                        "-" + a.tag if a.tag else ""))
     stem = os.path.join(a.out, "e2e-%s-%s%s" % (short, now.strftime("%Y-%m-%d"), variant))
     log("device: %s; torch %s; transformers %s; macko %s from %s" % (
@@ -646,7 +649,7 @@ def main():
                 ("; decode step's layer function compiled with torch.compile (inductor, fullgraph=True; embedding, "
                  "final norm and lm_head eager) before capture, dense and sparse alike (MackoLinear as the custom op "
                  "macko::linear)" if a.compile else ""),
-                impl=a.impl, fuse=a.fuse, compile=a.compile, preset=a.preset, layers=cfg.num_hidden_layers,
+                impl=a.impl, fuse=a.fuse, compile=a.compile, preset=a.preset, layout=a.layout, layers=cfg.num_hidden_layers,
                 hidden=cfg.hidden_size, intermediate=cfg.intermediate_size, heads=cfg.num_attention_heads,
                 vocab=cfg.vocab_size, prompt_lens=a.prompt_lens, batches=a.batches,
                 decode_prompt_len=a.decode_prompt_len, new_tokens=a.new_tokens, check_tokens=a.check_tokens,
@@ -665,7 +668,7 @@ def main():
         log(" dense:")
         dense = measure(model, a, prompts, profile_name=("dense d=%.2f" % d) if d in prof_d else None)
         t_conv = time.time()
-        macko_bytes = to_sparse(targets, handle)
+        macko_bytes = to_sparse(targets, handle, a.layout)
         conv_s = time.time() - t_conv
         log(" sparse (converted in %.1f s):" % conv_s)
         force = torch.tensor(dense[1][1]["tokens"][0], device="cuda") if 1 in dense[1] else None

@@ -103,7 +103,8 @@ def markdown(meta, results):
         "- pruning: every q/k/v/o/gate/up/down weight (%.3fG values) by magnitude, unstructured, per matrix; "
         "embeddings, lm_head and norms dense" % (m["pruned_weights"] / 1e9),
         "- sparse: those layers in `macko.torch.MackoLinear` (one `macko_Hspmm` with n = the tokens of the call per "
-        "linear; encoded on the GPU); dense: the same pruned weights kept dense (nn.Linear, cuBLAS)",
+        "linear; encoded on the GPU; device layout %s); dense: the same pruned weights kept dense (nn.Linear, cuBLAS)"
+        % ("TILES (bitmap tiles, `layout='tiles'`)" if m.get("layout") == "tiles" else "ROWS (the MACKO rows)"),
         "- **time to first token**: one eager forward over a prompt of L random tokens (batch 1: every linear "
         "multiplies by n = L columns) and the argmax of its last position, the KV cache rewound before each; median "
         "of %d timed prefills after %d untimed ones (CUDA events around the forward; the wall-clock medians, "
