@@ -16,10 +16,11 @@ without the dense weight.
 
 Device layout: ``layout="tiles"`` (float16 and bfloat16 layers) holds the matrix on the GPU as 16 x 16 bitmap tiles
 (macko_mat_set_layout, MACKO_LAYOUT_TILES) instead of the MACKO rows (``layout="rows"``, the default), so that every
-batch size runs the tensor-core tile kernel: the better choice from about 8 rows of input per call on (batched
-decoding, prefill), the rows for one to four (decoding a single sequence). The layout is the layer's, like its dtype:
-it is not in the state dict (the library's file format does not record it), so a checkpoint loads into a layer of
-either layout; pickles, copies and dtype conversions keep it.
+batch size runs on the tensor cores from the tiles: the better choice from about 8 rows of input per call on at
+density 0.5, a little later for sparser weights (batched decoding, prefill), the rows for one to four (decoding a
+single sequence). The layout is the layer's, like its dtype: it is not in the state dict (the library's file format
+does not record it), so a checkpoint loads into a layer of either layout; pickles, copies and dtype conversions keep
+it.
 
 Quantized weights: ``MackoLinear.from_quantized(weight, bits=3, outliers=0.01)`` holds a QUANT matrix (3-bit weights
 in 16 x 16 tiles plus fp16 outliers, lapack_style_docs/FORMAT_QUANT.md) made from a dense weight,
@@ -104,7 +105,7 @@ class MackoLinear(nn.Module):
     to the layer's dtype and the result cast back.
 
     ``layout`` is the matrix's device layout: ``"rows"`` (the default: the MACKO rows, fastest for one to four input
-    rows per call) or ``"tiles"`` (16 x 16 bitmap tiles read by the tensor-core tile kernel, faster from about 8
+    rows per call) or ``"tiles"`` (16 x 16 bitmap tiles read by the tensor-core kernels, faster from about 8
     rows on: batched decoding and prefill); ``"tiles"`` takes float16 and bfloat16 layers only (ValueError for
     float32 / float64). It is applied to the matrix before every upload, kept by pickles, copies, moves and
     conversions between float16 and bfloat16 (converting a tiles layer to float32 or float64 raises TypeError), and
