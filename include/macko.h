@@ -172,8 +172,8 @@ MACKO_API macko_status_t macko_mat_load(macko_mat_t *A, const char *path);
 /* ---------------------------------------------------------------- matrices on the GPU */
 
 /* Copies the host encoding to the handle's device, asynchronously on the handle's stream (the host arrays may be
- * changed or released as soon as the call returns). Uploading again replaces the device copy (an op T analysis is
- * kept when the device stays the same). */
+ * changed or released as soon as the call returns), in the layout of macko_mat_set_layout. Uploading again replaces
+ * the device copy (an op T analysis is kept when the device stays the same and the new copy is in MACKO rows). */
 MACKO_API macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A);
 /* Device layouts of a MACKO matrix: the MACKO rows themselves, or 16 x 16 bitmap tiles read by tensor-core kernels
  * (lapack_style_docs/FORMAT.md, "Tile layout"). A matrix holds one of them on the device, never both. */
@@ -187,7 +187,7 @@ typedef enum {
 MACKO_API macko_status_t macko_mat_set_layout(macko_mat_t A, macko_layout_t layout);
 MACKO_API macko_status_t macko_mat_get_layout(macko_mat_t A, macko_layout_t *layout);
 /* Copies the device encoding back to the host (synchronous on the handle's stream); the host arrays then equal the
- * device arrays byte for byte. */
+ * device arrays byte for byte (from the tile layout: the canonical MACKO encoding of its nonzeros). */
 MACKO_API macko_status_t macko_mat_download(macko_handle_t handle, macko_mat_t A);
 /* Frees the host arrays of a matrix that is on the device. Routines that read the host arrays (get_macko_host,
  * export_*, serialize, save) then return NOT_INITIALIZED until macko_mat_download; get_info, get_storage and

@@ -345,26 +345,37 @@ template <typename H> int launch(const macko_tiles_args *a)
     }
 }
 
-template <typename H, int NT> int prepare_nt(int abuf, int *occ)
+/* The shared-memory limit is the kernel's on the device, shared by every matrix there: it is set to all the device
+ * allows (less the block's static shared memory, which counts against it too), never to this matrix's need, which
+ * would lower it under the launches of a matrix uploaded before with a larger need. Whether this matrix fits is
+ * decided here from the device's limit, so that a failed call is reported as one, not taken for "too large". */
+template <typename H, int NT> int prepare_nt(int abuf, int max_smem_optin, int *occ)
 {
     const int smem = (int)macko_tiles_smem(NT, abuf);
-    cudaError_t e = cudaFuncSetAttribute(tiles_kernel<H, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaFuncGetAttributes(&fa, tiles_kernel<H, NT>);
+    *occ = 0;
+    if (e == cudaSuccess && smem > max_smem_optin - (int)fa.sharedSizeBytes)
+        return 0; /* too large for this device: occ 0, the caller refuses the layout */
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(tiles_kernel<H, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 max_smem_optin - (int)fa.sharedSizeBytes);
+    if (e == cudaSuccess)
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, tiles_kernel<H, NT>, kThreads, smem);
     if (e != cudaSuccess) {
-        cudaGetLastError();
-        *occ = 0; /* too large for this device: the caller refuses the layout */
-        return 0;
+        *occ = 0;
+        (void)cudaGetLastError();
     }
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, tiles_kernel<H, NT>, kThreads, smem);
     return (int)e;
 }
 
-template <typename H> int prepare(int abuf, int *occ)
+template <typename H> int prepare(int abuf, int max_smem_optin, int *occ)
 {
     int e;
-    if ((e = prepare_nt<H, 8>(abuf, occ + 0)) != 0) return e;
-    if ((e = prepare_nt<H, 16>(abuf, occ + 1)) != 0) return e;
-    if ((e = prepare_nt<H, 32>(abuf, occ + 2)) != 0) return e;
-    return prepare_nt<H, 64>(abuf, occ + 3);
+    if ((e = prepare_nt<H, 8>(abuf, max_smem_optin, occ + 0)) != 0) return e;
+    if ((e = prepare_nt<H, 16>(abuf, max_smem_optin, occ + 1)) != 0) return e;
+    if ((e = prepare_nt<H, 32>(abuf, max_smem_optin, occ + 2)) != 0) return e;
+    return prepare_nt<H, 64>(abuf, max_smem_optin, occ + 3);
 }
 
 } // namespace
@@ -393,9 +404,9 @@ extern "C" int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits)
     return ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS) * ((n + nt - 1) / nt);
 }
 
-extern "C" int macko_tiles_prepare(int bf16, int abuf, int occ[MACKO_TILES_NTILES])
+extern "C" int macko_tiles_prepare(int bf16, int abuf, int max_smem_optin, int occ[MACKO_TILES_NTILES])
 {
-    return bf16 ? prepare<__nv_bfloat16>(abuf, occ) : prepare<__half>(abuf, occ);
+    return bf16 ? prepare<__nv_bfloat16>(abuf, max_smem_optin, occ) : prepare<__half>(abuf, max_smem_optin, occ);
 }
 
 extern "C" int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs, int64_t tcols, int64_t row0,

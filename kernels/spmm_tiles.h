@@ -47,10 +47,11 @@ size_t macko_tiles_smem(int nt, int abuf);
 /* Workspace floats and counters of a launch (0 when splits == 1). */
 int64_t macko_tiles_ws_floats(int64_t rows, int64_t n, int splits);
 int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits);
-/* Sets the kernels' shared-memory limits for abuf on the current device and reports, per column tile, the blocks one
- * SM holds (occ[4]; 0 when the group buffer does not fit). Called when a tile layout is uploaded, never at a call.
- * Returns the cudaError_t. */
-int macko_tiles_prepare(int bf16, int abuf, int occ[MACKO_TILES_NTILES]);
+/* Raises the kernels' shared-memory limits on the current device to all it allows (max_smem_optin: its opt-in
+ * limit per block; one limit for every matrix) and reports, per column tile, the blocks of a matrix with group buffer
+ * abuf one SM holds (occ[4]; 0 when the group buffer does not fit the device). Called when a tile layout is
+ * uploaded, never at a call. Returns the cudaError_t of a failed call (cleared), 0 otherwise. */
+int macko_tiles_prepare(int bf16, int abuf, int max_smem_optin, int occ[MACKO_TILES_NTILES]);
 /* Launches the product. Returns the cudaError_t of the launch (0 = success). */
 int macko_tiles_spmm(const macko_tiles_args *a);
 /* Writes rows [row0, row0 + prow) (row0 a multiple of 16) densely to panel (prow x ldp values of the type, ldp >= cols

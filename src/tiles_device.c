@@ -60,8 +60,8 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     cudaStream_t s = (cudaStream_t)handle->stream;
     macko_tiles t;
     void *doffs = NULL, *dstream = NULL;
-    int64_t abuf;
-    int occ[MACKO_TILES_NTILES] = {0, 0, 0, 0}, i;
+    int64_t abuf, bytes;
+    int occ[MACKO_TILES_NTILES] = {0, 0, 0, 0}, i, fits = 1;
     macko_status_t st;
     cudaError_t e;
 
@@ -91,31 +91,31 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     if (e == cudaSuccess && t.words > 0)
         e = cudaMemcpyAsync(dstream, t.stream, (size_t)t.words * MACKO_TILE_WORD_BYTES, cudaMemcpyHostToDevice, s);
     if (e == cudaSuccess)
-        e = (cudaError_t)macko_tiles_prepare(A->type == MACKO_R_16BF, (int)abuf, occ);
+        e = (cudaError_t)macko_tiles_prepare(A->type == MACKO_R_16BF, (int)abuf, handle->props.smem_per_block_optin,
+                                             occ);
     if (e == cudaSuccess)
         e = (cudaError_t)macko_panel_prepare(A->type);
-    if (e != cudaSuccess) {
-        st = macko_cuda_status(e);
+    for (i = 0; e == cudaSuccess && i < MACKO_TILES_NTILES; i++)
+        fits &= occ[i] > 0;
+    if (e != cudaSuccess || !fits) {
+        bytes = t.words * MACKO_TILE_WORD_BYTES;
+        /* The queued copies may still read the host arrays. The status is taken after the clean-up, whose own
+         * failures must not be left for the next call's error check either. */
         cudaStreamSynchronize(s);
         cudaFree(doffs);
         cudaFree(dstream);
+        st = e != cudaSuccess ? macko_cuda_status(e) : MACKO_STATUS_NOT_SUPPORTED;
+        cudaGetLastError();
         macko_dev_leave(&g);
         macko_tiles_free(&t);
-        return macko_fail(st, fn, 0, "cannot %s the tile layout (%" PRId64 " bytes)",
-                          st == MACKO_STATUS_ALLOC_FAILED ? "allocate" : "copy", t.words * MACKO_TILE_WORD_BYTES);
-    }
-    for (i = 0; i < MACKO_TILES_NTILES; i++)
-        if (occ[i] == 0) {
-            cudaStreamSynchronize(s);
-            cudaFree(doffs);
-            cudaFree(dstream);
-            macko_dev_leave(&g);
-            macko_tiles_free(&t);
-            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2,
+        if (e == cudaSuccess)
+            return macko_fail(st, fn, 2,
                               "A's tile layout needs %" PRId64 " bytes of shared memory per group of %d tiles, more "
                               "than device %d gives a block (use MACKO_LAYOUT_ROWS)",
                               abuf, MACKO_TILES_KG, handle->device);
-        }
+        return macko_fail(st, fn, 0, "cannot %s the tile layout (%" PRId64 " bytes)",
+                          st == MACKO_STATUS_ALLOC_FAILED ? "allocate" : "copy, or set up the kernels for", bytes);
+    }
     macko_dev_leave(&g);
     macko_device_arrays_free(A); /* the old copy (either layout) and A^T */
     A->dev.values = dstream;

@@ -4,10 +4,12 @@
  * row / column, all-positive values, Inf/NaN in B at columns a row does not store, the alpha/beta rules (beta = 0
  * never reads C, alpha = 0 reads neither A nor B), odd ldb/ldc, both pointer modes, split K forced and automatic,
  * every output written, bitwise determinism, graph capture; SpMV and the strided batch (strided B); download back to
- * the MACKO rows; the layout switch; the refusals (fp32 vectors) and op T through macko_analysis. */
+ * the MACKO rows; the layout switch; the refusals (fp32 vectors) and op T through macko_analysis; matrices of
+ * different group buffers side by side. */
 #include "gpu_fixtures.h"
 #include "macko_internal.h"
 #include "spmm16.h"
+#include "../kernels/spmm_tiles.h"
 
 #include <cublas_v2.h>
 
@@ -244,6 +246,36 @@ TYPED_TEST(GpuTiles, DownloadAndLayoutSwitch)
     EXPECT_EQ(A.A->dev_layout, MACKO_LAYOUT_ROWS);
     const std::vector<uint16_t> r_out = run<P>(h.h, A.A, p, false);
     ASSERT_EQ(check_result<P>(p, r_out, "rows after tiles"), 0);
+}
+
+/* The kernels' shared-memory limit belongs to the kernel on the device, not to a matrix: a sparse matrix uploaded
+ * after a dense one (a smaller group buffer) must leave the dense one's launches working, at every column tile,
+ * and the dense one uploaded again must leave the sparse one's. Both are used only after both uploads. */
+TYPED_TEST(GpuTiles, MatricesOfDifferentDensitiesSideBySide)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const mt::Dense dm = matrix_of<P>(256, 1024, 0.95, 61), sm = matrix_of<P>(256, 1024, 0.05, 62);
+    Mat D, S;
+    upload_tiles<P>(h.h, dm, D);
+    upload_tiles<P>(h.h, sm, S);
+    ASSERT_GT(macko_tiles_smem(8, D.A->td.abuf), (size_t)48 * 1024) << "the dense matrix must need opted-in memory";
+    ASSERT_LT(S.A->td.abuf, D.A->td.abuf);
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) { /* the dense one again, after the sparse one was used */
+            ASSERT_EQ(macko_mat_upload(h.h, D.A), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+        }
+        for (int64_t n : {1, 16, 32, 64, 100})
+            for (int which = 0; which < 2; which++) {
+                const mt::Dense &m = which == 0 ? dm : sm;
+                const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, false, 7 * n + which);
+                const std::vector<uint16_t> out = run<P>(h.h, (which == 0 ? D : S).A, p, false);
+                const std::string what = std::string(which == 0 ? "dense" : "sparse") + " n=" + std::to_string(n) +
+                                         " round " + std::to_string(round);
+                ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
+            }
+    }
 }
 
 /* SpMV with unit and strided x / y and the strided batch (fp16: the routines with a letter) on the tile layout. */

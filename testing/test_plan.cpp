@@ -5,9 +5,11 @@
 #include "macko_internal.h"
 
 #include "../kernels/spmm_tc.h"
+#include "../kernels/spmm_tiles.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -456,6 +458,178 @@ TEST(Plan, ForcedChoices)
     f.mm_path = MACKO_MM_PATH_STAGED;
     const macko_mat_s wide = shape(R, 100000, R * 1000);
     EXPECT_EQ(macko_plan_compute(&wide, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+}
+
+/* ---------------------------------------------------------------- split K of the tile layout (tiles_device.c) */
+
+/* The rule as src/tiles_device.c's comment and macko_Hspmm.md state it, written out independently: blocks along K so
+ * that the launch has at most one wave of blocks (sm_count x occ, occ at least 1), each split at least 4 groups of
+ * MACKO_TILES_KG tiles long, at most 64, at least 1; then fewer while the partial tiles or the counters do not fit
+ * the workspace. */
+int64_t col_tile(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+int64_t row_blocks(int64_t rows) { return (rows + 127) / 128; }
+int64_t ref_ws_floats(int64_t rows, int64_t n, int64_t s)
+{
+    return s <= 1 ? 0 : row_blocks(rows) * ((n + col_tile(n) - 1) / col_tile(n)) * s * 128 * col_tile(n);
+}
+int64_t ref_counters(int64_t rows, int64_t n, int64_t s)
+{
+    return s <= 1 ? 0 : row_blocks(rows) * ((n + col_tile(n) - 1) / col_tile(n));
+}
+int64_t ref_unlimited(int64_t rows, int64_t tcols, int64_t n, int occ, int sms)
+{
+    const int64_t blocks = row_blocks(rows) * ((n + col_tile(n) - 1) / col_tile(n));
+    const int64_t wave = (int64_t)sms * std::max(occ, 1);
+    const int64_t groups = (tcols + 7) / 8;
+    int64_t s = blocks > 0 ? wave / blocks : 1;
+    s = std::min<int64_t>({s, groups / 4, 64});
+    return std::max<int64_t>(s, 1);
+}
+
+constexpr int64_t kAmple = INT64_MAX / 4; /* a workspace nothing exceeds */
+/* the handle's: its workspace less the counters (src/handle.c) */
+const int64_t kWsFloats = (MACKO_WS_BYTES - MACKO_WS_COUNTERS * (int64_t)sizeof(int)) / (int64_t)sizeof(float);
+
+int splits(int64_t rows, int64_t cols, int64_t n, int occ = 2, int sms = 132, int64_t wsf = kAmple,
+           int64_t wsc = kAmple)
+{
+    return macko_tiles_auto_splits(rows, (cols + 15) / 16, n, occ, sms, wsf, wsc);
+}
+
+TEST(TilesSplits, ConstantsAndWorkspaceSizes)
+{
+    ASSERT_EQ(MACKO_TILES_ROWS, 128); /* the reference above is written for these */
+    ASSERT_EQ(MACKO_TILES_KG, 8);
+    for (int64_t n : {1, 8, 9, 16, 17, 32, 33, 64, 65, 100, 5000})
+        EXPECT_EQ(macko_tiles_ntile(n), col_tile(n)) << n;
+    for (int64_t rows : {1, 128, 129, 4096, 11008})
+        for (int64_t n : {1, 8, 33, 100, 5000})
+            for (int s : {1, 2, 7, 64}) {
+                EXPECT_EQ(macko_tiles_ws_floats(rows, n, s), ref_ws_floats(rows, n, s)) << rows << " " << n << " " << s;
+                EXPECT_EQ(macko_tiles_counters(rows, n, s), ref_counters(rows, n, s)) << rows << " " << n << " " << s;
+            }
+}
+
+TEST(TilesSplits, ByHand)
+{
+    /* 4096 x 11008 (H100: 132 SMs, 2 blocks each): 32 row blocks, 688 K-tiles = 86 groups (at most 21 splits).
+     * n = 1, 8, 33: one column tile, 32 blocks, 264 / 32 = 8 splits (256 blocks); n = 100: two column tiles, 64
+     * blocks, 4; n = 5000: 79 column tiles, 2528 blocks: more than a wave already, 1. */
+    EXPECT_EQ(splits(4096, 11008, 1), 8);
+    EXPECT_EQ(splits(4096, 11008, 8), 8);
+    EXPECT_EQ(splits(4096, 11008, 33), 8);
+    EXPECT_EQ(splits(4096, 11008, 100), 4);
+    EXPECT_EQ(splits(4096, 11008, 5000), 1);
+    /* 11008 x 4096: 86 row blocks, 256 K-tiles = 32 groups (at most 8 splits): 264 / 86 = 3, n = 100: 172 blocks,
+     * 1 */
+    EXPECT_EQ(splits(11008, 4096, 8), 3);
+    EXPECT_EQ(splits(11008, 4096, 100), 1);
+    /* few rows and many columns: the wave asks for 264 splits, 64 is the cap (4096 groups allow 1024) */
+    EXPECT_EQ(splits(1, 1 << 19, 1), 64);
+    EXPECT_EQ(splits(128, 1 << 19, 8), 64);
+    /* few columns: the groups cap it (1 x 1 is one group: 1; 512 columns = 4 groups: 1; 4096 = 32 groups: 8) */
+    EXPECT_EQ(splits(1, 1, 1), 1);
+    EXPECT_EQ(splits(1, 1, 5000), 1);
+    EXPECT_EQ(splits(1, 512, 1), 1);
+    EXPECT_EQ(splits(1, 1024, 1), 2);
+    EXPECT_EQ(splits(1, 4096, 1), 8);
+    /* occupancy 0 counts as 1 block per SM: 4096 x 11008, n = 8: 132 / 32 = 4; 4 per SM: 528 / 32 = 16 */
+    EXPECT_EQ(splits(4096, 11008, 8, 0), 4);
+    EXPECT_EQ(splits(4096, 11008, 8, 1), 4);
+    EXPECT_EQ(splits(4096, 11008, 8, 4), 16);
+    /* an empty matrix */
+    EXPECT_EQ(splits(0, 4096, 8), 1);
+    EXPECT_EQ(splits(4096, 0, 8), 1);
+}
+
+TEST(TilesSplits, WorkspaceLimits)
+{
+    /* 4096 x 11008, n = 8: 8 splits take 32 x 8 x 128 x 8 floats and 32 counters. One float short: 7 splits; room
+     * for 5 splits: 5; the counters do not depend on the splits, so one counter short: 1. */
+    const int64_t f8 = ref_ws_floats(4096, 8, 8);
+    EXPECT_EQ(f8, 32 * 8 * 128 * 8);
+    EXPECT_EQ(splits(4096, 11008, 8, 2, 132, f8, 32), 8);
+    EXPECT_EQ(splits(4096, 11008, 8, 2, 132, f8 - 1, 32), 7);
+    EXPECT_EQ(splits(4096, 11008, 8, 2, 132, ref_ws_floats(4096, 8, 5), 32), 5);
+    EXPECT_EQ(splits(4096, 11008, 8, 2, 132, ref_ws_floats(4096, 8, 2), 32), 2);
+    EXPECT_EQ(splits(4096, 11008, 8, 2, 132, ref_ws_floats(4096, 8, 2) - 1, 32), 1);
+    EXPECT_EQ(splits(4096, 11008, 8, 2, 132, f8, 31), 1);
+    /* nothing fits: no workspace at all */
+    for (int64_t n : {1, 8, 33, 100, 5000}) {
+        EXPECT_EQ(splits(4096, 11008, n, 2, 132, 0, kAmple), 1) << n;
+        EXPECT_EQ(splits(4096, 11008, n, 2, 132, kAmple, 0), 1) << n;
+        EXPECT_EQ(splits(1, 1 << 19, n, 2, 132, 0, 0), 1) << n;
+    }
+    /* the handle's workspace (64 MiB less the counters) holds about a wave of partial tiles many times over: it
+     * binds only for a wave far beyond an H100's. 128000 x 65536, n = 64, 32 blocks per SM: 1000 blocks, 4 splits
+     * unlimited (32.8 M floats), 2 in the handle's 16.7 M floats (3 would take 24.6 M). */
+    EXPECT_EQ(splits(128, 1 << 19, 64, 2, 132, kWsFloats, MACKO_WS_COUNTERS), 64);
+    EXPECT_EQ(splits(4096, 11008, 8, 2, 132, kWsFloats, MACKO_WS_COUNTERS), 8);
+    EXPECT_EQ(splits(128000, 65536, 64, 32, 132), 4);
+    EXPECT_EQ(splits(128000, 65536, 64, 32, 132, kWsFloats, MACKO_WS_COUNTERS), 2);
+}
+
+/* Over a grid of shapes, n, devices and workspaces: the result is in [1, 64], at most groups / 4 unless 1, fits the
+ * workspace unless 1, is the largest count at or below the unlimited rule's that fits, gives at most one wave (no
+ * more than a wave of blocks unless 1, and one split more would pass a wave unless a cap applies), and never grows
+ * when the workspace shrinks. */
+TEST(TilesSplits, PropertiesOverShapes)
+{
+    const int64_t shapes[][2] = {{1, 1},       {1, 17},     {17, 1},      {16, 16},    {128, 128},  {129, 4097},
+                                 {4096, 4096}, {4096, 11008}, {11008, 4096}, {12288, 12288}, {1, 1 << 19},
+                                 {300, 65536}, {100000, 300}};
+    const struct {
+        int occ, sms;
+    } devices[] = {{2, 132}, {1, 132}, {4, 132}, {0, 132}, {3, 82}, {1, 1}};
+    /* each limit is below the one before in one of its two parts */
+    const int64_t limits[][2] = {{kAmple, kAmple}, {kWsFloats, MACKO_WS_COUNTERS}, {100000, MACKO_WS_COUNTERS},
+                                 {100000, 100}, {5000, 100}, {0, 0}};
+    long checked = 0;
+    for (const auto &sh : shapes)
+        for (int64_t n : {1, 8, 33, 100, 5000})
+            for (const auto &d : devices) {
+                const int64_t rows = sh[0], tcols = (sh[1] + 15) / 16, groups = (tcols + 7) / 8;
+                const int64_t blocks = row_blocks(rows) * ((n + col_tile(n) - 1) / col_tile(n));
+                const int64_t wave = (int64_t)d.sms * std::max(d.occ, 1);
+                const int64_t u = ref_unlimited(rows, tcols, n, d.occ, d.sms);
+                int prev = 65;
+                for (const auto &lim : limits) {
+                    const std::string at = std::to_string(rows) + "x" + std::to_string(sh[1]) + " n=" +
+                                           std::to_string(n) + " occ=" + std::to_string(d.occ) + " sms=" +
+                                           std::to_string(d.sms) + " ws=" + std::to_string(lim[0]) + "/" +
+                                           std::to_string(lim[1]);
+                    const int s = macko_tiles_auto_splits(rows, tcols, n, d.occ, d.sms, lim[0], lim[1]);
+                    ASSERT_GE(s, 1) << at;
+                    ASSERT_LE(s, 64) << at;
+                    EXPECT_TRUE(s == 1 || 4 * s <= groups) << at;
+                    const bool fits = macko_tiles_ws_floats(rows, n, s) <= lim[0] &&
+                                      macko_tiles_counters(rows, n, s) <= lim[1];
+                    EXPECT_TRUE(s == 1 || fits) << at;
+                    /* the largest that fits, up to the unlimited rule's count */
+                    int64_t want = u;
+                    while (want > 1 && (ref_ws_floats(rows, n, want) > lim[0] || ref_counters(rows, n, want) > lim[1]))
+                        want--;
+                    EXPECT_EQ(s, want) << at;
+                    if (lim[0] == kAmple) {
+                        EXPECT_EQ(s, u) << at;
+                        /* at most one wave: no more than a wave of blocks unless 1, and one split more would pass a
+                         * wave unless a cap held it back */
+                        if (s > 1) {
+                            EXPECT_LE(blocks * s, wave) << at;
+                        }
+                        if (s < std::min<int64_t>(64, groups / 4)) {
+                            EXPECT_GT(blocks * (s + 1), wave) << at;
+                        }
+                        if (blocks * 2 > wave) {
+                            EXPECT_EQ(s, 1) << at;
+                        }
+                    }
+                    EXPECT_LE(s, prev) << at << ": a smaller workspace gave more splits";
+                    prev = s;
+                    checked++;
+                }
+            }
+    EXPECT_EQ(checked, 13L * 5 * 6 * 6);
 }
 
 } // namespace

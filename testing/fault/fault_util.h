@@ -57,8 +57,13 @@ inline Arrays host_arrays(const macko_mat_s *m)
             host_bytes(m->host.row_ptr, rowptr_bytes(m))};
 }
 
+/* The device copy's arrays in its layout: the three MACKO arrays, or for MACKO_LAYOUT_TILES the tile stream (as
+ * values), no deltas and the record offsets (as row_ptr). */
 inline Arrays device_arrays(const macko_mat_s *m)
 {
+    if (m->dev_layout == MACKO_LAYOUT_TILES)
+        return {device_bytes(m->dev.values, (size_t)m->td.words * 16), Bytes(),
+                device_bytes(m->dev.row_ptr, (size_t)(m->td.bands * m->td.tcols + 1) * 4)};
     return {device_bytes(m->dev.values, values_bytes(m)), device_bytes(m->dev.deltas, (size_t)m->entries_padded / 2),
             device_bytes(m->dev.row_ptr, rowptr_bytes(m))};
 }
@@ -92,6 +97,9 @@ inline void expect_same_state(const macko_mat_s *m, const MatState &s)
     EXPECT_TRUE(m->has_device == f.has_device && m->device == f.device && m->dev.values == f.dev.values &&
                 m->dev.deltas == f.dev.deltas && m->dev.row_ptr == f.dev.row_ptr && m->trans == f.trans)
         << "the device copy or the analysis changed";
+    EXPECT_TRUE(m->layout == f.layout && m->dev_layout == f.dev_layout &&
+                std::memcmp(&m->td, &f.td, sizeof m->td) == 0)
+        << "the layout or the device copy's tile layout fields changed";
     if (m->has_host) {
         EXPECT_TRUE(host_arrays(m) == s.host) << "the host arrays changed";
     }

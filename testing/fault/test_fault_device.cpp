@@ -7,6 +7,7 @@
  * and recovery are checked, not y; the device creators need their kernels' results and skip. On a GPU everything
  * runs for real and every success is compared bit for bit with a run made before the sweep. */
 #include "fault_util.h"
+#include "tiles.h"
 
 #include <cuda_runtime_api.h>
 
@@ -50,6 +51,21 @@ struct Buf {
     template <class T> T *as() const { return static_cast<T *>(p); }
 };
 
+/* The tile layout of s's host encoding (MACKO_LAYOUT_TILES), as device_arrays gives it; built with nothing armed. */
+Arrays tile_arrays(const Source &s)
+{
+    macko_mat_t A = encode(s);
+    macko_tiles t{};
+    Arrays a;
+    if (A != nullptr && macko_tiles_build_host("-", A, &t) == MACKO_STATUS_SUCCESS) {
+        a = {host_bytes(t.stream, (size_t)t.words * 16), Bytes(), host_bytes(t.offs, (size_t)(t.bands * t.tcols + 1) * 4)};
+        macko_tiles_free(&t);
+    }
+    EXPECT_FALSE(a.row_ptr.empty());
+    macko_mat_destroy(A);
+    return a;
+}
+
 Bytes random_values(int64_t n, macko_datatype_t type, uint64_t seed)
 {
     return mt::values_bytes(mt::random_vector(n, seed, type == MACKO_R_16F), type);
@@ -59,7 +75,7 @@ struct DeviceFixture : ::testing::Test {
     macko_handle_t handle = nullptr;
     Source h = make_source(kRows, kCols, MACKO_R_16F, 21);
     Source s = make_source(kRows, kCols, MACKO_R_32F, 22);
-    Arrays h_arrays = encoded_arrays(h), ht_arrays = encoded_arrays(transposed(h));
+    Arrays h_arrays = encoded_arrays(h), ht_arrays = encoded_arrays(transposed(h)), t_arrays = tile_arrays(h);
     macko_mat_t A = nullptr;
 
     void SetUp() override { ASSERT_EQ(macko_create(&handle), MACKO_STATUS_SUCCESS) << macko_get_last_error_message(); }
@@ -79,6 +95,24 @@ struct DeviceFixture : ::testing::Test {
         if (trans) {
             EXPECT_EQ(macko_analysis(on, MACKO_OPERATION_TRANSPOSE, M), MACKO_STATUS_SUCCESS)
                 << macko_get_last_error_message();
+        }
+        if (release) {
+            EXPECT_EQ(macko_mat_release_host(M), MACKO_STATUS_SUCCESS);
+        }
+        return M;
+    }
+
+    /* h encoded on the host with layout MACKO_LAYOUT_TILES, then (nothing armed) uploaded with handle `on` when
+     * asked (default: handle: the device holds the tiles), its host copy released, as asked. */
+    macko_mat_t make_tiles(bool upload, bool release, macko_handle_t on = nullptr)
+    {
+        macko_mat_t M = encode(h);
+        EXPECT_NE(M, nullptr);
+        EXPECT_EQ(macko_mat_set_layout(M, MACKO_LAYOUT_TILES), MACKO_STATUS_SUCCESS);
+        if (upload) {
+            EXPECT_EQ(macko_mat_upload(on != nullptr ? on : handle, M), MACKO_STATUS_SUCCESS)
+                << macko_get_last_error_message();
+            EXPECT_EQ(M->dev_layout, MACKO_LAYOUT_TILES);
         }
         if (release) {
             EXPECT_EQ(macko_mat_release_host(M), MACKO_STATUS_SUCCESS);
@@ -173,6 +207,49 @@ TEST_F(DeviceFixture, Upload)
         st));
 }
 
+/* The tile layout (MACKO_LAYOUT_TILES): built on the host from the MACKO arrays and uploaded in their place; over a
+ * copy in MACKO rows with an op T analysis, which only a successful tile upload frees; and back to MACKO rows. */
+TEST_F(DeviceFixture, UploadTiles)
+{
+    auto st = std::make_shared<MatState>();
+    auto tiles_on_device = [this] {
+        ASSERT_TRUE(A->has_device);
+        EXPECT_EQ(A->dev_layout, MACKO_LAYOUT_TILES);
+        EXPECT_EQ(A->dev.deltas, nullptr);
+        EXPECT_TRUE(device_arrays(A) == t_arrays);
+        EXPECT_TRUE(host_arrays(A) == h_arrays);
+    };
+    sweep(matrix_case(
+        "macko_mat_upload (tile layout, host copy only)", "macko_mat_upload", [this] { return make_tiles(false, false); },
+        [this] { return macko_mat_upload(handle, A); }, tiles_on_device, st));
+    sweep(matrix_case(
+        "macko_mat_upload (tile layout, over MACKO rows with op T analysis)", "macko_mat_upload",
+        [this] {
+            macko_mat_t M = make(true, true, false);
+            EXPECT_EQ(macko_mat_set_layout(M, MACKO_LAYOUT_TILES), MACKO_STATUS_SUCCESS);
+            return M;
+        },
+        [this] { return macko_mat_upload(handle, A); },
+        [this, tiles_on_device] {
+            tiles_on_device();
+            EXPECT_EQ(A->trans, nullptr); /* freed with the MACKO rows: analyse again for op T */
+        },
+        st));
+    sweep(matrix_case(
+        "macko_mat_upload (MACKO rows, over the tile layout)", "macko_mat_upload",
+        [this] {
+            macko_mat_t M = make_tiles(true, false);
+            EXPECT_EQ(macko_mat_set_layout(M, MACKO_LAYOUT_ROWS), MACKO_STATUS_SUCCESS);
+            return M;
+        },
+        [this] { return macko_mat_upload(handle, A); },
+        [this] {
+            EXPECT_EQ(A->dev_layout, MACKO_LAYOUT_ROWS);
+            EXPECT_TRUE(device_arrays(A) == h_arrays);
+        },
+        st));
+}
+
 TEST_F(DeviceFixture, DownloadAndRelease)
 {
     auto st = std::make_shared<MatState>();
@@ -187,6 +264,20 @@ TEST_F(DeviceFixture, DownloadAndRelease)
     sweep(matrix_case(
         "macko_mat_download (over the host copy)", "macko_mat_download", [this] { return make(true, false, false); },
         [this] { return macko_mat_download(handle, A); }, [this] { EXPECT_TRUE(host_arrays(A) == h_arrays); }, st));
+    /* From the tile layout: the canonical MACKO encoding of the nonzeros, here the host encoder's arrays; the device
+     * keeps the tiles. */
+    auto from_tiles = [this] {
+        ASSERT_TRUE(A->has_host);
+        EXPECT_TRUE(host_arrays(A) == h_arrays);
+        EXPECT_EQ(A->dev_layout, MACKO_LAYOUT_TILES);
+        EXPECT_TRUE(device_arrays(A) == t_arrays);
+    };
+    sweep(matrix_case(
+        "macko_mat_download (tile layout, host copy released)", "macko_mat_download",
+        [this] { return make_tiles(true, true); }, [this] { return macko_mat_download(handle, A); }, from_tiles, st));
+    sweep(matrix_case(
+        "macko_mat_download (tile layout, over the host copy)", "macko_mat_download",
+        [this] { return make_tiles(true, false); }, [this] { return macko_mat_download(handle, A); }, from_tiles, st));
     const Tally t = sweep(matrix_case(
         "macko_mat_release_host", "macko_mat_release_host", [this] { return make(true, false, false); },
         [this] { return macko_mat_release_host(A); }, [this] { EXPECT_FALSE(A->has_host); }, st));
@@ -208,6 +299,10 @@ TEST_F(DeviceFixture, AnalysisAndDestroy)
     sweep(matrix_case(
         "macko_analysis (op T, host copy released)", "macko_analysis", [this] { return make(true, false, true); },
         [this] { return macko_analysis(handle, MACKO_OPERATION_TRANSPOSE, A); }, check_trans, st));
+    sweep(matrix_case(
+        "macko_analysis (op T, tile layout: from the host copy)", "macko_analysis",
+        [this] { return make_tiles(true, false); },
+        [this] { return macko_analysis(handle, MACKO_OPERATION_TRANSPOSE, A); }, check_trans, st));
     EXPECT_EQ(sweep(matrix_case(
                         "macko_analysis (op N)", "macko_analysis", [this] { return make(true, false, false); },
                         [this] { return macko_analysis(handle, MACKO_OPERATION_NON_TRANSPOSE, A); }, [] {}, st))
@@ -220,6 +315,9 @@ TEST_F(DeviceFixture, AnalysisAndDestroy)
     d.routine = "macko_mat_destroy";
     d.prepare = [this] { A = make(true, true, false); };
     d.call = [this] { return macko_mat_destroy(A); };
+    sweep(d);
+    d.name = "macko_mat_destroy (tile layout)";
+    d.prepare = [this] { A = make_tiles(true, true); };
     sweep(d);
 }
 
@@ -288,6 +386,19 @@ TEST_F(DeviceFixture, HandleOnAnotherDevice)
     sweep(keeps_device_zero(matrix_case(
         "macko_mat_download (handle on device 1)", "macko_mat_download",
         [this, h1] { return make(true, false, true, nullptr, h1); }, [this, h1] { return macko_mat_download(h1, A); },
+        [this] { EXPECT_TRUE(host_arrays(A) == h_arrays); }, st)));
+    sweep(keeps_device_zero(matrix_case(
+        "macko_mat_upload (tile layout, handle on device 1)", "macko_mat_upload",
+        [this] { return make_tiles(false, false); }, [this, h1] { return macko_mat_upload(h1, A); },
+        [this] {
+            EXPECT_EQ(A->device, 1);
+            EXPECT_EQ(A->dev_layout, MACKO_LAYOUT_TILES);
+            EXPECT_TRUE(device_arrays(A) == t_arrays);
+        },
+        st)));
+    sweep(keeps_device_zero(matrix_case(
+        "macko_mat_download (tile layout, handle on device 1)", "macko_mat_download",
+        [this, h1] { return make_tiles(true, true, h1); }, [this, h1] { return macko_mat_download(h1, A); },
         [this] { EXPECT_TRUE(host_arrays(A) == h_arrays); }, st)));
     sweep(keeps_device_zero(matrix_case(
         "macko_analysis (op T, handle on device 1)", "macko_analysis",
@@ -391,6 +502,36 @@ TEST_F(ComputeFixture, SpmvSpmmStridedBatched)
                     });
         }
     }
+}
+
+/* An fp16 matrix held in the tile layout: every op N product is one launch of the tile kernel (its launch check the
+ * one fault point); op T runs the MACKO rows' kernels on the transposed encoding, swept above. */
+TEST_F(ComputeFixture, TileLayout)
+{
+    const float alpha = 1.25f, beta = -0.5f;
+    const int64_t big = std::max(kRows, kCols);
+    macko_mat_t T = make_tiles(true, false);
+    Buf x(random_values(big * kBatch, MACKO_R_16F, 51)), y(random_values(big * kBatch, MACKO_R_16F, 52));
+    Buf B(random_values(big * kWide, MACKO_R_16F, 53)), C(random_values(big * kWide, MACKO_R_16F, 54));
+    const macko_operation_t N = MACKO_OPERATION_NON_TRANSPOSE;
+    compute("macko_Hspmv (op N, tile layout)", "macko_Hspmv", y, [&] {
+        return macko_Hspmv(handle, N, &alpha, T, x.as<macko_half>(), 1, &beta, y.as<macko_half>(), 1);
+    });
+    for (int64_t n : {kN, kWide})
+        compute("macko_Hspmm (op N, n = " + std::to_string(n) + ", tile layout)", "macko_Hspmm", C, [&] {
+            return macko_Hspmm(handle, N, n, &alpha, T, B.as<macko_half>(), kCols, &beta, C.as<macko_half>(), kRows);
+        });
+    /* stridex not a multiple of 8: the kernel's element loads of B (overlapping x is fine: it is only read) */
+    compute("macko_Hspmv_strided_batched (op N, batch 3, stridex 297, tile layout)", "macko_Hspmv_strided_batched", y,
+            [&] {
+                return macko_Hspmv_strided_batched(handle, N, &alpha, T, x.as<macko_half>(), 1, kCols - 3, &beta,
+                                                   y.as<macko_half>(), 1, kRows, kBatch);
+            });
+    compute("macko_spmm_ex (op N, n = 4, tile layout, fp16 B and C)", "macko_spmm_ex", C, [&] {
+        return macko_spmm_ex(handle, N, kN, &alpha, T, B.p, MACKO_R_16F, kCols, &beta, C.p, MACKO_R_16F, kRows,
+                             MACKO_R_32F);
+    });
+    macko_mat_destroy(T);
 }
 
 /* The fp64 routines, and the generic ones on an fp16 matrix with fp32 x / B (their mixed-type launches). */

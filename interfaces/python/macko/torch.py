@@ -14,6 +14,14 @@ versioned serialization (a MACKO matrix), or a dict of the QUANT arrays as CPU t
 and ``copy.deepcopy`` carry the weights, and a checkpoint loads into ``MackoLinear.empty(in_features, out_features)``
 without the dense weight.
 
+Device layout: ``layout="tiles"`` (float16 and bfloat16 layers) holds the matrix on the GPU as 16 x 16 bitmap tiles
+(macko_mat_set_layout, MACKO_LAYOUT_TILES) instead of the MACKO rows (``layout="rows"``, the default), so that every
+batch size runs on the tensor cores from the tiles: the better choice from about 8 rows of input per call on at
+density 0.5, a little later for sparser weights (batched decoding, prefill), the rows for one to four (decoding a
+single sequence). The layout is the layer's, like its dtype: it is not in the state dict (the library's file format
+does not record it), so a checkpoint loads into a layer of either layout; pickles, copies and dtype conversions keep
+it.
+
 Quantized weights: ``MackoLinear.from_quantized(weight, bits=3, outliers=0.01)`` holds a QUANT matrix (3-bit weights
 in 16 x 16 tiles plus fp16 outliers, lapack_style_docs/FORMAT_QUANT.md) made from a dense weight,
 ``MackoLinear.from_quant_arrays`` one imported from its arrays (e.g. an SpQR checkpoint's); such a layer computes in
@@ -28,7 +36,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._enums import DataType, Kind, type_name
+from ._enums import DataType, Kind, Layout, type_name
+from ._enums import layout as _layout_of
 from ._quant import DEFAULT_OUTLIERS
 from .compute import spmm
 from .handle import Handle
@@ -38,6 +47,8 @@ from .matrix import Matrix
 _TYPES = {torch.float16: DataType.R_16F, torch.bfloat16: DataType.R_16BF, torch.float32: DataType.R_32F,
           torch.float64: DataType.R_64F}
 _DTYPES = {v: k for k, v in _TYPES.items()}
+# the layer's layout name -> the matrix's device layout
+_LAYOUTS = {"rows": Layout.ROWS, "tiles": Layout.TILES}
 
 # key -> weak reference to the live MackoLinear that macko::linear calls for that key
 _LAYERS = {}
@@ -93,6 +104,13 @@ class MackoLinear(nn.Module):
     bf16 end to end; naming the matrix's own dtype is a no-op. The input may have any floating dtype: it is cast
     to the layer's dtype and the result cast back.
 
+    ``layout`` is the matrix's device layout: ``"rows"`` (the default: the MACKO rows, fastest for one to four input
+    rows per call) or ``"tiles"`` (16 x 16 bitmap tiles read by the tensor-core kernels, faster from about 8
+    rows on: batched decoding and prefill); ``"tiles"`` takes float16 and bfloat16 layers only (ValueError for
+    float32 / float64). It is applied to the matrix before every upload, kept by pickles, copies, moves and
+    conversions between float16 and bfloat16 (converting a tiles layer to float32 or float64 raises TypeError), and
+    readable as ``layer.layout``. The state dict does not hold it: a checkpoint loads into a layer of either layout.
+
     ``MackoLinear.from_quantized(weight, bits=3, outliers=0.01)`` and ``MackoLinear.from_quant_arrays(...)`` build a
     layer holding a QUANT matrix (3-bit weights plus fp16 outliers, ``kind`` is Kind.QUANT) instead: it lives,
     moves, copies and saves as above, but computes in float16 only (other input dtypes and dtype conversions raise
@@ -100,10 +118,11 @@ class MackoLinear(nn.Module):
     """
 
     def __init__(self, weight=None, bias=None, *, dtype=torch.float16, handle=None, keep_host=False, device=None,
-                 in_features=None, out_features=None):
+                 in_features=None, out_features=None, layout="rows"):
         super().__init__()
         if dtype not in _TYPES:
             raise ValueError("dtype must be torch.float16, torch.bfloat16, torch.float32 or torch.float64")
+        self._layout = _layout_name(layout, dtype)
         self.dtype = dtype
         self.keep_host = bool(keep_host)
         self.handle = None
@@ -140,12 +159,13 @@ class MackoLinear(nn.Module):
     @classmethod
     def empty(cls, in_features, out_features, bias=True, **kwargs):
         """A layer of this shape without weights (like nn.Linear's uninitialised one): forward raises until a state
-        dict is loaded. kwargs: dtype, device, handle, keep_host as for the constructor."""
+        dict is loaded. kwargs: dtype, device, handle, keep_host, layout as for the constructor."""
         return cls(None, bias, in_features=in_features, out_features=out_features, **kwargs)
 
     @classmethod
     def from_linear(cls, linear, **kwargs):
-        """A MackoLinear computing what `linear` (an nn.Linear) computes."""
+        """A MackoLinear computing what `linear` (an nn.Linear) computes. kwargs: dtype, device, handle, keep_host,
+        layout as for the constructor."""
         return cls(linear.weight, linear.bias, **kwargs)
 
     @classmethod
@@ -155,9 +175,9 @@ class MackoLinear(nn.Module):
         device, or an nn.Linear, whose bias is taken unless bias= is given) quantized on the host by
         Matrix.from_dense_quantized (bits, outliers, threshold as there: by default the 1 % of weights that
         quantize worst are kept as fp16 outliers). float16 only: the input must be float16 and the layer cannot be
-        converted to another dtype. ``quantization_error`` gives the relative Frobenius error of the quantized
-        weight. device: as for the constructor (by default the weight's CUDA device, else the current one, else
-        the CPU)."""
+        converted to another dtype; layout "rows" only (the tile layout holds MACKO matrices).
+        ``quantization_error`` gives the relative Frobenius error of the quantized weight. device: as for the
+        constructor (by default the weight's CUDA device, else the current one, else the CPU)."""
         if isinstance(weight, nn.Linear):
             if bias is None:
                 bias = weight.bias
@@ -204,6 +224,7 @@ class MackoLinear(nn.Module):
     def _encode(self, w, handle):
         if self.device.type == "cpu":
             self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous())
+            self._apply_layout(self.matrix)  # for the upload of a later move to a GPU, and for pickles
             return
         with torch.cuda.device(self.device):
             self.handle = handle if handle is not None else Handle()
@@ -213,8 +234,11 @@ class MackoLinear(nn.Module):
                 # Encoded on the GPU from the weight where it lies (macko_mat_create_dense_device): no host round
                 # trip, byte-identical to the host encoding. keep_host downloads the encoding afterwards.
                 self.matrix = Matrix.from_dense_device(self.handle, w.to(self.device, self.dtype).contiguous())
-                if self.keep_host:
+                if self.keep_host or self._layout != "rows":
                     self.matrix.download(self.handle)
+                if self._layout != "rows":
+                    # the tiles are built from the host copy: uploading again replaces the device-encoded rows
+                    self._upload(self.matrix)
             else:
                 self.matrix = Matrix.from_dense(w.to("cpu", self.dtype).contiguous())
                 self._upload(self.matrix)
@@ -225,9 +249,16 @@ class MackoLinear(nn.Module):
             if self.handle is None or self.handle.closed:
                 self.handle = Handle()
             self.handle.stream = torch.cuda.current_stream(self.device)
+            self._apply_layout(m)
             m.upload(self.handle)
             if not self.keep_host:
                 m.release_host()
+
+    def _apply_layout(self, m):
+        """Records the layer's layout on matrix m (host-only calls; the next upload makes it)."""
+        want = _LAYOUTS[self._layout]
+        if m.layout != want:
+            m.set_layout(want)
 
     def _register_key(self):
         # the key through which macko::linear finds this layer (a plain attribute: .to()/.cuda() leave it on the CPU)
@@ -235,6 +266,11 @@ class MackoLinear(nn.Module):
         self._op_key = torch.tensor(key, dtype=torch.int64)
         _LAYERS[key] = weakref.ref(self)
         weakref.finalize(self, _LAYERS.pop, key, None)
+
+    @property
+    def layout(self):
+        """The matrix's device layout, "rows" or "tiles" (the constructor's ``layout``); read-only."""
+        return self._layout
 
     @property
     def storage(self):
@@ -318,6 +354,15 @@ class MackoLinear(nn.Module):
                 raise ValueError("the state dict's macko matrix is %s; this MackoLinear is %dx%d %s (build it with "
                                  "the matching in_features, out_features and dtype)"
                                  % (got, self.out_features, self.in_features, str(self.dtype).replace("torch.", "")))
+            if self._layout != "rows" and new.kind == Kind.QUANT:
+                new.close()
+                raise ValueError("the state dict holds a QUANT matrix; this MackoLinear has layout=%r, which holds "
+                                 "MACKO matrices only (build it with layout='rows')" % self._layout)
+            try:
+                self._apply_layout(new)
+            except BaseException:
+                new.close()
+                raise
             if self.device.type == "cuda":
                 try:
                     self._upload(new)
@@ -344,6 +389,7 @@ class MackoLinear(nn.Module):
     def __setstate__(self, state):
         state = dict(state)
         data = state.pop("_macko_serialized")
+        state.setdefault("_layout", "rows")  # a module pickled before layers had a layout
         super().__setstate__(state)
         self.handle, self.matrix = None, None
         # torch.load's map_location has moved the bias: follow it; without CUDA the layer comes back on the CPU.
@@ -388,6 +434,10 @@ class MackoLinear(nn.Module):
                 raise TypeError("MackoLinear holds a %s macko matrix and cannot be converted to %s: macko stores "
                                 "float16, bfloat16, float32 or float64 values"
                                 % (_name(self.dtype), _name(probe.dtype)))
+            if probe.dtype != self.dtype and self._layout == "tiles" and probe.dtype not in _TILE_DTYPES:
+                raise TypeError("this MackoLinear has layout='tiles', which holds float16 and bfloat16 matrices "
+                                "only: it cannot be converted to %s (build a layout='rows' layer for that)"
+                                % _name(probe.dtype))
             if probe.dtype != self.dtype:
                 self._convert(probe.dtype)  # where the matrix is now; a move follows
             dev = _target_device(probe.device, None)
@@ -423,6 +473,7 @@ class MackoLinear(nn.Module):
             if m is not None:
                 if not m.has_host_copy:
                     m.download(old_handle)
+                self._apply_layout(m)
                 m.upload(h)  # moves the device copy to h's device
                 if not self.keep_host:
                     m.release_host()
@@ -433,6 +484,7 @@ class MackoLinear(nn.Module):
                     state = m._host_state()
                 new = Matrix.__new__(Matrix)
                 new._from_state(state)
+                self._apply_layout(new)
                 self.matrix = new
                 m.close()
             self.handle = None
@@ -472,6 +524,8 @@ class MackoLinear(nn.Module):
 
     def extra_repr(self):
         more = ", empty" if self.matrix is None else ""
+        if self._layout != "rows":
+            more += ", layout=%s" % self._layout
         if self.kind == Kind.QUANT:
             err = self.quantization_error
             more = ", kind=QUANT, outliers=%d%s" % (self.matrix.storage.entries,
@@ -482,6 +536,19 @@ class MackoLinear(nn.Module):
 
 def _name(dtype):
     return str(dtype).replace("torch.", "")
+
+
+_TILE_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def _layout_name(layout, dtype):
+    """The layout name ("rows" or "tiles") of a layer of dtype; ValueError for anything else, and for "tiles" with a
+    dtype the tile layout does not hold."""
+    name = _layout_of(layout).name.lower()
+    if name == "tiles" and dtype not in _TILE_DTYPES:
+        raise ValueError("layout='tiles' holds float16 and bfloat16 matrices only (the tensor-core tile kernels); "
+                         "this MackoLinear is %s: use layout='rows'" % _name(dtype))
+    return name
 
 
 def _target_device(device, weight):
