@@ -36,6 +36,10 @@ constexpr int kKG = MACKO_TILES_KG;
 constexpr int kStages = 2;
 constexpr int kBS = kKG * 16 + 8; /* halves per staged column of B: 272 bytes, an odd number of 16-byte units */
 constexpr int kZero = 48;         /* bytes of a warp's all-zero record */
+/* Bytes after each staged group that cp.async never writes: a lane reads the two values from its first one's place,
+ * which for a lane without values can be up to 4 bytes past its group's last record (dropped by the prmt); the slack
+ * keeps that read inside the group's own buffer, never in one being filled (racecheck). */
+constexpr int kSlack = 16;
 constexpr unsigned kFull = 0xFFFFFFFFu;
 
 template <typename H> struct TilesParams {
@@ -118,7 +122,7 @@ template <typename H, int NT> __global__ void __launch_bounds__(kThreads, NT <= 
     char *sB = smem;
     uint32_t *sR = reinterpret_cast<uint32_t *>(smem + kStages * NT * kBS * 2) + warp * kStages * kKG;
     char *zrec = smem + kStages * NT * kBS * 2 + kW * kStages * kKG * 4 + warp * kZero;
-    char *sA = smem + fixed_smem(NT) + warp * kStages * p.abuf;
+    char *sA = smem + fixed_smem(NT) + warp * kStages * (p.abuf + kSlack);
     const bool band_ok = band < p.bands;
     if (lane < kZero / 4)
         reinterpret_cast<uint32_t *>(zrec)[lane] = 0u;
@@ -143,7 +147,7 @@ template <typename H, int NT> __global__ void __launch_bounds__(kThreads, NT <= 
         const int st = (g - g0) % kStages;
         const int tc = min(kKG, p.tcols - g * kKG);
         const uint32_t w0 = __shfl_sync(kFull, o, 0), w1 = __shfl_sync(kFull, o, tc);
-        char *dst = sA + st * p.abuf;
+        char *dst = sA + st * (p.abuf + kSlack);
         if (lane < kKG)
             sR[st * kKG + lane] = (band_ok && lane < tc) ? smem_addr(dst) + 16u * (o - w0) : zaddr;
         const int words = band_ok ? (int)(w1 - w0) : 0;
@@ -196,7 +200,8 @@ template <typename H, int NT> __global__ void __launch_bounds__(kThreads, NT <= 
             for (int s = 0; s < 4; s++) {
                 const uint32_t idx = prmt(st4, 0u, 0x4440u + s) + __popc(w[s] & below);
                 const uint32_t va = rec + MACKO_TILES_HEADER + 2u * idx;
-                /* the value after a lane's first one may lie past the record: read, then dropped by the prmt */
+                /* the value after a lane's first one may lie past the record (or, for a lane without values, both
+                 * may, by up to 4 bytes: kSlack): read, then dropped by the prmt */
                 const uint32_t v0 = ldsu16(va), v1 = ldsu16(va + 2u);
                 const uint32_t two = (w[s] >> sh) & 3u;
                 /* selector of (lo, hi) by the two bits: 00 zeros, 01 (v0, 0), 10 (0, v0), 11 (v0, v1) */
@@ -385,7 +390,7 @@ extern "C" int macko_tiles_ntile_index(int64_t n) { return n <= 8 ? 0 : n <= 16 
 
 extern "C" size_t macko_tiles_smem(int nt, int abuf)
 {
-    return (size_t)fixed_smem(nt) + (size_t)kW * kStages * (size_t)abuf + 16;
+    return (size_t)fixed_smem(nt) + (size_t)kW * kStages * ((size_t)abuf + kSlack);
 }
 
 extern "C" int64_t macko_tiles_ws_floats(int64_t rows, int64_t n, int splits)
