@@ -5,6 +5,8 @@
 
 #include "gpu_fixtures.h"
 
+#include <cublas_v2.h>
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -185,5 +187,57 @@ const Shape kShapes[] = {
     {500, 1, 0.7, false, false, false},   {200, 600, 1.0, false, false, false},
 };
 
+
+/* cublasGemmEx (compute 32F) on dA, the matrix dense column-major (rows x cols), for p: out must match it to
+ * fp32-accumulation rounding (relative L2 error). */
+template <class P>
+void expect_like_cublas(cublasHandle_t blas, const DevMem &dA, int64_t rows, int64_t cols, const Problem &p,
+                        const std::vector<uint16_t> &out, const std::string &what)
+{
+    DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
+    ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)rows, (int)p.n, (int)cols, &one, dA.p, P::cuda,
+                              (int)rows, db.p, P::cuda, (int)p.ldb, &zero, dc.p, P::cuda, (int)p.ldc,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    std::vector<uint16_t> ref(p.c0.size());
+    ASSERT_EQ(cudaMemcpy(ref.data(), dc.p, ref.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    std::vector<double> a(ref.size()), r(ref.size());
+    for (size_t i = 0; i < ref.size(); i++) {
+        a[i] = P::value(out[i]);
+        r[i] = P::value(ref[i]);
+    }
+    EXPECT_LT(mt::rel_l2(a, r), 2e-3 * (P::out_rel / Type16<false>::out_rel)) << what << " vs cublasGemmEx";
+}
+
+/* P's SpMM of p on A through h (whose stream is st) called directly and captured in a CUDA graph and replayed:
+ * the same bits. */
+template <class P>
+void expect_graph_replay_equal(macko_handle_t h, cudaStream_t st, macko_mat_t A, const Problem &p,
+                               const std::string &what)
+{
+    DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
+    ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    std::vector<uint16_t> direct(p.c0.size()), graphed(p.c0.size());
+    ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(P::spmm(h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
+              MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
+    ASSERT_EQ(P::spmm(h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
+              MACKO_STATUS_SUCCESS);
+    ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
+    ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(ge, st), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(graphed.data(), dc.p, graphed.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(direct, graphed) << what;
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+}
 
 } // namespace s16

@@ -121,20 +121,7 @@ TYPED_TEST(GpuTiles, IssueNListAgainstCublas)
             const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false);
             const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " n=" + std::to_string(n);
             ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
-            DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
-            ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-            const float one = 1.0f, zero = 0.0f;
-            CUBLAS_CHECK(cublasGemmEx(blas.h, CUBLAS_OP_N, CUBLAS_OP_N, (int)s.rows, (int)n, (int)s.cols, &one, dA.p,
-                                      P::cuda, (int)s.rows, db.p, P::cuda, (int)p.ldb, &zero, dc.p, P::cuda,
-                                      (int)p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-            std::vector<uint16_t> ref(p.c0.size());
-            ASSERT_EQ(cudaMemcpy(ref.data(), dc.p, ref.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-            std::vector<double> a(ref.size()), r(ref.size());
-            for (size_t i = 0; i < ref.size(); i++) {
-                a[i] = P::value(out[i]);
-                r[i] = P::value(ref[i]);
-            }
-            EXPECT_LT(mt::rel_l2(a, r), 2e-3 * (P::out_rel / Fp16::out_rel)) << what << " vs cublasGemmEx";
+            expect_like_cublas<P>(blas.h, dA, s.rows, s.cols, p, out, what);
         }
     }
 }
@@ -154,28 +141,7 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     for (int path : {1, 2}) {
         tiles(h.h, A.A, 3, path);
         const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
-        DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
-        ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-        std::vector<uint16_t> direct(p.c0.size()), graphed(p.c0.size());
-        ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-        ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
-                  MACKO_STATUS_SUCCESS);
-        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-        ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-        ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
-        ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A.A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
-                  MACKO_STATUS_SUCCESS);
-        ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
-        ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-        ASSERT_EQ(cudaGraphLaunch(ge, st), cudaSuccess);
-        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-        ASSERT_EQ(cudaMemcpy(graphed.data(), dc.p, graphed.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_EQ(direct, graphed) << "path " << path;
-        cudaGraphExecDestroy(ge);
-        cudaGraphDestroy(g);
+        expect_graph_replay_equal<P>(h.h, st, A.A, p, "path " + std::to_string(path));
     }
     ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
     cudaStreamDestroy(st);
