@@ -683,32 +683,37 @@ static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_laun
     return pick;
 }
 
+void macko_tc_args_from(int combo, const macko_kargs *a, struct macko_tc_args *t)
+{
+    memset(t, 0, sizeof *t);
+    t->type = combo == MACKO_COMBO_H ? MACKO_R_16F : MACKO_R_16BF;
+    t->rows = a->rows;
+    t->cols = a->cols;
+    t->values = a->values;
+    t->deltas = a->deltas;
+    t->row_ptr = (const int32_t *)a->row_ptr;
+    t->n = a->n;
+    t->b = a->b;
+    t->ldb = a->ldb;
+    t->c = a->c;
+    t->ldc = a->ldc;
+    t->alpha_dev = a->alpha_dev;
+    t->beta_dev = a->beta_dev;
+    t->alpha = a->alpha;
+    t->beta = a->beta;
+    t->stream = a->stream;
+}
+
 int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, const macko_launch *L,
                          const macko_workspace *ws, const macko_devprops *dp)
 {
     macko_tc_args t;
     if (combo != MACKO_COMBO_H && combo != MACKO_COMBO_B)
         return 1; /* cudaErrorInvalidValue: the kernels read B and write C as the matrix's own 16-bit type */
-    memset(&t, 0, sizeof t);
-    t.type = combo == MACKO_COMBO_H ? MACKO_R_16F : MACKO_R_16BF;
-    t.rows = a->rows;
-    t.cols = a->cols;
-    t.values = a->values;
-    t.deltas = a->deltas;
-    t.row_ptr = (const int32_t *)a->row_ptr;
+    macko_tc_args_from(combo, a, &t);
     t.tidx = p->tc.tidx;
     t.kt = p->tc.kt;
     t.group = p->tc.group;
-    t.n = a->n;
-    t.b = a->b;
-    t.ldb = a->ldb;
-    t.c = a->c;
-    t.ldc = a->ldc;
-    t.alpha_dev = a->alpha_dev;
-    t.beta_dev = a->beta_dev;
-    t.alpha = a->alpha;
-    t.beta = a->beta;
-    t.stream = a->stream;
     if (L->kernel == MACKO_K_MM_TC) {
         t.ntile = L->tile;
         t.splits = tc_splits(p, a, L, ws, dp);

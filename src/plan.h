@@ -175,6 +175,10 @@ typedef struct macko_workspace {
 } macko_workspace;
 #define MACKO_WS_BYTES (INT64_C(64) << 20)
 #define MACKO_WS_COUNTERS 65536
+struct macko_tc_args;
+/* The tensor-core kernels' arguments (kernels/spmm_tc.h) of the call in a for combo MACKO_COMBO_H or _B: type, sizes,
+ * the MACKO arrays, B, C (unit element strides), scalars and stream; everything else zero. */
+void macko_tc_args_from(int combo, const macko_kargs *a, struct macko_tc_args *t);
 /* Runs the TC or PANEL launch L (a rule row of plan p) for n columns of the type combination `combo`
  * (MACKO_COMBO_H or MACKO_COMBO_B; cudaErrorInvalidValue for any other): the cudaError_t of the launches. */
 int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, const macko_launch *L,

@@ -178,23 +178,26 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
                                    void *c, int64_t incc, int64_t ldc, int64_t n)
 {
     const macko_workspace *ws = &handle->ws;
+    macko_kargs k;
     macko_tiles_args a;
     int err, panel;
+    memset(&k, 0, sizeof k);
+    k.rows = M->rows;
+    k.cols = M->cols;
+    k.b = b;
+    k.incb = incb;
+    k.ldb = ldb;
+    k.c = c;
+    k.incc = incc;
+    k.ldc = ldc;
+    k.n = n;
+    macko_kargs_scalars(handle, combo, alpha, beta, &k);
+    k.stream = handle->stream;
     panel = M->td.path == 2 || (M->td.path == 0 && n >= MACKO_TILES_PANEL_N);
     if (panel && incb == 1 && incc == 1 && macko_panel_rows(M->cols, ws->partial_bytes) >= 128) {
         macko_panel_args q;
         memset(&q, 0, sizeof q);
-        q.mm.type = M->type;
-        q.mm.rows = M->rows;
-        q.mm.cols = M->cols;
-        q.mm.n = n;
-        q.mm.b = b;
-        q.mm.ldb = ldb;
-        q.mm.c = c;
-        q.mm.ldc = ldc;
-        macko_resolve_scalars(handle, (const float *)alpha, (const float *)beta, &q.mm.alpha, &q.mm.beta,
-                              &q.mm.alpha_dev, &q.mm.beta_dev);
-        q.mm.stream = handle->stream;
+        macko_tc_args_from(combo, &k, &q.mm);
         q.sm_count = handle->props.sm_count;
         q.ws = ws->partial;
         q.ws_bytes = ws->partial_bytes;
@@ -207,17 +210,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
         return macko_ok();
     }
     memset(&a, 0, sizeof a);
-    a.k.rows = M->rows;
-    a.k.cols = M->cols;
-    a.k.b = b;
-    a.k.incb = incb;
-    a.k.ldb = ldb;
-    a.k.c = c;
-    a.k.incc = incc;
-    a.k.ldc = ldc;
-    a.k.n = n;
-    macko_kargs_scalars(handle, combo, alpha, beta, &a.k);
-    a.k.stream = handle->stream;
+    a.k = k;
     a.bf16 = M->type == MACKO_R_16BF;
     a.bands = M->td.bands;
     a.tcols = M->td.tcols;
