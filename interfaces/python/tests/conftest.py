@@ -54,6 +54,21 @@ def as_float64(a, dtype):
     return np.asarray(a, np.float64)
 
 
+def pruned_linear(in_f, out_f, seed, bias=True, dtype=None, density=0.4):
+    """An nn.Linear(in_f, out_f) with random weights of which about `density` are kept (the rest zero), in dtype
+    (default float16); torch tests only."""
+    import torch
+
+    dtype = torch.float16 if dtype is None else dtype
+    g = torch.Generator().manual_seed(seed)
+    lin = torch.nn.Linear(in_f, out_f, bias=bias)
+    with torch.no_grad():
+        lin.weight.copy_(torch.randn(out_f, in_f, generator=g) * (torch.rand(out_f, in_f, generator=g) < density))
+        if bias:
+            lin.bias.copy_(torch.randn(out_f, generator=g))
+    return lin.to(dtype)
+
+
 def _torch_cuda():
     try:
         import torch

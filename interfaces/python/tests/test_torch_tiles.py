@@ -16,20 +16,14 @@ torch = pytest.importorskip("torch")
 from macko import Kind, Layout  # noqa: E402
 from macko.torch import MackoLinear  # noqa: E402
 
-from conftest import _lib_has_type  # noqa: E402
+from conftest import _lib_has_type, pruned_linear as _pruned_linear  # noqa: E402
 
 needs_bf16 = pytest.mark.skipif(not _lib_has_type("bfloat16"), reason="this libmacko has no bfloat16 matrices")
 TILE_TYPES = [torch.float16, pytest.param(torch.bfloat16, marks=needs_bf16)]
 
 
 def pruned_linear(in_f, out_f, seed, bias=True, dtype=torch.float16, density=0.5):
-    g = torch.Generator().manual_seed(seed)
-    lin = torch.nn.Linear(in_f, out_f, bias=bias)
-    with torch.no_grad():
-        lin.weight.copy_(torch.randn(out_f, in_f, generator=g) * (torch.rand(out_f, in_f, generator=g) < density))
-        if bias:
-            lin.bias.copy_(torch.randn(out_f, generator=g))
-    return lin.to(dtype)
+    return _pruned_linear(in_f, out_f, seed, bias=bias, dtype=dtype, density=density)
 
 
 def tiles_layer(device="cpu", dtype=torch.float16, **kw):
