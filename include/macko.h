@@ -275,8 +275,10 @@ MACKO_API macko_status_t macko_spmm_ex(macko_handle_t handle, macko_operation_t 
  * says otherwise (then it returns MACKO_STATUS_NOT_SUPPORTED at A's position). */
 typedef enum {
     MACKO_KIND_MACKO = 0, /* values + 4-bit column deltas (lapack_style_docs/FORMAT.md) */
-    MACKO_KIND_QUANT = 1  /* 3-bit weights in 16 x 16 tiles with bi-level scales and zeros, plus fp16 outliers in
+    MACKO_KIND_QUANT = 1, /* 3-bit weights in 16 x 16 tiles with bi-level scales and zeros, plus fp16 outliers in
                              CSR (lapack_style_docs/FORMAT_QUANT.md); value type MACKO_R_16F */
+    MACKO_KIND_NM = 2     /* vector-wise N:M sparsity: in every window of M consecutive columns N positions are
+                             kept, the same positions for V consecutive rows (lapack_style_docs/FORMAT_NM.md) */
 } macko_kind_t;
 MACKO_API macko_status_t macko_mat_get_kind(macko_mat_t A, macko_kind_t *kind);
 
@@ -309,6 +311,35 @@ MACKO_API macko_status_t macko_mat_get_quant_host(macko_mat_t A, int *bits, cons
                                                   int64_t *words_count, int64_t *outliers,
                                                   const int32_t **outlier_row_ptr,
                                                   const uint32_t **outlier_entries);
+
+/* ---------------------------------------------------------------- the N:M kind (lapack_style_docs/FORMAT_NM.md)
+ * Supported patterns: M in {4, 8, 16, 32}, 1 <= N <= M, V in {1, 2, 4, 8, 16, 32}; value types 16F, 16BF, 32F, 64F.
+ * rows and cols need not be multiples of V and M (the last row group and window may be partial). */
+
+/* Encodes a dense rows x cols matrix (ld, order as macko_mat_create_dense_host) as the N:M kind with the pattern
+ * (n, m, v). Any of n, m, v may be 0: it is then detected, choosing the supported value that makes the encoding
+ * smallest (ties: the larger M, then the larger V); n = 0 alone detects the smallest N that holds every window. A
+ * nonzero that the pattern cannot keep is refused (INVALID_VALUE at the values' position; the message names the first
+ * offending row and window). */
+MACKO_API macko_status_t macko_mat_create_nm_dense_host(macko_mat_t *A, int64_t rows, int64_t cols,
+                                                        macko_datatype_t type, const void *values, int64_t ld,
+                                                        macko_order_t order, int n, int m, int v);
+/* The same from device data (values is a device pointer on the handle's device): the dense matrix is copied to the
+ * host on the handle's stream and encoded there; the result holds the host copy and a device copy. Synchronises the
+ * stream. */
+MACKO_API macko_status_t macko_mat_create_nm_dense_device(macko_handle_t handle, macko_mat_t *A, int64_t rows,
+                                                         int64_t cols, macko_datatype_t type, const void *values,
+                                                         int64_t ld, macko_order_t order, int n, int m, int v);
+/* Imports the N:M arrays as lapack_style_docs/FORMAT_NM.md lays them out: values (rows * ceil(cols/m) * n values of
+ * `type`, row-major, window by window) and positions (ceil(rows/v) * ceil(cols/m) * n bytes: the kept positions of
+ * each row group's windows, 0..m-1, strictly ascending within a window). A kept position at a column >= cols must
+ * hold a zero value. Validated completely (the first offending row group / row and window is named); copied. */
+MACKO_API macko_status_t macko_mat_create_nm_host(macko_mat_t *A, int64_t rows, int64_t cols, macko_datatype_t type,
+                                                  int n, int m, int v, const void *values, const uint8_t *positions);
+/* Exposes the host arrays of an N:M matrix (no copy; valid until A is destroyed or its host copy released). Any
+ * output pointer may be NULL when not wanted. NOT_SUPPORTED for another kind. */
+MACKO_API macko_status_t macko_mat_get_nm_host(macko_mat_t A, int *n, int *m, int *v, const void **values,
+                                               const uint8_t **positions);
 
 #ifdef __cplusplus
 }

@@ -76,6 +76,28 @@ typedef struct macko_quant {
     int ounits, ochunk;  /* outlier units per band and (TCOL) k-steps per outlier unit, chosen at upload */
 } macko_quant;
 
+/* The N:M kind (lapack_style_docs/FORMAT_NM.md). Host arrays, canonical: value j of window w of row r at
+ * values[r * kept + w * n + j]; its position (0..m-1 inside the window) at positions[(r / v) * kept + w * n + j],
+ * strictly ascending within a window; a kept position at a column >= cols holds a zero value. */
+enum {
+    MACKO_NMDEV_GEN = 0, /* device arrays = the host arrays (values, positions as bytes) */
+    MACKO_NMDEV_SP24 = 1 /* m == 4, n <= 2, 16F/16BF: values in mma.sp fragment order + its metadata (nm_device.c) */
+};
+typedef struct macko_nm {
+    int n, m, v;          /* the pattern: n kept of every m columns, shared by v consecutive rows */
+    int64_t windows;      /* ceil(cols / m) */
+    int64_t groups;       /* ceil(rows / v) */
+    int64_t kept;         /* windows * n: values per row */
+    void *hvalues;        /* has_host: rows * kept values of the matrix type (64-byte aligned, macko_aligned_calloc) */
+    uint8_t *hpos;        /* has_host: groups * kept positions */
+    /* has_device (nm_device.c): */
+    int dev_layout;       /* MACKO_NMDEV_* */
+    void *dvalues;        /* cudaMalloc'ed */
+    void *dmeta;          /* GEN: the positions (uint8); SP24: the metadata words (uint32) */
+    int64_t dvalues_bytes, dmeta_bytes;
+    int path;             /* forced by a test (macko_plan_forced.nm_path); 0: automatic */
+} macko_nm;
+
 struct macko_mat_s {
     int kind;               /* macko_kind_t; the fields below up to `trans` describe a MACKO encoding, `q` a QUANT
                                one (rows, cols, nnz, type, has_host, has_device, device: every kind) */
@@ -111,7 +133,27 @@ struct macko_mat_s {
     } td;
 
     macko_quant q;          /* kind QUANT: entries = q.outliers, entries_padded = q.slots (host: q.outliers) */
+    macko_nm nm;            /* kind NM: entries = entries_padded = rows * nm.kept (kept values incl. zeros) */
 };
+
+/* ---- the N:M kind on the GPU (nm_device.c) */
+/* 1 for a pattern/type the library supports (FORMAT_NM.md), 0 otherwise. */
+int macko_nm_pattern_ok(int n, int m, int v);
+/* The device layout an upload of this pattern and type makes (MACKO_NMDEV_*), and its bytes (values, metadata). */
+int macko_nm_auto_layout(int n, int m, int v, macko_datatype_t type);
+void macko_nm_device_bytes(int64_t rows, int64_t cols, int n, int m, int v, macko_datatype_t type, int layout,
+                           int64_t *values_bytes, int64_t *meta_bytes);
+/* Uploads A (kind NM, host copy present) to the handle's device in its automatic layout, replacing a previous device
+ * copy only on success. */
+macko_status_t macko_nm_upload(const char *fn, macko_handle_t handle, macko_mat_t A);
+/* Copies the device copy back and rebuilds the canonical host arrays (allocating them); synchronous. */
+macko_status_t macko_nm_download(const char *fn, macko_handle_t handle, macko_mat_t A);
+void macko_nm_device_free(struct macko_mat_s *m);
+/* C = alpha * M * B + beta * C for a checked call on an NM device copy (combo MACKO_COMBO_H/B/S/D, the matrix
+ * type's own): B(k, j) at b[k*incb + j*ldb], C(i, j) at c[i*incc + j*ldc]; scalars by the handle's pointer mode. */
+macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,
+                                const void *alpha, const void *b, int64_t incb, int64_t ldb, const void *beta,
+                                void *c, int64_t incc, int64_t ldc, int64_t n);
 
 /* ---- the QUANT kind on the GPU (quant_device.c) */
 /* TCOL outliers are uploaded when their slots are at most this many times the outliers (padding <= 50 %) */

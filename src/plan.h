@@ -115,8 +115,13 @@ typedef struct macko_plan_forced {
     int tiles_splits; /* 0 (automatic), or the blocks along K of every call (1..64; 1 when the workspace is short) */
     int tiles_path;   /* 0 (automatic), 1 the tile kernel for every n, 2 dense panels + GEMM for every n (where B and
                          C have unit element strides and 128 rows fit the workspace; else the tile kernel) */
+    /* An NM device copy (the other fields do not apply): */
+    int nm_path;      /* 0 (automatic), or MACKO_NM_PATH_* for every n (a path this matrix cannot take: NOT_SUPPORTED) */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0}
+/* The N:M kind's kernels (kernels/nm.cu): GEN any pattern and type, one thread-row walk per row; SIMT the blocked
+ * fp32 kernel for v >= 8 (large n); SP24 the 2:4 sparse tensor-core kernel (SP24 device layout). */
+enum { MACKO_NM_PATH_AUTO = 0, MACKO_NM_PATH_GEN = 1, MACKO_NM_PATH_SIMT = 2, MACKO_NM_PATH_SP24 = 3 };
 /* Deepest prefetch of the incx == 1 SpMV per value type (macko_walk.cuh's LoadRing; deeper spills at 64 registers;
  * fp64 has no deep instances) */
 #define MACKO_SPMV_MAX_DEPTH 3
