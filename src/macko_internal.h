@@ -146,6 +146,10 @@ void macko_nm_device_bytes(int64_t rows, int64_t cols, int n, int m, int v, mack
 /* Uploads A (kind NM, host copy present) to the handle's device in its automatic layout, replacing a previous device
  * copy only on success. */
 macko_status_t macko_nm_upload(const char *fn, macko_handle_t handle, macko_mat_t A);
+/* The same in device layout `layout` (MACKO_NMDEV_*; -1: automatic), for the test override. */
+macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_mat_t A, int layout);
+/* The path (MACKO_NM_PATH_*) a product of n columns in combination combo takes on M's device copy. */
+int macko_nm_path(const struct macko_mat_s *M, int combo, int64_t n);
 /* Copies the device copy back and rebuilds the canonical host arrays (allocating them); synchronous. */
 macko_status_t macko_nm_download(const char *fn, macko_handle_t handle, macko_mat_t A);
 void macko_nm_device_free(struct macko_mat_s *m);

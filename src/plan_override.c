@@ -1,6 +1,7 @@
 /* macko_plan_override (plan.h): the one test hook that forces kernel choices, so that the tests reach every kernel
  * (64-bit indices on small matrices included) through the public compute routines. Not in macko.h. */
 #include "device_common.h"
+#include "../kernels/nm.h"
 
 #include <stdlib.h>
 
@@ -74,6 +75,36 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                               "tiles_splits = %d (0..64) / tiles_path = %d (0..2) out of range", sp, path);
         A->td.splits = sp;
         A->td.path = path;
+        return macko_ok();
+    }
+    if (A->kind == MACKO_KIND_NM) {
+        const int path = f != NULL ? f->nm_path : 0;
+        const int type_ok = A->type == MACKO_R_16F || A->type == MACKO_R_16BF;
+        int layout = A->nm.dev_layout;
+        macko_status_t st2;
+        if (path < MACKO_NM_PATH_AUTO || path > MACKO_NM_PATH_SP24)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_path = %d out of range (0..3)", path);
+        if (path == MACKO_NM_PATH_SP24 && !(A->nm.m == 4 && A->nm.n <= 2 && type_ok))
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4, "the SP24 path needs m == 4, n <= 2 and 16-bit values");
+        if (path == MACKO_NM_PATH_SIMT &&
+            !(A->type == MACKO_R_32F && macko_nm_simt_ok(A->nm.n, A->nm.m, A->nm.v, A->nm.kept)))
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
+                              "the SIMT path needs fp32 values, v >= 8 and n * 32 / m and the row length multiples of 4");
+        if (path == MACKO_NM_PATH_SP24)
+            layout = MACKO_NMDEV_SP24;
+        else if (path != MACKO_NM_PATH_AUTO)
+            layout = MACKO_NMDEV_GEN;
+        else
+            layout = macko_nm_auto_layout(A->nm.n, A->nm.m, A->nm.v, A->type);
+        if (layout != A->nm.dev_layout) {
+            if (!A->has_host)
+                return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 2,
+                                  "this N:M override uploads A again: it needs A's host copy");
+            st2 = macko_nm_upload_as(fn, handle, A, layout);
+            if (st2 != MACKO_STATUS_SUCCESS)
+                return st2;
+        }
+        A->nm.path = path;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {

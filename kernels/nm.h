@@ -1,0 +1,56 @@
+/* Internal interface of the N:M kind's kernels (kernels/nm_gen.cu, kernels/nm_sp24.cu): C = alpha*M*B + beta*C for a
+ * matrix of kind NM on the device (lapack_style_docs/FORMAT_NM.md). Not installed.
+ *
+ * Paths (src/plan.h MACKO_NM_PATH_*):
+ * - GEN: any pattern and type. One warp per row and column tile: the lanes walk the row's kept values, each finds its
+ *   column from the group's position byte and skips zero values, so padding never meets B. fp32 accumulation (fp64
+ *   for fp64).
+ * - SIMT: fp32, v >= 8, n * 32 / m and the kept values per row multiples of 4. Blocked like a SIMT SGEMM (128 x 128
+ *   block tile, 8 x 8 per thread): the dense 32-row piece of B is staged in shared memory and every kept value
+ *   multiplies the B row its position selects, so the multiply-adds are those of a GEMM with K' = K * n / m.
+ * - SP24: the SP24 device layout (m == 4, n <= 2, fp16/bf16): mma.sp m16n8k32 on the sparse tensor cores; the values
+ *   are stored in the instruction's A-fragment order and the positions as its metadata, so the kernel decodes nothing.
+ *   Split K through the handle's workspace with a finishing launch that adds the partials in split order.
+ * Zeros of A meet B in the SIMT and SP24 paths' dense multiply-adds (0 * Inf = NaN): an element whose sum is NaN is
+ * recomputed exactly over the row's nonzero values in column order. */
+#ifndef MACKO_NM_KERNELS_H
+#define MACKO_NM_KERNELS_H
+
+#include "macko_kernels.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct macko_nm_args {
+    macko_kargs k;        /* rows, cols, b, incb, ldb, c, incc, ldc, n, scalars, stream (values/deltas/row_ptr unused) */
+    int combo;            /* MACKO_COMBO_H, _B, _S or _D */
+    int nn, mm, vv;       /* the pattern */
+    int64_t kept;         /* values per row (GEN layout) */
+    const void *values;   /* GEN: rows * kept values; SP24: the fragment-ordered units */
+    const void *meta;     /* GEN: the position bytes; SP24: the metadata words */
+    int path;             /* MACKO_NM_PATH_GEN, _SIMT or _SP24 */
+    int splits;           /* SP24: blocks along K (>= 1; macko_nm_sp24_splits) */
+    float *ws;            /* SP24 with splits > 1: splits * rows * n floats */
+} macko_nm_args;
+
+/* SP24's tile configuration for n columns (0..5) and the blocks along K of a launch: at least 16 k-steps (512
+ * columns) per split, about 8 blocks per SM in all, and no more than the workspace holds (ws_floats). Pure. */
+int macko_nm_sp24_config(int64_t n);
+int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats);
+/* 1 when the SIMT path can run this pattern (fp32 checked by the caller). */
+int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept);
+/* Raises the SP24 kernels' dynamic shared-memory limit on the current device (once per upload). cudaError_t. */
+int macko_nm_prepare(void);
+/* Launches the product (and the finishing launch). Returns the cudaError_t (0 = success). */
+int macko_nm_spmm(const macko_nm_args *a);
+int macko_nm_sp24_spmm(const macko_nm_args *a);
+int macko_nm_gen_spmm(const macko_nm_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
