@@ -241,11 +241,22 @@ TEST(NmDetect, HandComputedChoicesAndTies)
     b.at(0, 1) = 0x4000u;
     b.at(1, 2) = 0x4200u;
     b.at(1, 3) = 0xBC00u;
+    /* FORMAT_NM.md's example, 3 x 6 fp16: V = 1 costs 18 bytes with 1:4 and with 2:8, 2:16, 2:32 (one window);
+     * V = 2 at best 24 (3:8, 3:16, 3:32), so 2:32 with V = 1 */
+    nmr::Dense f = nmr::zeros(3, 6, MACKO_R_16F);
+    f.at(0, 0) = 0x3C00;
+    f.at(0, 5) = 0x4000;
+    f.at(1, 2) = 0xC200;
+    f.at(2, 3) = 0x3800;
+    f.at(2, 4) = 0x4400;
     const struct {
         const nmr::Dense *d;
         Want w;
         std::vector<uint8_t> positions;
     } cases[] = {
+        {&f, {0, 0, 0, 2, 32, 1}, {0, 5, 0, 2, 3, 4}},
+        {&f, {0, 4, 0, 1, 4, 1}, {0, 1, 2, 0, 3, 0}},
+        {&f, {0, 0, 2, 3, 32, 2}, {0, 2, 5, 0, 3, 4}},
         {&a, {0, 0, 0, 2, 32, 32}, {0, 5}},
         {&a, {0, 4, 0, 1, 4, 32}, {0, 1}},
         {&a, {2, 0, 0, 2, 32, 32}, {0, 5}},
