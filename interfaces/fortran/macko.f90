@@ -82,6 +82,13 @@ module macko
         enumerator :: MACKO_LAYOUT_TILES = 1
     end enum
 
+    ! macko_kind_t: the encoding a matrix holds (macko_mat_get_kind).
+    enum, bind(c)
+        enumerator :: MACKO_KIND_MACKO = 0
+        enumerator :: MACKO_KIND_QUANT = 1
+        enumerator :: MACKO_KIND_NM = 2
+    end enum
+
     ! The kind of every status and enumeration value (C's enum is an int).
     integer, parameter :: macko_status_kind = kind(MACKO_STATUS_SUCCESS)
 
@@ -514,6 +521,61 @@ module macko
             integer(c_int), value :: compute_type
         end function macko_spmm_ex
 
+        ! ------------------------------------------------------------ matrix kinds and the N:M kind
+
+        function macko_mat_get_kind(A, kind) bind(c, name='macko_mat_get_kind')
+            import :: c_int, c_ptr
+            integer(c_int) :: macko_mat_get_kind
+            type(c_ptr), value :: A
+            integer(c_int) :: kind
+        end function macko_mat_get_kind
+
+        ! values: as macko_mat_create_dense_host; n, m, v: the pattern, 0 to detect (lapack_style_docs/FORMAT_NM.md).
+        function macko_mat_create_nm_dense_host(A, rows, cols, type, values, ld, order, n, m, v) &
+                bind(c, name='macko_mat_create_nm_dense_host')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_mat_create_nm_dense_host
+            type(c_ptr) :: A
+            integer(c_int64_t), value :: rows, cols
+            integer(c_int), value :: type
+            type(c_ptr), value :: values
+            integer(c_int64_t), value :: ld
+            integer(c_int), value :: order, n, m, v
+        end function macko_mat_create_nm_dense_host
+
+        ! values: a device pointer.
+        function macko_mat_create_nm_dense_device(handle, A, rows, cols, type, values, ld, order, n, m, v) &
+                bind(c, name='macko_mat_create_nm_dense_device')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_mat_create_nm_dense_device
+            type(c_ptr), value :: handle
+            type(c_ptr) :: A
+            integer(c_int64_t), value :: rows, cols
+            integer(c_int), value :: type
+            type(c_ptr), value :: values
+            integer(c_int64_t), value :: ld
+            integer(c_int), value :: order, n, m, v
+        end function macko_mat_create_nm_dense_device
+
+        ! positions: c_loc of an integer(c_int8_t) array (one byte per kept position, 0..m-1).
+        function macko_mat_create_nm_host(A, rows, cols, type, n, m, v, values, positions) &
+                bind(c, name='macko_mat_create_nm_host')
+            import :: c_int, c_int64_t, c_ptr
+            integer(c_int) :: macko_mat_create_nm_host
+            type(c_ptr) :: A
+            integer(c_int64_t), value :: rows, cols
+            integer(c_int), value :: type, n, m, v
+            type(c_ptr), value :: values, positions
+        end function macko_mat_create_nm_host
+
+        ! The two arrays come back as C pointers into the matrix (no copy); use c_f_pointer to view them.
+        function macko_mat_get_nm_host(A, n, m, v, values, positions) bind(c, name='macko_mat_get_nm_host')
+            import :: c_int, c_ptr
+            integer(c_int) :: macko_mat_get_nm_host
+            type(c_ptr), value :: A
+            integer(c_int), optional :: n, m, v
+            type(c_ptr), optional :: values, positions
+        end function macko_mat_get_nm_host
     end interface
 
 contains

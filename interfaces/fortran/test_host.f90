@@ -18,6 +18,7 @@ program test_host
     call test_persistence()
     call test_bad_arguments()
     call test_handle_without_gpu_needs()
+    call test_nm()
 
     write (*, '(a, i0, a, i0, a)') 'fortran host tests: ', npass, ' passed, ', nfail, ' failed'
     if (nfail > 0) error stop 1
@@ -707,5 +708,61 @@ contains
         call check(invalid_at(st, 1), &
                    'spmm_ex(NULL handle): position 1')
     end subroutine test_handle_without_gpu_needs
+
+    ! The N:M kind: a 2:4 (v = 2) matrix from a Fortran array, its pattern and arrays, the export, detection and a
+    ! refusal (a window with three nonzeros).
+    subroutine test_nm()
+        real(c_float), target :: a(4, 8), b(4, 8)
+        type(c_ptr) :: A1, A2, vals, pos
+        integer(c_int) :: st, n, m, v, kind
+        integer(c_int64_t) :: nnz, bytes
+        integer(c_int8_t), pointer :: p(:)
+        real(c_float), pointer :: x(:)
+        a = 0
+        a(1, 1) = 1; a(2, 3) = 2; a(3, 6) = 3; a(4, 8) = 4; a(4, 6) = 5
+        A1 = c_null_ptr
+        st = macko_mat_create_nm_dense_host(A1, 4_c_int64_t, 8_c_int64_t, MACKO_R_32F, c_loc(a), 4_c_int64_t, &
+                                            MACKO_ORDER_COL, 2, 4, 2)
+        call check_status(st, MACKO_STATUS_SUCCESS, 'create_nm_dense_host 2:4 v2')
+        if (st /= MACKO_STATUS_SUCCESS) return
+        call check_status(macko_mat_get_kind(A1, kind), MACKO_STATUS_SUCCESS, 'get_kind of an N:M matrix')
+        call check(kind == MACKO_KIND_NM, 'get_kind: MACKO_KIND_NM')
+        call check_status(macko_mat_get_nm_host(A1, n=n, m=m, v=v, values=vals, positions=pos), &
+                          MACKO_STATUS_SUCCESS, 'get_nm_host')
+        call check(n == 2 .and. m == 4 .and. v == 2, 'get_nm_host: the pattern 2:4, v = 2')
+        call c_f_pointer(vals, x, [16])
+        call c_f_pointer(pos, p, [8])
+        ! group 0 (rows 1, 2), window 0: columns 1, 3 -> positions 0, 2; row 1 holds 1, 0, row 2 holds 0, 2
+        call check(all(p(1:2) == [0_c_int8_t, 2_c_int8_t]) .and. all(x(1:2) == [1.0, 0.0]) .and. &
+                   all(x(5:6) == [0.0, 2.0]), 'get_nm_host: the arrays of group 0, window 0')
+        call check_status(macko_mat_get_info(A1, nnz=nnz), MACKO_STATUS_SUCCESS, 'get_info of an N:M matrix')
+        call check(nnz == 5, 'N:M nnz')
+        call check_status(macko_mat_get_storage(A1, bytes=bytes), MACKO_STATUS_SUCCESS, 'get_storage of N:M')
+        call check(bytes == 4 * 4 * 4 + 2 * 4, 'N:M storage: 16 fp32 values and 8 positions')
+        b = -1
+        call check_status(macko_mat_export_dense_host(A1, c_loc(b), 4_c_int64_t, MACKO_ORDER_COL), &
+                          MACKO_STATUS_SUCCESS, 'export_dense_host of N:M')
+        call check(all(b == a), 'N:M dense export equals the input')
+        ! the import of the same arrays
+        A2 = c_null_ptr
+        call check_status(macko_mat_create_nm_host(A2, 4_c_int64_t, 8_c_int64_t, MACKO_R_32F, 2, 4, 2, vals, pos), &
+                          MACKO_STATUS_SUCCESS, 'create_nm_host')
+        st = macko_mat_destroy(A2)
+        st = macko_mat_destroy(A1)
+        ! detection: pairs of rows hold two columns each (0, 2 and 5, 7): 2:M with v = 2, 36 bytes for M >= 8 (ties to
+        ! M = 32); 2:4 costs 72 or more, v = 1 40, v = 4 68
+        A1 = c_null_ptr
+        call check_status(macko_mat_create_nm_dense_host(A1, 4_c_int64_t, 8_c_int64_t, MACKO_R_32F, c_loc(a), &
+                          4_c_int64_t, MACKO_ORDER_COL, 0, 0, 0), MACKO_STATUS_SUCCESS, 'create_nm_dense_host detect')
+        call check_status(macko_mat_get_nm_host(A1, n=n, m=m, v=v), MACKO_STATUS_SUCCESS, 'get_nm_host detected')
+        call check(n == 2 .and. m == 32 .and. v == 2, 'detected pattern 2:32, v = 2')
+        st = macko_mat_destroy(A1)
+        ! a third nonzero in window 0 of rows 1..2: refused at values (5), A untouched
+        a(2, 2) = 6
+        A1 = c_null_ptr
+        st = macko_mat_create_nm_dense_host(A1, 4_c_int64_t, 8_c_int64_t, MACKO_R_32F, c_loc(a), 4_c_int64_t, &
+                                            MACKO_ORDER_COL, 2, 4, 2)
+        call check(invalid_at(st, 5) .and. .not. c_associated(A1), 'create_nm_dense_host refuses 3 of 4 at values')
+    end subroutine test_nm
 
 end program test_host

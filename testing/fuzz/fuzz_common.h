@@ -25,7 +25,7 @@
  *                    [10..11] entries (u16 & 4095)
  *                    then values (entries rounded up to 8), deltas (half as many bytes), row_ptr (rows + 1 int32);
  *                    missing bytes read as zero.
- * fuzz_deserialize:  the bytes are the serialized matrix (format version 1, MACKO, or 2, QUANT). */
+ * fuzz_deserialize:  the bytes are the serialized matrix (format version 1, MACKO, 2, QUANT, or 3, N:M). */
 enum { FZ_CSR_HDR = 6, FZ_IMPORT_HDR = 12 };
 
 #define FZ_ABORT(...)                                                                                                  \
@@ -155,9 +155,32 @@ static inline void fz_check_quant(macko_mat_t A)
     fz_check_reserialize(A);
 }
 
+/* An N:M matrix (lapack_style_docs/FORMAT_NM.md): a supported pattern, its arrays accepted by the importer again
+ * with the same nnz (the exports and the reserialization are fz_check_matrix's, as for MACKO). */
+static inline void fz_check_nm(macko_mat_t A)
+{
+    int64_t rows = -1, cols = -1, nnz = -1, nnz2 = -1;
+    macko_datatype_t type;
+    int n = 0, m = 0, v = 0;
+    const void *vals = NULL;
+    const uint8_t *pos = NULL;
+    macko_mat_t B = NULL;
+    if (macko_mat_get_info(A, &rows, &cols, &nnz, &type) != MACKO_STATUS_SUCCESS ||
+        macko_mat_get_nm_host(A, &n, &m, &v, &vals, &pos) != MACKO_STATUS_SUCCESS)
+        FZ_ABORT("N:M queries failed");
+    if ((m != 4 && m != 8 && m != 16 && m != 32) || n < 1 || n > m || v < 1 || v > 32 || (v & (v - 1)) != 0 ||
+        vals == NULL || pos == NULL)
+        FZ_ABORT("N:M matrix %lld x %lld with the pattern %d:%d, v = %d", (long long)rows, (long long)cols, n, m, v);
+    if (macko_mat_create_nm_host(&B, rows, cols, type, n, m, v, vals, pos) != MACKO_STATUS_SUCCESS ||
+        macko_mat_get_info(B, NULL, NULL, &nnz2, NULL) != MACKO_STATUS_SUCCESS || nnz2 != nnz)
+        FZ_ABORT("the importer refuses the arrays of an accepted N:M matrix, or counts %lld nonzeros, not %lld",
+                 (long long)nnz2, (long long)nnz);
+    macko_mat_destroy(B);
+}
+
 /* Exports A as CSR (int64, base 0) and, when small, densely, and checks that they describe the same matrix with
  * nnz nonzeros; then serializes, deserializes and serializes again, expecting the same bytes. A QUANT matrix: the
- * checks of fz_check_quant. */
+ * checks of fz_check_quant; an N:M matrix: fz_check_nm's, then the same as a MACKO matrix. */
 static inline void fz_check_matrix(macko_mat_t A)
 {
     int64_t rows = -1, cols = -1, nnz = -1, r, k, total;
@@ -172,7 +195,9 @@ static inline void fz_check_matrix(macko_mat_t A)
         fz_check_quant(A);
         return;
     }
-    if (kind != MACKO_KIND_MACKO)
+    if (kind == MACKO_KIND_NM)
+        fz_check_nm(A);
+    else if (kind != MACKO_KIND_MACKO)
         FZ_ABORT("get_kind: %d", (int)kind);
     if (macko_mat_get_info(A, &rows, &cols, &nnz, &type) != MACKO_STATUS_SUCCESS)
         FZ_ABORT("get_info failed");

@@ -2,11 +2,11 @@
  *
  * Every input goes through both routines (load reads it from an in-memory file, memfd), which must agree: both
  * accept it, or both reject it with FORMAT_ERROR at argument 2, leaving the poisoned out-parameter untouched. An
- * accepted input must serialize back to exactly the same bytes, and pass fz_check_matrix. Both format versions are
- * fuzzed (seeds of MACKO and QUANT matrices).
+ * accepted input must serialize back to exactly the same bytes, and pass fz_check_matrix. All three format versions
+ * are fuzzed (seeds of MACKO, QUANT and N:M matrices).
  *
  * Both checksums would stop almost every mutation at the first check, so the custom mutator below recomputes them
- * after 7 of 8 mutations (they sit at bytes 88 and 92 in both versions): the fuzzer then explores the header fields
+ * after 7 of 8 mutations (they sit at bytes 88 and 92 in every version): the fuzzer then explores the header fields
  * and the payload validation behind them. */
 #define _GNU_SOURCE /* memfd_create */
 #include "fuzz_common.h"

@@ -207,6 +207,41 @@ int main(int argc, char **argv)
     }
 
     {
+        /* N:M (format version 3): the golden 3 x 6 matrix of testing/test_serialize_nm.cpp (2:4, v = 2), an fp32
+         * 17 x 20 in 2:4 by rows, a bf16 9 x 41 with the pattern detected, and an empty fp64 one */
+        const uint16_t gold[18] = {0x3C00, 0, 0, 0, 0, 0x4000, 0, 0, 0xC200, 0, 0, 0, 0, 0, 0, 0x3800, 0x4400, 0};
+        float f[17 * 20];
+        uint16_t bf[9 * 41];
+        macko_mat_t N = NULL;
+        if (macko_mat_create_nm_dense_host(&N, 3, 6, MACKO_R_16F, gold, 6, MACKO_ORDER_ROW, 2, 4, 2) !=
+            MACKO_STATUS_SUCCESS)
+            FZ_ABORT("nm seed matrix");
+        seed_serialized("nm_golden_3x6", N);
+        macko_mat_destroy(N);
+        for (i = 0; i < 17 * 20; i++) {
+            x = x * 1103515245u + 12345u;
+            f[i] = i % 4 == (int)(i / 20) % 3 || i % 4 == 3 ? (float)((int)((x >> 16) % 33) - 16) * 0.125f : 0.0f;
+        }
+        if (macko_mat_create_nm_dense_host(&N, 17, 20, MACKO_R_32F, f, 20, MACKO_ORDER_ROW, 2, 4, 1) !=
+            MACKO_STATUS_SUCCESS)
+            FZ_ABORT("nm seed matrix");
+        seed_serialized("nm_2of4_17x20", N);
+        macko_mat_destroy(N);
+        for (i = 0; i < 9 * 41; i++)
+            bf[i] = s[i] != 0 ? (uint16_t)(bits_of(s[i], MACKO_R_16BF)) : 0;
+        if (macko_mat_create_nm_dense_host(&N, 9, 41, MACKO_R_16BF, bf, 41, MACKO_ORDER_ROW, 0, 0, 0) !=
+            MACKO_STATUS_SUCCESS)
+            FZ_ABORT("nm seed matrix");
+        seed_serialized("nm_detected_bf16_9x41", N);
+        macko_mat_destroy(N);
+        if (macko_mat_create_nm_dense_host(&N, 0, 7, MACKO_R_64F, NULL, 7, MACKO_ORDER_ROW, 3, 8, 4) !=
+            MACKO_STATUS_SUCCESS)
+            FZ_ABORT("nm seed matrix");
+        seed_serialized("nm_empty_0x7", N);
+        macko_mat_destroy(N);
+    }
+
+    {
         const int64_t rp[5] = {0, 2, 2, 4, 5};
         const int64_t ci[5] = {1, 4, 0, 9, 5};
         const int v[5] = {1, 2, 3, 4, 5};
