@@ -154,6 +154,76 @@ std::vector<float> off_grid_nonfinite(int64_t cols, bool half, uint64_t seed)
     return x;
 }
 
+/* ---------------------------------------------------------------- the test matrices themselves (CPU) */
+
+/* The generator keeps its promises, so that no GPU test below passes vacuously: every (row group, window) holds at
+ * most n nonzero columns, full groups hold exactly min(n, valid) in every row, empty rows are empty, values are exact
+ * in the type (and positive when asked); and the padding test's matrix has padding slots (canonical: the smallest
+ * positions not kept) on columns where B is non-finite, and slots past the last column. */
+TEST(GpuNmMatrices, HoldTheirPattern)
+{
+    for (Pattern p : kPatterns)
+        for (unsigned st : {0u, (unsigned)(kEmptyRows | kFullGroups), (unsigned)kPositive, (unsigned)(kGrid | kFullGroups)})
+            for (macko_datatype_t t : mt::kAllTypes) {
+                const int64_t rows = 90, cols = 301;
+                const mt::Dense d = nm_matrix(rows, cols, p, 5, st, t);
+                const std::vector<float> x = off_grid_nonfinite(cols, false, 3);
+                int64_t padding_on_nonfinite = 0, past_end = 0, full_windows = 0;
+                for (int64_t g0 = 0; g0 < rows; g0 += p.v)
+                    for (int64_t w = 0; w * p.m < cols; w++) {
+                        const int64_t valid = std::min<int64_t>(p.m, cols - w * p.m);
+                        int64_t cand = 0; /* the columns a nonzero may take */
+                        for (int64_t j = 0; j < valid; j++)
+                            cand += !(st & kGrid) || on_grid(w * p.m + j);
+                        std::vector<bool> kept((size_t)p.m, false);
+                        int64_t count = 0;
+                        for (int64_t r = g0; r < std::min<int64_t>(rows, g0 + p.v); r++) {
+                            int64_t in_row = 0;
+                            for (int64_t j = 0; j < valid; j++) {
+                                const float a = d.at(r, w * p.m + j);
+                                if (a == 0.0f)
+                                    continue;
+                                in_row++;
+                                ASSERT_EQ(mt::round_to(a, t), a);
+                                if (st & kPositive) {
+                                    ASSERT_GT(a, 0.0f);
+                                }
+                                if (st & kGrid) {
+                                    ASSERT_TRUE(on_grid(w * p.m + j));
+                                }
+                                if (!kept[(size_t)j])
+                                    count++;
+                                kept[(size_t)j] = true;
+                            }
+                            if ((st & kEmptyRows) && r % 11 == 5) {
+                                ASSERT_EQ(in_row, 0) << "row " << r;
+                            } else if ((st & kFullGroups) && (g0 / p.v) % 3 == 1 && !((st & kGrid) && w % 5 == 4)) {
+                                ASSERT_EQ(in_row, std::min<int64_t>(p.n, cand)) << "row " << r << " window " << w;
+                            }
+                        }
+                        ASSERT_LE(count, p.n) << pattern_name(p) << " group " << g0 / p.v << " window " << w;
+                        full_windows += count == p.n;
+                        /* the canonical padding: the smallest positions not kept, until n */
+                        for (int64_t j = 0, pad = count; j < p.m && pad < p.n; j++)
+                            if (!kept[(size_t)j]) {
+                                pad++;
+                                if (w * p.m + j >= cols)
+                                    past_end++;
+                                else
+                                    padding_on_nonfinite += !std::isfinite(x[(size_t)(w * p.m + j)]);
+                            }
+                    }
+                if (!(st & kGrid)) { /* (the grid may leave fewer than n columns in a window) */
+                    EXPECT_GT(full_windows, 0) << pattern_name(p) << " structure " << st;
+                } else {
+                    EXPECT_GT(padding_on_nonfinite, 0) << pattern_name(p) << ": no padding slot meets Inf/NaN";
+                    if (p.n > cols % p.m) { /* the last window has fewer valid columns than slots */
+                        EXPECT_GT(past_end, 0) << pattern_name(p) << ": no slot past the last column";
+                    }
+                }
+            }
+}
+
 /* ---------------------------------------------------------------- products: precision x pattern */
 
 struct NmShape {
