@@ -67,7 +67,6 @@ struct Lt {
     cusparseStatus_t (*alg_init)(const Opaque *, Opaque *, const Opaque *, int);
     cusparseStatus_t (*alg_destroy)(const Opaque *);
     cusparseStatus_t (*alg_get)(const Opaque *, const Opaque *, int, void *, size_t);
-    cusparseStatus_t (*alg_set)(const Opaque *, Opaque *, int, const void *, size_t);
     cusparseStatus_t (*workspace)(const Opaque *, const Opaque *, size_t *);
     cusparseStatus_t (*plan_init)(const Opaque *, Opaque *, const Opaque *, const Opaque *);
     cusparseStatus_t (*plan_destroy)(const Opaque *);
@@ -167,7 +166,6 @@ std::string open_lt(Lt &lt, const std::string &asked)
                     sym(lt, lt.alg_init, "cusparseLtMatmulAlgSelectionInit", why) &&
                     sym(lt, lt.alg_destroy, "cusparseLtMatmulAlgSelectionDestroy", why) &&
                     sym(lt, lt.alg_get, "cusparseLtMatmulAlgGetAttribute", why) &&
-                    sym(lt, lt.alg_set, "cusparseLtMatmulAlgSetAttribute", why) &&
                     sym(lt, lt.workspace, "cusparseLtMatmulGetWorkspace", why) &&
                     sym(lt, lt.plan_init, "cusparseLtMatmulPlanInit", why) &&
                     sym(lt, lt.plan_destroy, "cusparseLtMatmulPlanDestroy", why) &&
@@ -496,7 +494,8 @@ int main(int argc, char **argv)
                         }
                         const double us = timed([&](int) { return lr->run(dB.p, dC.p, s, false).empty(); });
                         (search ? res.lt_search_us : res.lt_default_us) = us;
-                        res.config = lr->config;
+                        if (search)
+                            res.config = lr->config;
                     }
                 }
                 if (!lerr.empty())
