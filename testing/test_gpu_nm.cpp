@@ -125,20 +125,36 @@ template <class P> bool make_nm(macko_handle_t h, const mt::Dense &m, Pattern p,
     return st == MACKO_STATUS_SUCCESS;
 }
 
-/* Forces `path` for every n of A (op N). True when the path runs this matrix; a path that cannot take (p, t) must
- * be refused with NOT_SUPPORTED (and the automatic plan then still works: the caller goes on with the next path). */
-bool force(macko_handle_t h, macko_mat_t A, Pattern p, macko_datatype_t t, int path)
+/* Forces `path` for every n of A (op N). True when the path runs this matrix. A path that cannot take (p, type) is
+ * refused with NOT_SUPPORTED, by the override itself or by the product that would run it (then the automatic plan
+ * is put back); the caller goes on with the next path. */
+template <class P> bool force(macko_handle_t h, macko_mat_t A, Pattern p, int path)
 {
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.nm_path = path;
     const macko_status_t st = macko_plan_override(h, A, N, &f);
-    if (!path_takes(path, p, t)) {
-        EXPECT_EQ(st, MACKO_STATUS_NOT_SUPPORTED) << path_name(path) << " on " << pattern_name(p) << " type " << t;
-        return false;
+    if (path_takes(path, p, P::type)) {
+        EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << path_name(path) << " on " << pattern_name(p) << ": "
+                                            << macko_get_last_error_message();
+        return st == MACKO_STATUS_SUCCESS;
     }
-    EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << path_name(path) << " on " << pattern_name(p) << ": "
-                                        << macko_get_last_error_message();
-    return st == MACKO_STATUS_SUCCESS;
+    if (st != MACKO_STATUS_NOT_SUPPORTED) {
+        EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+        int64_t rows = 0, cols = 0;
+        EXPECT_EQ(macko_mat_get_info(A, &rows, &cols, nullptr, nullptr), MACKO_STATUS_SUCCESS);
+        using E = typename P::E;
+        gt::DevMem db((size_t)(2 * std::max<int64_t>(cols, 1)) * sizeof(E)),
+            dc((size_t)(2 * std::max<int64_t>(rows, 1)) * sizeof(E));
+        const typename P::Scalar one = 1, zero = 0;
+        EXPECT_EQ(P::mm(h, N, 2, &one, A, db.as<E>(), std::max<int64_t>(cols, 1), &zero, dc.as<E>(),
+                        std::max<int64_t>(rows, 1)),
+                  MACKO_STATUS_NOT_SUPPORTED)
+            << path_name(path) << " on " << pattern_name(p) << " type " << P::type << ": neither the override nor "
+            << "the product refused it";
+        f.nm_path = MACKO_NM_PATH_AUTO;
+        EXPECT_EQ(macko_plan_override(h, A, N, &f), MACKO_STATUS_SUCCESS);
+    }
+    return false;
 }
 
 /* A vector of `count` values, every one NaN (B of an alpha = 0 call: it must not be read). */
@@ -267,7 +283,7 @@ TEST_P(GpuNmProducts, MatchReference)
             const std::vector<int64_t> ns = big || quick ? std::vector<int64_t>{1, 8, 17, 64}
                                                          : std::vector<int64_t>{1, 2, 3, 7, 8, 9, 16, 17, 33, 65};
             for (int path : kPaths) {
-                if (!force(handle(), A.A, pat, P::type, path))
+                if (!force<P>(handle(), A.A, pat, path))
                     continue;
                 int variant = 0;
                 for (int64_t n : ns) {
@@ -324,7 +340,7 @@ TYPED_TEST(GpuNm, IssueNListOnEveryPath)
         if (!make_nm<P>(this->handle(), m, pat, A))
             return;
         for (int path : kPaths) {
-            if (!force(this->handle(), A.A, pat, P::type, path))
+            if (!force<P>(this->handle(), A.A, pat, path))
                 continue;
             for (int64_t n : ns) {
                 SCOPED_TRACE(testing::Message() << pattern_name(pat) << " path " << path_name(path) << " n=" << n);
@@ -349,7 +365,7 @@ TYPED_TEST(GpuNm, SpmvAndStridedBatch)
         if (!make_nm<P>(this->handle(), m, pat, A))
             return;
         for (int path : kPaths) {
-            if (!force(this->handle(), A.A, pat, P::type, path))
+            if (!force<P>(this->handle(), A.A, pat, path))
                 continue;
             SCOPED_TRACE(testing::Message() << pattern_name(pat) << " path " << path_name(path));
             conf::check_product<P>(this->handle(), this->blas(), m, A.A, Case(SPMV).from_seed(++seed));
@@ -415,7 +431,7 @@ TYPED_TEST(GpuNm, NonFiniteBAtPaddingStaysFinite)
             return;
         std::vector<float> x = off_grid_nonfinite(301, P::half, ++seed);
         for (int path : kPaths) {
-            if (!force(this->handle(), A.A, pat, P::type, path))
+            if (!force<P>(this->handle(), A.A, pat, path))
                 continue;
             SCOPED_TRACE(testing::Message() << pattern_name(pat) << " path " << path_name(path));
             for (int64_t n : {1, 8, 33, 130})
@@ -432,7 +448,7 @@ TYPED_TEST(GpuNm, NonFiniteBAtPaddingStaysFinite)
             if (m.at(0, c) != 0.0f) {
                 std::vector<float> xi = x;
                 xi[(size_t)c] = INFINITY;
-                if (!force(this->handle(), A.A, pat, P::type, MACKO_NM_PATH_AUTO))
+                if (!force<P>(this->handle(), A.A, pat, MACKO_NM_PATH_AUTO))
                     return;
                 conf::check_product<P>(this->handle(), nullptr, m, A.A, Case(SPMM, 9).every_column(&xi).no_cublas());
                 break;
@@ -487,7 +503,7 @@ TYPED_TEST(GpuNm, DeterministicAndGraphCapturable)
         if (!make_nm<P>(h.h, m, pat, A))
             break;
         for (int path : kPaths) {
-            if (!force(h.h, A.A, pat, P::type, path))
+            if (!force<P>(h.h, A.A, pat, path))
                 continue;
             for (int64_t n : {1, 40, 300}) {
                 SCOPED_TRACE(testing::Message() << pattern_name(pat) << " path " << path_name(path) << " n=" << n);
@@ -591,7 +607,7 @@ TYPED_TEST(GpuNm, StorageAndDownloadRoundTrip)
         ASSERT_EQ(macko_mat_serialize(A.A, ser0.data(), size0), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
         for (int path : kPaths) {
             SCOPED_TRACE(testing::Message() << pattern_name(pat) << " path " << path_name(path));
-            if (!force(this->handle(), A.A, pat, P::type, path))
+            if (!force<P>(this->handle(), A.A, pat, path))
                 continue;
             int64_t bytes = 0, entries = 0, padded = 0;
             ASSERT_EQ(macko_mat_get_storage(A.A, &bytes, &entries, &padded, nullptr), MACKO_STATUS_SUCCESS);
