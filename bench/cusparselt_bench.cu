@@ -207,7 +207,8 @@ struct LtRun {
     std::string setup(int64_t R, int64_t C, int64_t n, cudaDataType t, const void *dA, cudaStream_t s)
     {
         cusparseStatus_t st;
-        if ((st = lt.structured_init(&h, &a, R, C, C, 16, t, CUSPARSE_ORDER_ROW, kSparsity50)) != CUSPARSE_STATUS_SUCCESS)
+        st = lt.structured_init(&h, &a, R, C, C, 16, t, CUSPARSE_ORDER_ROW, kSparsity50);
+        if (st != CUSPARSE_STATUS_SUCCESS)
             return err("cusparseLtStructuredDescriptorInit", st);
         has_a = true;
         if ((st = lt.dense_init(&h, &b, C, n, C, 16, t, CUSPARSE_ORDER_COL)) != CUSPARSE_STATUS_SUCCESS)
@@ -455,10 +456,10 @@ int main(int argc, char **argv)
                     Rng g(cseed, 7, (uint64_t)n);
                     for (int i = 0; i < 256; ++i) {
                         const int64_t r = (int64_t)g.below((uint64_t)R), j = (int64_t)g.below((uint64_t)n);
+                        const uint16_t *bj = reinterpret_cast<const uint16_t *>(hb.data()) + j * C;
                         double acc = 0.0;
                         for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k)
-                            acc += m.value(k) * bits_value(reinterpret_cast<const uint16_t *>(hb.data())[j * C + m.col[k]],
-                                                           cfg.type);
+                            acc += m.value(k) * bits_value(bj[m.col[k]], cfg.type);
                         got.push_back(ref[(size_t)(j * R + r)]);
                         want.push_back(acc);
                     }

@@ -263,7 +263,7 @@ Config parse_args(int argc, char **argv)
             bool found = false;
             for (const ValueType &v : kValueTypes)
                 if ((t.size() == 1 && toupper((unsigned char)t[0]) == v.letter) || t == v.name ||
-                    (t.size() == 3 && t[0] == 'f' && v.name[0] == 'f' && t.substr(1) == v.name + 2)) { /* f16, f32, f64 */
+                    (t.size() == 3 && t[0] == 'f' && v.name[0] == 'f' && t.substr(1) == v.name + 2)) { /* f32 */
                     cfg.type = v.type;
                     found = true;
                 }

@@ -132,8 +132,8 @@ std::string report_body(const Config &cfg, const Env &env, const std::vector<Row
             std::string sp = g.count_sp ? strf("%.2fx", std::exp(g.log_sp / g.count_sp)) : std::string("–");
             if (g.count_sp && g.count_sp != g.count)
                 sp += strf(" (%d shape%s)", g.count_sp, g.count_sp == 1 ? "" : "s");
-            o += strf("| %s | %d | %d | %.2fx | %s | %.2fx | %s |\n",
-                      density_cell(-std::get<0>(kv.first), std::get<1>(kv.first)).c_str(), std::get<2>(kv.first), g.count,
+            const std::string dens = density_cell(-std::get<0>(kv.first), std::get<1>(kv.first));
+            o += strf("| %s | %d | %d | %.2fx | %s | %.2fx | %s |\n", dens.c_str(), std::get<2>(kv.first), g.count,
                       std::exp(g.log_blas / g.count), sp.c_str(), g.min_blas,
                       g.count_sp ? strf("%.2fx", g.min_sp).c_str() : "–");
         }

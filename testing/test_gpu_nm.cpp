@@ -179,7 +179,8 @@ std::vector<float> off_grid_nonfinite(int64_t cols, bool half, uint64_t seed)
 TEST(GpuNmMatrices, HoldTheirPattern)
 {
     for (Pattern p : kPatterns)
-        for (unsigned st : {0u, (unsigned)(kEmptyRows | kFullGroups), (unsigned)kPositive, (unsigned)(kGrid | kFullGroups)})
+        for (unsigned st : {0u, (unsigned)(kEmptyRows | kFullGroups), (unsigned)kPositive,
+                            (unsigned)(kGrid | kFullGroups)})
             for (macko_datatype_t t : mt::kAllTypes) {
                 const int64_t rows = 90, cols = 301;
                 const mt::Dense d = nm_matrix(rows, cols, p, 5, st, t);
@@ -372,7 +373,8 @@ TYPED_TEST(GpuNm, SpmvAndStridedBatch)
             conf::check_product<P>(this->handle(), this->blas(), m, A.A,
                                    Case(SPMV).strides(3, 0, 2, 0).scalars(0.75f, -1.5f).from_seed(++seed));
             conf::check_product<P>(this->handle(), this->blas(), m, A.A,
-                                   Case(SPMV).scalars(1.0f, 0.5f).pointers(MACKO_POINTER_MODE_DEVICE).from_seed(++seed));
+                                   Case(SPMV).scalars(1.0f, 0.5f).pointers(MACKO_POINTER_MODE_DEVICE)
+                                       .from_seed(++seed));
             if constexpr (P::has_sb) {
                 conf::check_product<P>(this->handle(), this->blas(), m, A.A,
                                        Case(BATCHED, 5).strides(2, 2 * cols + 3, 1, rows + 4).scalars(-0.75f, 2.0f)
