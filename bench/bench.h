@@ -29,9 +29,11 @@ struct Ctx {
     Timer timer;
 };
 
-/* One (shape, density): the matrix is generated, encoded and uploaded once, then one row per n of cfg.ns is emitted
- * (n = 1 first). idx counts the rows for the progress lines. */
-void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std::function<void(const Row &)> &emit);
+/* One (shape, density), or (shape, N:M pattern) when pat is given (--kind nm; d is then its n / m): the matrix is
+ * generated, encoded and uploaded once, then one row per n of cfg.ns is emitted (n = 1 first). idx counts the rows
+ * for the progress lines. */
+void run_case(Ctx &cx, const Shape &s, double d, const NmPattern *pat, int &idx, int count,
+              const std::function<void(const Row &)> &emit);
 
 /* One row: n right-hand sides on the case's matrix m (host CSR, for the reference spot check) whose device forms
  * (dense, CSR, macko) and their copies are pool's; base carries the case's fields (shape, density, storage, status

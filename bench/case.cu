@@ -1,6 +1,7 @@
 /*
- * case.cu -- one (shape, density): the matrix is generated on the host (matgen.cpp), encoded through the public API
- * (macko_mat_create_csr_host -> macko_mat_get_storage -> macko_mat_upload -> macko_analysis), copied to the device
+ * case.cu -- one (shape, density) or (shape, N:M pattern): the matrix is generated on the host (matgen.cpp), encoded
+ * through the public API (macko_mat_create_csr_host, or macko_mat_create_nm_host for --kind nm ->
+ * macko_mat_get_storage -> macko_mat_upload -> macko_analysis), copied to the device
  * as CSR and as a dense row-major matrix (built on the device from the CSR), and every n of the run is a row on it
  * (row.cpp). Device memory is freed after the case.
  */
@@ -23,33 +24,43 @@ __global__ void scatter_rows(const int32_t *__restrict__ row_ptr, const int32_t 
         drow[col[j]] = val[j];
 }
 
-void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std::function<void(const Row &)> &emit)
+void run_case(Ctx &cx, const Shape &s, double d, const NmPattern *pat, int &idx, int count,
+              const std::function<void(const Row &)> &emit)
 {
     const Config &cfg = *cx.cfg;
     const ValueType &vt = cfg.vt();
     const size_t tsz = (size_t)vt.size;
     const int64_t R = s.rows, C = s.cols;
-    const std::string case_tag = strf("%s d=%.2f", shape_str(s).c_str(), d);
+    const std::string case_tag =
+        pat ? strf("%s %s", shape_str(s).c_str(), pat->str().c_str()) : strf("%s d=%.2f", shape_str(s).c_str(), d);
     fprintf(stderr, "[%d/%d] %s: generating\n", idx + 1, count, case_tag.c_str());
 
     Row row;
     row.s = s;
     row.density = d;
+    if (pat)
+        row.pattern = pat->str();
 
-    // ---- host matrix
-    const uint64_t cseed = case_seed(cfg.seed, s, d);
+    // ---- host matrix (--kind nm: pruned to the pattern, with its N:M arrays)
+    const uint64_t cseed = pat ? nm_case_seed(cfg.seed, s, *pat) : case_seed(cfg.seed, s, d);
     auto t0 = std::chrono::steady_clock::now();
-    HostCsr m = generate(s, d, vt.type, cseed, cfg.threads);
+    HostNm nm;
+    HostCsr m = pat ? generate_nm(s, *pat, vt.type, cseed, cfg.threads, nm) : generate(s, d, vt.type, cseed,
+                                                                                        cfg.threads);
     row.nnz = m.nnz;
     const double t_gen = seconds_since(t0);
 
     // ---- macko encoding (host), through the public API
     t0 = std::chrono::steady_clock::now();
     macko_mat_t A = nullptr;
-    macko_status_t mst = macko_mat_create_csr_host(&A, R, C, m.nnz, m.row_ptr.get(), m.col.get(), m.values(),
-                                                   MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO, vt.type);
+    const char *create = pat ? "macko_mat_create_nm_host" : "macko_mat_create_csr_host";
+    macko_status_t mst =
+        pat ? macko_mat_create_nm_host(&A, R, C, vt.type, pat->n, pat->m, pat->v, nm.values.get(), nm.positions.get())
+            : macko_mat_create_csr_host(&A, R, C, m.nnz, m.row_ptr.get(), m.col.get(), m.values(), MACKO_INDEX_32I,
+                                        MACKO_INDEX_BASE_ZERO, vt.type);
+    nm = HostNm(); /* copied by the library */
     if (mst != MACKO_STATUS_SUCCESS) {
-        row.status = "FAIL " + macko_error("macko_mat_create_csr_host", mst);
+        row.status = "FAIL " + macko_error(create, mst);
         A = nullptr;
     } else if ((mst = macko_mat_get_storage(A, &row.storage, &row.entries, &row.entries_padded, &row.effd)) !=
                MACKO_STATUS_SUCCESS) {
@@ -81,7 +92,7 @@ void run_case(Ctx &cx, const Shape &s, double d, int &idx, int count, const std:
         CUDA_OK(cudaGetLastError());
     }
     CUDA_OK(cudaStreamSynchronize(st));
-    if (row.ok() && (mst = macko_mat_set_layout(A, (macko_layout_t)cfg.layout)) != MACKO_STATUS_SUCCESS)
+    if (row.ok() && !pat && (mst = macko_mat_set_layout(A, (macko_layout_t)cfg.layout)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_mat_set_layout", mst);
     if (row.ok() && (mst = macko_mat_upload(cx.macko, A)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_mat_upload", mst);

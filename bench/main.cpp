@@ -49,6 +49,22 @@ static std::string kernel_driver_version()
 int main(int argc, char **argv)
 {
     const Config cfg = parse_args(argc, argv);
+    if (cfg.check_generator) { /* host only: no device needed */
+        int bad = 0;
+        for (const Shape &s : cfg.shapes)
+            for (const NmPattern &p : cfg.patterns)
+                for (const ValueType &vt : kValueTypes) {
+                    HostNm nm;
+                    const uint64_t cseed = nm_case_seed(cfg.seed, s, p);
+                    const HostCsr m = generate_nm(s, p, vt.type, cseed, cfg.threads, nm);
+                    const std::string why = check_nm(m, nm, cseed);
+                    printf("%s %s %s: %s\n", shape_str(s).c_str(), p.str().c_str(), vt.name,
+                           why.empty() ? "ok" : why.c_str());
+                    bad += !why.empty();
+                }
+        printf("%s\n", bad ? "FAILED" : "all ok");
+        return bad ? 2 : 0;
+    }
 
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
@@ -113,7 +129,7 @@ int main(int argc, char **argv)
     cx.timer.init(cx.stream, flush.p, flush.bytes, cfg.iters);
     env.copy_gbps = copy_bandwidth_gbps(cx.stream);
 
-    const int count = (int)(cfg.shapes.size() * cfg.densities.size() * cfg.ns.size());
+    const int count = (int)(cfg.shapes.size() * cfg.cases_per_shape() * cfg.ns.size());
     fprintf(stderr, "macko-bench: %s, %d SMs, %.0f MiB L2; CUDA runtime %s, driver %s (%s); seed %" PRIu64
                     "; copy bandwidth %.0f GB/s; %d case(s)%s\n",
             env.device_name.c_str(), env.sm_count, (double)env.l2 / 1048576.0, cuda_ver(env.runtime).c_str(),
@@ -130,14 +146,20 @@ int main(int argc, char **argv)
 
     std::vector<Row> rows;
     int idx = 0;
-    for (const Shape &s : cfg.shapes)
-        for (double d : cfg.densities)
-            run_case(cx, s, d, idx, count, [&](const Row &r) {
-                rows.push_back(r);
-                if (csv)
-                    write_csv_row(csv, cfg, env, rows.back());
-                write_md(cfg, env, rows);
-            });
+    const auto emit = [&](const Row &r) {
+        rows.push_back(r);
+        if (csv)
+            write_csv_row(csv, cfg, env, rows.back());
+        write_md(cfg, env, rows);
+    };
+    for (const Shape &s : cfg.shapes) {
+        if (cfg.nm)
+            for (const NmPattern &p : cfg.patterns)
+                run_case(cx, s, p.density(), &p, idx, count, emit);
+        else
+            for (double d : cfg.densities)
+                run_case(cx, s, d, nullptr, idx, count, emit);
+    }
     if (csv)
         fclose(csv);
 

@@ -216,3 +216,203 @@ std::vector<unsigned char> random_operand(uint64_t cseed, uint64_t stream, uint6
     }
     return out;
 }
+
+uint64_t nm_case_seed(uint64_t seed, const Shape &s, const NmPattern &p)
+{
+    uint64_t m = case_seed(seed, s, p.density());
+    m ^= splitmix64(m) + (uint64_t)(p.n * 4096 + p.m * 64 + p.v);
+    return splitmix64(m);
+}
+
+/* The value of entry i of an array of type t, as a double (exact). */
+static double value_of(const void *vals, macko_datatype_t t, int64_t i)
+{
+    switch (t) {
+    case MACKO_R_64F: return static_cast<const double *>(vals)[i];
+    case MACKO_R_32F: return (double)static_cast<const float *>(vals)[i];
+    default: return bits_value(static_cast<const uint16_t *>(vals)[i], t);
+    }
+}
+
+HostCsr generate_nm(const Shape &s, const NmPattern &p, macko_datatype_t t, uint64_t cseed, int threads, HostNm &nm)
+{
+    const int64_t R = s.rows, C = s.cols, W = (C + p.m - 1) / p.m, G = (R + p.v - 1) / p.v, kept = W * p.n;
+    const int64_t last = C - (W - 1) * p.m; /* columns of the last window */
+    /* every value drawn is nonzero, so each window keeps min(n, its columns) nonzeros in every row */
+    const int64_t per_row = (W - 1) * p.n + std::min<int64_t>(p.n, last);
+    if (R * per_row > INT32_MAX)
+        die("%" PRId64 "x%" PRId64 " at %s has %" PRId64 " nonzeros: more than int32 CSR indices allow", R, C,
+            p.str().c_str(), R * per_row);
+    const size_t tsz = (size_t)value_type(t).size;
+    HostCsr m;
+    m.t = t;
+    m.rows = R;
+    m.cols = C;
+    m.nnz = R * per_row;
+    m.row_ptr.reset(new int32_t[R + 1]);
+    for (int64_t r = 0; r <= R; ++r)
+        m.row_ptr[r] = (int32_t)(r * per_row);
+    const int64_t K = std::max<int64_t>(m.nnz, 1);
+    m.col.reset(new int32_t[K]);
+    if (t == MACKO_R_64F)
+        m.d.reset(new double[K]);
+    else if (t == MACKO_R_32F)
+        m.f.reset(new float[K]);
+    else
+        m.h.reset(new uint16_t[K]);
+    unsigned char *cval = static_cast<unsigned char *>(const_cast<void *>(m.values()));
+    nm.p = p;
+    nm.kept = kept;
+    nm.groups = G;
+    nm.values.reset(new unsigned char[std::max<size_t>((size_t)(R * kept) * tsz, 1)]);
+    nm.positions.reset(new uint8_t[std::max<int64_t>(G * kept, 1)]);
+
+    std::vector<std::vector<unsigned char>> bufs((size_t)threads);
+    parallel_for(G, 1, threads, [&](int64_t b, int64_t e, int th) {
+        std::vector<unsigned char> &buf = bufs[(size_t)th];
+        for (int64_t g = b; g < e; ++g) {
+            const int64_t r0 = g * p.v, nr = std::min<int64_t>(p.v, R - r0);
+            buf.resize((size_t)(nr * C) * tsz);
+            Rng rng(cseed, 8, (uint64_t)g);
+            for (int64_t i = 0; i < nr * C; ++i)
+                draw_nonzero(rng, t, buf.data(), i);
+            for (int64_t w = 0; w < W; ++w) {
+                const int64_t c0 = w * p.m, valid = std::min<int64_t>(p.m, C - c0);
+                double score[32];
+                int idx[32];
+                bool keep[32] = {false};
+                for (int j = 0; j < valid; ++j) {
+                    score[j] = 0.0;
+                    for (int64_t i = 0; i < nr; ++i)
+                        score[j] += std::fabs(value_of(buf.data(), t, i * C + c0 + j));
+                    idx[j] = j;
+                }
+                std::sort(idx, idx + valid,
+                          [&](int a, int c) { return score[a] > score[c] || (score[a] == score[c] && a < c); });
+                for (int j = 0; j < std::min<int64_t>(p.n, valid); ++j)
+                    keep[idx[j]] = true;
+                /* the kept positions, then the smallest free ones (past the last column) as padding, ascending */
+                uint8_t *pos = &nm.positions[(size_t)(g * kept + w * p.n)];
+                int slots = 0;
+                for (int j = 0; j < p.m && slots < p.n; ++j)
+                    if (j >= valid || keep[j])
+                        pos[slots++] = (uint8_t)j;
+                for (int64_t i = 0; i < nr; ++i) {
+                    const int64_t r = r0 + i;
+                    int64_t at = r * per_row + w * p.n;
+                    for (int k = 0; k < p.n; ++k) {
+                        unsigned char *dst = &nm.values[(size_t)(r * kept + w * p.n + k) * tsz];
+                        if (pos[k] >= valid) {
+                            memset(dst, 0, tsz);
+                            continue;
+                        }
+                        const unsigned char *src = &buf[(size_t)(i * C + c0 + pos[k]) * tsz];
+                        memcpy(dst, src, tsz);
+                        m.col[at] = (int32_t)(c0 + pos[k]);
+                        memcpy(cval + (size_t)at * tsz, src, tsz);
+                        ++at;
+                    }
+                }
+            }
+        }
+    });
+    return m;
+}
+
+std::string check_nm(const HostCsr &m, const HostNm &nm, uint64_t cseed)
+{
+    const NmPattern p = nm.p;
+    const int64_t R = m.rows, C = m.cols, W = (C + p.m - 1) / p.m;
+    const size_t tsz = (size_t)value_type(m.t).size;
+    if (nm.kept != W * p.n || nm.groups != (R + p.v - 1) / p.v)
+        return "kept / groups";
+    std::vector<double> dense((size_t)(R * C), 0.0);
+    for (int64_t r = 0; r < R; ++r)
+        for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+            if (m.value(k) == 0.0 || (k > m.row_ptr[r] && m.col[k] <= m.col[k - 1]))
+                return strf("CSR row %" PRId64 ": a zero or unsorted column", r);
+            dense[(size_t)(r * C + m.col[k])] = m.value(k);
+        }
+    std::vector<unsigned char> drawn;
+    for (int64_t g = 0; g < nm.groups; ++g) {
+        /* the group's values before pruning, drawn again */
+        const int64_t nr = std::min<int64_t>(p.v, R - g * p.v);
+        drawn.resize((size_t)(nr * C) * tsz);
+        Rng rng(cseed, 8, (uint64_t)g);
+        for (int64_t i = 0; i < nr * C; ++i)
+            draw_nonzero(rng, m.t, drawn.data(), i);
+        for (int64_t w = 0; w < W; ++w) {
+            const int64_t c0 = w * p.m, valid = std::min<int64_t>(p.m, C - c0);
+            const uint8_t *pos = &nm.positions[(size_t)(g * nm.kept + w * p.n)];
+            bool kept[32] = {false}, nonzero[32] = {false};
+            for (int k = 0; k < p.n; ++k) {
+                if (pos[k] >= p.m || (k > 0 && pos[k] <= pos[k - 1]))
+                    return strf("group %" PRId64 " window %" PRId64 ": positions not ascending in [0, m)", g, w);
+                kept[pos[k]] = true;
+            }
+            for (int j = 0; j < valid; ++j)
+                for (int64_t r = g * p.v; r < std::min<int64_t>(R, (g + 1) * p.v); ++r)
+                    nonzero[j] = nonzero[j] || dense[(size_t)(r * C + c0 + j)] != 0.0;
+            /* canonical: every column with a nonzero kept, the rest the smallest positions without one */
+            for (int j = 0, first_free = -1; j < p.m; ++j) {
+                if (j < valid && nonzero[j]) {
+                    if (!kept[j])
+                        return strf("group %" PRId64 " window %" PRId64 ": column %d has a nonzero, not kept", g, w, j);
+                    continue;
+                }
+                if (kept[j] && first_free >= 0)
+                    return strf("group %" PRId64 " window %" PRId64 ": padding at %d, position %d free", g, w, j,
+                                first_free);
+                if (!kept[j] && first_free < 0)
+                    first_free = j;
+            }
+            double worst_kept = INFINITY, best_dropped = -1.0;
+            for (int j = 0; j < valid; ++j) {
+                double score = 0.0;
+                for (int64_t r = g * p.v; r < std::min<int64_t>(R, (g + 1) * p.v); ++r) {
+                    const double a = dense[(size_t)(r * C + c0 + j)];
+                    const double before = value_of(drawn.data(), m.t, (r - g * p.v) * C + c0 + j);
+                    score += std::fabs(before);
+                    if (a != 0.0 && a != before)
+                        return strf("row %" PRId64 " column %" PRId64 ": kept %g, drawn %g", r, c0 + j, a, before);
+                    const int64_t k = std::find(pos, pos + p.n, (uint8_t)j) - pos;
+                    const double stored = k < p.n ? value_of(nm.values.get(), m.t, r * nm.kept + w * p.n + k) : 0.0;
+                    if (stored != a)
+                        return strf("row %" PRId64 " column %" PRId64 ": array value %g, CSR value %g", r, c0 + j,
+                                    stored, a);
+                }
+                if (kept[j])
+                    worst_kept = std::min(worst_kept, score);
+                else
+                    best_dropped = std::max(best_dropped, score);
+            }
+            if (best_dropped > worst_kept)
+                return strf("group %" PRId64 " window %" PRId64 ": a dropped column outweighs a kept one", g, w);
+            for (int k = 0; k < p.n; ++k)
+                if (pos[k] >= valid)
+                    for (int64_t r = g * p.v; r < std::min<int64_t>(R, (g + 1) * p.v); ++r)
+                        if (value_of(nm.values.get(), m.t, r * nm.kept + w * p.n + k) != 0.0)
+                            return "a slot past the last column holds a nonzero";
+        }
+    }
+    /* the library takes the arrays as they are and keeps them unchanged */
+    macko_mat_t A = nullptr;
+    macko_status_t st = macko_mat_create_nm_host(&A, R, C, m.t, p.n, p.m, p.v, nm.values.get(), nm.positions.get());
+    if (st != MACKO_STATUS_SUCCESS)
+        return strf("macko_mat_create_nm_host: %s (%s)", macko_get_status_name(st), macko_get_last_error_message());
+    int n = 0, mm = 0, v = 0;
+    const void *vals = nullptr;
+    const uint8_t *pos = nullptr;
+    int64_t nnz = 0;
+    std::string why;
+    if ((st = macko_mat_get_nm_host(A, &n, &mm, &v, &vals, &pos)) != MACKO_STATUS_SUCCESS)
+        why = strf("macko_mat_get_nm_host: %s", macko_get_status_name(st));
+    else if (n != p.n || mm != p.m || v != p.v ||
+             memcmp(vals, nm.values.get(), (size_t)(R * nm.kept) * tsz) != 0 ||
+             memcmp(pos, nm.positions.get(), (size_t)(nm.groups * nm.kept)) != 0)
+        why = "macko_mat_get_nm_host gives other arrays";
+    else if (macko_mat_get_info(A, nullptr, nullptr, &nnz, nullptr) != MACKO_STATUS_SUCCESS || nnz != m.nnz)
+        why = strf("macko_mat_get_info: nnz %" PRId64 ", CSR %" PRId64, nnz, m.nnz);
+    macko_mat_destroy(A);
+    return why;
+}

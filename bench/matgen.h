@@ -79,11 +79,38 @@ struct HostCsr {
     double value(int64_t k) const { return h ? bits_value(h[k], t) : f ? (double)f[k] : d[k]; }
 };
 
+/* An N:M matrix's arrays as lapack_style_docs/FORMAT_NM.md lays them out, for macko_mat_create_nm_host: values
+ * (rows * kept of the type, row-major, window by window) and positions (groups * kept bytes). */
+struct HostNm {
+    NmPattern p{0, 0, 0};
+    int64_t kept = 0, groups = 0;
+    std::unique_ptr<unsigned char[]> values;
+    std::unique_ptr<uint8_t[]> positions;
+};
+
 /* The seed of one (shape, density), derived from the run's seed. */
 uint64_t case_seed(uint64_t seed, const Shape &s, double d);
 
 /* The matrix of one (shape, density); cseed from case_seed. */
 HostCsr generate(const Shape &s, double d, macko_datatype_t t, uint64_t cseed, int threads);
+
+/* The seed of one (shape, N:M pattern), derived from the run's seed (macko-bench --kind nm and
+ * macko-cusparselt-bench make the same matrices from the same --seed). */
+uint64_t nm_case_seed(uint64_t seed, const Shape &s, const NmPattern &p);
+
+/* A dense R x C matrix of values uniform in [-1, 1], never zero (random stream 8, one draw per row group),
+ * magnitude-pruned to p: in each group of v rows and window of m columns the n columns of largest sum |a| over the
+ * group's rows are kept (ties: the lower column). Fills nm with the canonical N:M arrays (kept positions ascending;
+ * padding, zero values at the smallest free positions, only where a last window has fewer than n columns) and returns
+ * the same matrix as CSR (the reference, cuSPARSE and the dense copy). */
+HostCsr generate_nm(const Shape &s, const NmPattern &p, macko_datatype_t t, uint64_t cseed, int threads, HostNm &nm);
+
+/* Checks what generate_nm(.., cseed, ..) promises on the host (no GPU): the arrays hold p canonically (positions
+ * ascending in [0, m), every column with a nonzero kept, padding at the smallest free positions, zero), the CSR is
+ * exactly their nonzeros, the values are the ones drawn, every kept column outweighs (sum |a| over the group, within
+ * the window, before pruning) every dropped one, and macko_mat_create_nm_host takes the arrays and gives them back
+ * unchanged. "" or what is wrong. */
+std::string check_nm(const HostCsr &m, const HostNm &nm, uint64_t cseed);
 
 /* count values uniform in [-1, 1) from the random stream (cseed, stream, index), in type t (the x of an SpMV row:
  * stream 4, index 0; the B of an SpMM row: stream 6, index n). The positions and the random numbers do not depend on

@@ -18,6 +18,10 @@ static const char *const kAllShapes =
     "7168x7168 28672x7168 7168x28672 27648x9216 9216x9216 36864x9216 9216x36864 36864x12288 12288x12288 "
     "49152x12288 12288x49152";
 static const char *const kDefaultDensities = "1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0.05";
+/* The NM-SpMM paper's square sizes (--shapes nm-square) and --kind nm's default patterns: 2:4 (Hopper's sparse tensor
+ * cores) and the paper's vector-wise M = V = 32 ones at 50, 62.5, 75 and 87.5 % sparsity. */
+static const char *const kNmSquareShapes = "4096x4096 8192x8192 12288x12288 16384x16384";
+static const char *const kDefaultPatterns = "2:4:1,16:32:32,12:32:32,8:32:32,4:32:32";
 
 /* bf16 keeps 8 significant bits (fp16 11): its results round 8x coarser, hence the looser bound. */
 const ValueType kValueTypes[4] = {{MACKO_R_16F, 'H', "fp16", 2, false, 1e-2},
@@ -51,7 +55,7 @@ static void usage(FILE *f)
             "                     N = n, or macko_Sspmm vs cublasSgemm without TF32, and cusparseSpMM CSR,\n"
             "                     column-major B and C, fastest algorithm)\n"
             "  --seed S           random seed (default %" PRIu64 "); every (shape, density) derives its own seed from it\n"
-            "  --type H|B|S|D     value type of A, x and y (default H):\n"
+            "  --type H|B|S|D     value type of A, x and y (default H; also fp16, f16, bf16, fp32, f32, ...):\n"
             "                     H fp16: vs cublasGemmEx (N = 1) / cublasHSHgemvStridedBatched, cuSPARSE fp16\n"
             "                     B bf16: macko_spmv_ex (16BF, compute 32F) vs cublasGemmEx CUDA_R_16BF (N = 1) /\n"
             "                             cublasTSTgemvStridedBatched, cuSPARSE bf16 (compute 32F)\n"
@@ -61,6 +65,20 @@ static void usage(FILE *f)
             "                     bench/compare_types.py puts the rows of two runs side by side (bf16 vs fp16);\n"
             "                     bench/quick_types.sh runs H, B and D and compares them in one command\n"
             "  --quick12288       preset: only 12288x12288 at densities 0.5 and 0.3 (quick test of the kernels)\n"
+            "  --kind macko|nm    the matrix kind (default macko: random sparsity at each density, MACKO_KIND_MACKO).\n"
+            "                     nm: a random dense matrix (values uniform in [-1, 1]) magnitude-pruned to each\n"
+            "                     --pattern, encoded as MACKO_KIND_NM (macko_mat_create_nm_host); the baselines run\n"
+            "                     on the same pruned matrix (cuBLAS dense, cuSPARSE its CSR). --densities is ignored\n"
+            "  --pattern LIST     --kind nm: N:M:V patterns, comma separated (default %s);\n"
+            "                     N of every M consecutive columns kept, shared by V consecutive rows (V = 1:\n"
+            "                     elementwise, e.g. 2:4:1); per group of V rows and window of M columns the N columns\n"
+            "                     of largest sum |a| over the group are kept\n"
+            "  --nm-path gen|simt|sp24\n"
+            "                     --kind nm: force the N:M kernel for every n (test-only plan override)\n"
+            "  (--shapes nm-square: the NM-SpMM paper's square sizes, %s)\n"
+            "  --check-nm-generator\n"
+            "                     --kind nm: generate every shape x pattern x type on the host, check the N:M\n"
+            "                     arrays and the CSR against each other and the library's import, and exit (no GPU)\n"
             "\n"
             "Timing:\n"
             "  --warmup N         warm-up launches per method (default 20, at least 20)\n"
@@ -104,7 +122,7 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"
             "error (those rows are reported as FAIL and not timed), 1 on a usage or CUDA error.\n",
-            kQuickShapes, kDefaultDensities, kMaxN, Config().seed, kMaxCopies);
+            kQuickShapes, kDefaultDensities, kMaxN, Config().seed, kDefaultPatterns, kNmSquareShapes, kMaxCopies);
 }
 
 static std::vector<std::string> split_list(const std::string &s)
@@ -127,7 +145,10 @@ static std::vector<std::string> split_list(const std::string &s)
 
 static std::vector<Shape> parse_shapes(const std::string &arg)
 {
-    const std::string list = arg == "quick" ? kQuickShapes : arg == "all" ? kAllShapes : arg;
+    const std::string list = arg == "quick"       ? kQuickShapes
+                             : arg == "all"       ? kAllShapes
+                             : arg == "nm-square" ? kNmSquareShapes
+                                                  : arg;
     std::vector<Shape> out;
     for (const std::string &t : split_list(list)) {
         char *end = nullptr;
@@ -162,6 +183,28 @@ static std::vector<double> parse_densities(const std::string &arg)
     return out;
 }
 
+std::string NmPattern::str() const { return strf("%d:%d:%d", n, m, v); }
+
+/* "N:M:V[,N:M:V...]": M in {4, 8, 16, 32}, 1 <= N <= M, V in {1, 2, 4, 8, 16, 32} (what the library supports). */
+static std::vector<NmPattern> parse_patterns(const std::string &arg)
+{
+    std::vector<NmPattern> out;
+    for (const std::string &t : split_list(arg)) {
+        NmPattern p{0, 0, 0};
+        char tail = 0;
+        if (sscanf(t.c_str(), "%d:%d:%d%c", &p.n, &p.m, &p.v, &tail) != 3)
+            die("--pattern: '%s' is not N:M:V", t.c_str());
+        const bool m_ok = p.m == 4 || p.m == 8 || p.m == 16 || p.m == 32;
+        const bool v_ok = p.v == 1 || p.v == 2 || p.v == 4 || p.v == 8 || p.v == 16 || p.v == 32;
+        if (!m_ok || !v_ok || p.n < 1 || p.n > p.m)
+            die("--pattern: '%s': M must be 4, 8, 16 or 32, 1 <= N <= M, V 1, 2, 4, 8, 16 or 32", t.c_str());
+        out.push_back(p);
+    }
+    if (out.empty())
+        die("--pattern: empty list");
+    return out;
+}
+
 static long long parse_int(const char *opt, const char *s, long long lo, long long hi)
 {
     char *end = nullptr;
@@ -188,7 +231,7 @@ static std::string shell_quote(const std::string &s)
 Config parse_args(int argc, char **argv)
 {
     Config cfg;
-    std::string shapes = "quick", densities = kDefaultDensities;
+    std::string shapes = "quick", densities = kDefaultDensities, patterns = kDefaultPatterns, kind = "macko";
     for (int i = 0; i < argc; ++i)
         cfg.cmdline += (i ? " " : "") + shell_quote(argv[i]);
     for (int i = 1; i < argc; ++i) {
@@ -219,12 +262,31 @@ Config parse_args(int argc, char **argv)
             const std::string t = value();
             bool found = false;
             for (const ValueType &v : kValueTypes)
-                if ((t.size() == 1 && toupper((unsigned char)t[0]) == v.letter) || t == v.name) {
+                if ((t.size() == 1 && toupper((unsigned char)t[0]) == v.letter) || t == v.name ||
+                    (t.size() == 3 && t[0] == 'f' && v.name[0] == 'f' && t.substr(1) == v.name + 2)) { /* f32 */
                     cfg.type = v.type;
                     found = true;
                 }
             if (!found)
                 die("--type: '%s' is not H, B, S or D (fp16, bf16, fp32, fp64)", t.c_str());
+        } else if (a == "--kind") {
+            kind = value();
+            if (kind != "macko" && kind != "nm")
+                die("--kind: '%s' is not macko or nm", kind.c_str());
+        } else if (a == "--check-nm-generator") {
+            cfg.check_generator = true;
+        } else if (a == "--pattern") {
+            patterns = value();
+        } else if (a == "--nm-path") {
+            const std::string t = value();
+            if (t == "gen")
+                cfg.nm_path = MACKO_NM_PATH_GEN;
+            else if (t == "simt")
+                cfg.nm_path = MACKO_NM_PATH_SIMT;
+            else if (t == "sp24")
+                cfg.nm_path = MACKO_NM_PATH_SP24;
+            else
+                die("--nm-path: '%s' is not gen, simt or sp24", t.c_str());
         } else if (a == "--quick12288") {
             shapes = "12288x12288";
             densities = "0.5,0.3";
@@ -298,6 +360,15 @@ Config parse_args(int argc, char **argv)
     }
     cfg.shapes = parse_shapes(shapes);
     cfg.densities = parse_densities(densities);
+    cfg.nm = kind == "nm";
+    if (cfg.nm) {
+        cfg.patterns = parse_patterns(patterns);
+        if (cfg.layout != MACKO_LAYOUT_ROWS || cfg.spmv_geometry >= 0 || cfg.mm_path != 0 || cfg.tiles_path != 0 ||
+            cfg.tiles_splits != 0)
+            die("--kind nm: --layout, --spmv-geometry, --mm-path and --tiles-* are for MACKO matrices (use --nm-path)");
+    } else if (cfg.nm_path != 0 || cfg.check_generator) {
+        die("--nm-path and --check-nm-generator need --kind nm");
+    }
     if (cfg.threads == 0)
         cfg.threads = (int)std::max(1u, std::thread::hardware_concurrency());
     return cfg;
@@ -314,5 +385,6 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.mm_path = cfg.mm_path;
     f.tiles_splits = cfg.tiles_splits;
     f.tiles_path = cfg.tiles_path;
+    f.nm_path = cfg.nm_path;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

@@ -15,6 +15,14 @@ struct Shape {
     int64_t rows, cols;
 };
 
+/* --kind nm: one N:M pattern (lapack_style_docs/FORMAT_NM.md): n kept of every m consecutive columns, the same
+ * positions for v consecutive rows. */
+struct NmPattern {
+    int n, m, v;
+    double density() const { return (double)n / (double)m; }
+    std::string str() const; /* "n:m:v" */
+};
+
 /* What a run's value type (--type) decides: the matrix, x / B and y / C all have it; fp16 and bf16 accumulate in
  * fp32, fp32 in fp32, fp64 in fp64 (the baselines' compute type too). */
 struct ValueType {
@@ -59,7 +67,18 @@ struct Config {
     int tiles_path = 0;     /* --tiles-path: 1 the tile kernel, 2 dense panels + GEMM (0: automatic) */
     int tiles_splits = 0;   /* --tiles-splits: blocks along K of the TILES kernel (0: automatic) */
     int layout = 0;         /* --layout: MACKO_LAYOUT_ROWS (0) / MACKO_LAYOUT_TILES (1), set before every upload */
-    bool forced() const { return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0; }
+    int nm_path = 0;        /* --nm-path: MACKO_NM_PATH_GEN / SIMT / SP24 (0: automatic) */
+    /* --kind nm: the matrices are random dense ones magnitude-pruned to each N:M pattern (instead of the densities'
+     * random sparsity), encoded as MACKO_KIND_NM */
+    bool nm = false;
+    std::vector<NmPattern> patterns; /* --pattern */
+    bool check_generator = false;    /* --check-nm-generator: check generate_nm's matrices on the host and exit */
+    /* the matrix axis of the run besides the shapes: the patterns (--kind nm) or the densities */
+    size_t cases_per_shape() const { return nm ? patterns.size() : densities.size(); }
+    bool forced() const
+    {
+        return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0;
+    }
 };
 
 /* Forces cfg's choices into the plan of A (op N) on handle h; SUCCESS when nothing is forced. */

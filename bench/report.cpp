@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <utility>
 
 std::string cuda_ver(int v) { return strf("%d.%d", v / 1000, (v % 1000) / 10); }
@@ -19,7 +20,7 @@ void write_csv_header(FILE *f)
                "macko_bytes,macko_gbps,macko_pct_copy,copy_gbps,cublas_gbps,effective_density,macko_storage_bytes,"
                "macko_entries,macko_entries_padded,rel_err_macko,rel_err_cusparse,rel_err_cublas_spot,status,"
                "cusparse_algs,flush,rotate_k_cublas,rotate_k_cusparse,rotate_k_macko,iters_cublas,iters_cusparse,"
-               "iters_macko\n");
+               "iters_macko,pattern\n");
 }
 
 void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
@@ -33,7 +34,7 @@ void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
             c = '\'';
     auto k = [](int v) { return v > 0 ? strf("%d", v) : std::string(); };
     fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%g,%d,%" PRId64 ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%" PRId64
-               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\",%s,%s,%s,%s,%s,%s,%s\n",
+               ",%s,%s,%s,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s,%s,\"%s\",\"%s\",%s,%s,%s,%s,%s,%s,%s,%s\n",
             std::string(1, cfg.vt().letter).c_str(), r.s.rows, r.s.cols, r.density, r.n, r.nnz, g(r.cublas_us).c_str(),
             r.cublas_variant.c_str(), g(r.gemm_us).c_str(), g(r.gemv_us).c_str(), g(r.cusparse_us).c_str(),
             r.cusparse_alg.c_str(), g(r.sp_default_us).c_str(), g(r.sp_alg2_us).c_str(), g(r.macko_us).c_str(),
@@ -42,7 +43,7 @@ void write_csv_row(FILE *f, const Config &cfg, const Env &env, const Row &r)
             g(dense_bytes / (r.cublas_us * 1e3)).c_str(), g(r.effd).c_str(), r.storage, r.entries, r.entries_padded,
             g(r.err_macko).c_str(), g(r.err_cusparse).c_str(), g(r.err_cublas_ref).c_str(), st.c_str(),
             r.cusparse_algs.c_str(), r.flush.c_str(), k(r.k_blas).c_str(), k(r.k_sp).c_str(), k(r.k_macko).c_str(),
-            k(r.iters_blas).c_str(), k(r.iters_sp).c_str(), k(r.iters_macko).c_str());
+            k(r.iters_blas).c_str(), k(r.iters_sp).c_str(), k(r.iters_macko).c_str(), r.pattern.c_str());
     fflush(f);
 }
 
@@ -54,13 +55,22 @@ struct Geo {
     double min_blas = INFINITY, min_sp = INFINITY; /* the smallest speedup over one shape */
 };
 
-static std::map<std::pair<double, int>, Geo> geomeans(const std::vector<Row> &rows)
+/* (-density, pattern, n): densest first, the patterns of one density apart */
+using GeoKey = std::tuple<double, std::string, int>;
+
+/* The density column: "0.50", or "0.50 (2:4:1)" for an N:M pattern. */
+static std::string density_cell(double d, const std::string &pattern)
 {
-    std::map<std::pair<double, int>, Geo> m;
+    return pattern.empty() ? strf("%.2f", d) : strf("%.2f (%s)", d, pattern.c_str());
+}
+
+static std::map<GeoKey, Geo> geomeans(const std::vector<Row> &rows)
+{
+    std::map<GeoKey, Geo> m;
     for (const Row &r : rows) {
         if (!r.ok() || !std::isfinite(r.vs_cublas()))
             continue;
-        Geo &g = m[{-r.density, r.n}];
+        Geo &g = m[GeoKey{-r.density, r.pattern, r.n}];
         ++g.count;
         g.log_blas += std::log(r.vs_cublas());
         g.min_blas = std::min(g.min_blas, r.vs_cublas());
@@ -95,7 +105,7 @@ std::string report_body(const Config &cfg, const Env &env, const std::vector<Row
     for (const Row &r : rows) {
         const double dense_bytes =
             tsz * ((double)r.s.rows * (double)r.s.cols + (double)r.s.rows + (double)r.s.cols);
-        o += "| " + shape_str(r.s) + " | " + strf("%.2f", r.density) + " | " + strf("%d", r.n) + " | " +
+        o += "| " + shape_str(r.s) + " | " + density_cell(r.density, r.pattern) + " | " + strf("%d", r.n) + " | " +
              fmt_num(r.cublas_us, "%.1f") + " | " + fmt_num(r.cusparse_us, "%.1f") + " | " +
              fmt_num(r.macko_us, "%.1f") + " | " + fmt_num(r.vs_cublas(), "%.2fx") + " | " +
              fmt_num(r.vs_cusparse(), "%.2fx") + " | " + fmt_num(r.macko_gbps(), "%.0f") + " | " +
@@ -122,7 +132,8 @@ std::string report_body(const Config &cfg, const Env &env, const std::vector<Row
             std::string sp = g.count_sp ? strf("%.2fx", std::exp(g.log_sp / g.count_sp)) : std::string("–");
             if (g.count_sp && g.count_sp != g.count)
                 sp += strf(" (%d shape%s)", g.count_sp, g.count_sp == 1 ? "" : "s");
-            o += strf("| %.2f | %d | %d | %.2fx | %s | %.2fx | %s |\n", -kv.first.first, kv.first.second, g.count,
+            const std::string dens = density_cell(-std::get<0>(kv.first), std::get<1>(kv.first));
+            o += strf("| %s | %d | %d | %.2fx | %s | %.2fx | %s |\n", dens.c_str(), std::get<2>(kv.first), g.count,
                       std::exp(g.log_blas / g.count), sp.c_str(), g.min_blas,
                       g.count_sp ? strf("%.2fx", g.min_sp).c_str() : "–");
         }
@@ -149,7 +160,10 @@ std::string report_header(const Config &cfg, const Env &env)
                                          "fp32 (macko_Sspmv)", "fp64 (macko_Dspmv)"};
     o += strf("- type: %c = %s; seed %" PRIu64 " (each (shape, density) derives its own seed from it)\n",
               cfg.vt().letter, kMacko[&cfg.vt() - kValueTypes], cfg.seed);
-    if (cfg.forced())
+    if (cfg.nm_path != 0)
+        o += strf("- FORCED through the library's test-only plan override: N:M path %s for every n\n",
+                  cfg.nm_path == MACKO_NM_PATH_GEN ? "GEN" : cfg.nm_path == MACKO_NM_PATH_SIMT ? "SIMT" : "SP24");
+    else if (cfg.forced())
         o += strf("- FORCED through the library's test-only plan override: SpMV geometry %s, SpMM path %s\n",
                   cfg.spmv_geometry == MACKO_SPMV_WARP ? "WARP" : cfg.spmv_geometry == MACKO_SPMV_STAGED ? "STAGED"
                                                                                                          : "automatic",
@@ -158,11 +172,25 @@ std::string report_header(const Config &cfg, const Env &env)
                   : cfg.mm_path == MACKO_MM_PATH_TC     ? "TC"
                   : cfg.mm_path == MACKO_MM_PATH_PANEL  ? "PANEL"
                                                         : "automatic");
-    o += strf("- macko device layout: %s\n", cfg.layout == MACKO_LAYOUT_TILES ? "TILES (macko_mat_set_layout before every "
+    if (cfg.nm)
+        o += "- macko device layout: the N:M kind's (GEN: the host arrays; SP24, 16-bit with M = 4 and N <= 2: mma.sp "
+             "fragments and metadata)\n";
+    else
+        o += strf("- macko device layout: %s\n", cfg.layout == MACKO_LAYOUT_TILES ? "TILES (macko_mat_set_layout before every "
                                                                            "upload: bitmap tiles, tensor cores)"
                                                                          : "ROWS (the MACKO rows, the default)");
-    o += "- matrices: exactly round(d·R·C) nonzeros at uniformly random positions, values uniform in [-1, 1] "
-         "(never 0), x uniform in [-1, 1]; alpha = 1, beta = 0\n";
+    if (cfg.nm) {
+        std::string pats;
+        for (const NmPattern &p : cfg.patterns)
+            pats += (pats.empty() ? "" : ", ") + p.str();
+        o += "- matrices: MACKO_KIND_NM (macko_mat_create_nm_host), patterns N:M:V " + pats +
+             ": a dense matrix of values uniform in [-1, 1] (never 0), magnitude-pruned: in each group of V rows "
+             "and window of M columns the N columns of largest sum |a| over the group kept; the baselines run on the "
+             "same pruned matrix (density column: N/M); x uniform in [-1, 1]; alpha = 1, beta = 0\n";
+    } else {
+        o += "- matrices: exactly round(d·R·C) nonzeros at uniformly random positions, values uniform in [-1, 1] "
+             "(never 0), x uniform in [-1, 1]; alpha = 1, beta = 0\n";
+    }
     if (!cfg.rotate)
         o += strf("- timing (--flush write): CUDA events around each launch only; %d warm-ups, median of %d launches; "
                   "L2 flushed before every launch by cudaMemsetAsync of a %.0f MiB buffer (%d x L2), outside the timed "
@@ -212,8 +240,10 @@ std::string report_header(const Config &cfg, const Env &env)
                   cfg.vt().fp64_compute ? "CUDA_R_64F" : "CUDA_R_32F");
     if (!cfg.cusparse)
         o += "- --no-cusparse: cuSPARSE not run (its columns are empty)\n";
-    o += "- macko GB/s counts values + deltas + row pointers + x + y (B + C for n > 1); % copy is of the copy "
-         "bandwidth above; "
+    o += cfg.nm ? "- macko GB/s counts the device bytes of the N:M matrix (macko_mat_get_storage) + x + y (B + C for "
+                  "n > 1); "
+                : "- macko GB/s counts values + deltas + row pointers + x + y (B + C for n > 1); ";
+    o += "% copy is of the copy bandwidth above; "
          "eff. density = macko storage / dense bytes; rel. err = ||y_macko - y_cuBLAS|| / ||y_cuBLAS||\n\n";
     return o;
 }

@@ -16,7 +16,8 @@
 
 struct Row {
     Shape s{0, 0};
-    double density = 0;
+    double density = 0;     /* --kind nm: n / m of the pattern */
+    std::string pattern;    /* --kind nm: "n:m:v"; empty for MACKO matrices */
     int n = 1;
     int64_t nnz = 0;
     double gemm_us = NAN, gemv_us = NAN, cublas_us = NAN; /* gemm: GemmEx or Sgemm; gemv: HSHgemv or Sgemv */

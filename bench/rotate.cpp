@@ -62,19 +62,26 @@ std::string Pool::grow(int64_t kb, int64_t ks, int64_t km, std::string &macko_fa
         const void *values = nullptr, *row_ptr = nullptr;
         const uint8_t *deltas = nullptr;
         int64_t entries = 0;
-        macko_status_t st = macko_mat_get_macko_host(macko[0], &values, &deltas, &row_ptr, nullptr, &entries,
-                                                     nullptr);
+        macko_kind_t kind = MACKO_KIND_MACKO;
+        int nn = 0, nm = 0, nv = 0; /* an N:M matrix's pattern; deltas are then its positions */
+        macko_status_t st = macko_mat_get_kind(macko[0], &kind);
+        if (st == MACKO_STATUS_SUCCESS)
+            st = kind == MACKO_KIND_NM ? macko_mat_get_nm_host(macko[0], &nn, &nm, &nv, &values, &deltas)
+                                       : macko_mat_get_macko_host(macko[0], &values, &deltas, &row_ptr, nullptr,
+                                                                  &entries, nullptr);
         if (st != MACKO_STATUS_SUCCESS) {
-            macko_fail = macko_error("macko_mat_get_macko_host", st);
+            macko_fail = macko_error(kind == MACKO_KIND_NM ? "macko_mat_get_nm_host" : "macko_mat_get_macko_host", st);
             return "";
         }
         while ((int64_t)macko.size() < km) {
             /* The same encoding, imported (validated, copied), uploaded and analysed like the original; its
              * host copy is released once on the device. */
             macko_mat_t B = nullptr;
-            const char *fn = "macko_mat_create_macko_host";
-            st = macko_mat_create_macko_host(&B, rows, cols, type, entries, values, deltas, row_ptr);
-            if (st == MACKO_STATUS_SUCCESS && cfg != nullptr &&
+            const char *fn = kind == MACKO_KIND_NM ? "macko_mat_create_nm_host" : "macko_mat_create_macko_host";
+            st = kind == MACKO_KIND_NM ? macko_mat_create_nm_host(&B, rows, cols, type, nn, nm, nv, values, deltas)
+                                       : macko_mat_create_macko_host(&B, rows, cols, type, entries, values, deltas,
+                                                                     row_ptr);
+            if (st == MACKO_STATUS_SUCCESS && cfg != nullptr && kind != MACKO_KIND_NM &&
                 (st = macko_mat_set_layout(B, (macko_layout_t)cfg->layout)) != MACKO_STATUS_SUCCESS)
                 fn = "macko_mat_set_layout";
             else if (st == MACKO_STATUS_SUCCESS && (st = macko_mat_upload(handle, B)) != MACKO_STATUS_SUCCESS)

@@ -6,7 +6,8 @@
  * All routines compute C(:, j) = alpha*op(A)*B(:, j) + beta*C(:, j) for j < n, with B(i, j) at b[i*incb + j*ldb] and
  * C(i, j) at c[i*incc + j*ldc]: SpMV is n = 1 with (incb, incc) = (incx, incy), SpMM has incb = incc = 1, the strided
  * batch (incx, stridex) and (incy, stridey). check_product runs one such call and compares every element with the
- * double host reference mt::ref_spmv (decoded from the host MACKO arrays) and, where the shapes allow, with the
+ * double host reference mt::ref_spmv (decoded from the host MACKO arrays; for the N:M kind, which has none, summed
+ * over the nonzeros of the dense matrix m, test_gpu_nm.cpp) and, where the shapes allow, with the
  * vendor libraries on the same matrix:
  *   cuBLAS on the matrix made dense: cublasGemmEx (fp16 or bf16 A/B/C, CUBLAS_COMPUTE_32F; SpMV too, as N = 1),
  *     cublasSgemv / Sgemm (fp32; also fp16 / bf16 matrices with fp32 vectors: their values widened to fp32 are
