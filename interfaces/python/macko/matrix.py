@@ -694,9 +694,9 @@ class Matrix(NMMethods):
         if kind == Kind.QUANT and t == DataType.R_16F:
             return self.copy(handle)
         if kind == Kind.QUANT:
-            self._macko_only("astype(%s)" % type_name(t), {"QUANT": "it holds float16 values only (3-bit codes with "
-                                                                    "fp16 statistics and outliers); to_dense(dtype=...) "
-                                                                    "gives them in another type"})
+            self._macko_only("astype(%s)" % type_name(t),
+                             {"QUANT": "it holds float16 values only (3-bit codes with fp16 statistics and outliers); "
+                                       "to_dense(dtype=...) gives them in another type"})
         with self._lock:
             h = handle if handle is not None else self._handle
             if self._ptr is not None and self._on_device and self._has_host and not _usable(h):

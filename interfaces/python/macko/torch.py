@@ -438,7 +438,8 @@ class MackoLinear(nn.Module):
             return new
         if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.dim() != 1:
             raise ValueError("MackoLinear's extra state must be a 1-D uint8 tensor holding a serialized macko "
-                             "matrix, or a dict of the QUANT or N:M arrays, not %r" % (type(state).__name__,))
+                             "matrix, or a dict of the QUANT arrays or of the N:M arrays, not %r"
+                             % (type(state).__name__,))
         if not state.numel():
             return None
         return Matrix.deserialize(state.detach().cpu().contiguous().numpy())

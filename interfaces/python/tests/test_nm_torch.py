@@ -166,20 +166,6 @@ def test_copies_and_pickles_cpu():
         assert other[0].kind == other[2].kind == Kind.NM and other[2].nm_pattern == (8, 32, 8)
 
 
-def test_mixed_kinds_checkpoint_cpu(tmp_path):
-    """A model of a MACKO, a QUANT and an N:M layer loads into a skeleton of empty layers: each layer's kind comes
-    with its state."""
-    lin = linear(64, 64, 9)
-    model = torch.nn.Sequential(MackoLinear.from_linear(lin, device="cpu"),
-                                MackoLinear.from_quantized(lin, device="cpu"),
-                                MackoLinear.from_nm(lin, n=2, m=4, prune=True, device="cpu"))
-    torch.save(model.state_dict(), tmp_path / "mixed.pt")
-    fresh = torch.nn.Sequential(*[MackoLinear.empty(64, 64, device="cpu") for _ in range(3)])
-    fresh.load_state_dict(torch.load(tmp_path / "mixed.pt", weights_only=True), strict=True)
-    assert [layer.kind for layer in fresh] == [Kind.MACKO, Kind.QUANT, Kind.NM]
-    same_layers(model[2], fresh[2])
-
-
 @pytest.mark.filterwarnings("ignore:Complex modules")
 def test_dtype_conversions_cpu():
     m = MackoLinear.from_nm(linear(32, 16, 10), n=4, m=8, v=2, prune=True, device="cpu")
