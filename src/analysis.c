@@ -79,6 +79,8 @@ macko_status_t macko_analysis(macko_handle_t handle, macko_operation_t op, macko
     MACKO_CHECK(macko_check_dev_mat(fn, 3, A, handle, MACKO_ANY_TYPE, 0, op, NULL));
     if (op == MACKO_OPERATION_TRANSPOSE && A->kind == MACKO_KIND_QUANT)
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2, "op T is not supported on a QUANT matrix");
+    if (op == MACKO_OPERATION_TRANSPOSE && A->kind == MACKO_KIND_NM)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2, "op T is not supported on an N:M matrix");
     if (op == MACKO_OPERATION_NON_TRANSPOSE || A->trans != NULL)
         return macko_ok(); /* A^T is a function of A, which never changes: an existing one stays valid */
     if (A->dev_layout == MACKO_LAYOUT_TILES && !A->has_host)

@@ -135,16 +135,30 @@ macko_status_t macko_check_host_mat(const char *fn, int pos, macko_mat_t A)
     return MACKO_STATUS_SUCCESS;
 }
 
-static const char *kind_name(int kind)
+const char *macko_kind_name(int kind)
 {
-    return kind == MACKO_KIND_QUANT ? "MACKO_KIND_QUANT" : kind == MACKO_KIND_MACKO ? "MACKO_KIND_MACKO" : "?";
+    switch (kind) {
+    case MACKO_KIND_MACKO: return "MACKO_KIND_MACKO";
+    case MACKO_KIND_QUANT: return "MACKO_KIND_QUANT";
+    case MACKO_KIND_NM: return "MACKO_KIND_NM";
+    default: return "?";
+    }
 }
 
 macko_status_t macko_check_kind(const char *fn, int pos, macko_mat_t A, macko_kind_t kind)
 {
     if (A->kind != (int)kind)
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos, "A is a %s matrix; this routine takes %s matrices only",
-                          kind_name(A->kind), kind_name((int)kind));
+                          macko_kind_name(A->kind), macko_kind_name((int)kind));
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_kind2(const char *fn, int pos, macko_mat_t A, macko_kind_t kind1, macko_kind_t kind2)
+{
+    if (A->kind != (int)kind1 && A->kind != (int)kind2)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos,
+                          "A is a %s matrix; this routine takes %s and %s matrices only", macko_kind_name(A->kind),
+                          macko_kind_name((int)kind1), macko_kind_name((int)kind2));
     return MACKO_STATUS_SUCCESS;
 }
 
@@ -162,6 +176,8 @@ macko_status_t macko_check_dev_mat(const char *fn, int pos, macko_mat_t A, macko
                           A->device, handle->device);
     if (op_pos > 0 && op == MACKO_OPERATION_TRANSPOSE && A->kind == MACKO_KIND_QUANT)
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, op_pos, "op T is not supported on a QUANT matrix");
+    if (op_pos > 0 && op == MACKO_OPERATION_TRANSPOSE && A->kind == MACKO_KIND_NM)
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, op_pos, "op T is not supported on an N:M matrix");
     if (op_pos > 0 && op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, op_pos,
                           "op T needs the transposed encoding: call macko_analysis with op T first");
@@ -363,7 +379,8 @@ size_t macko_combo_xelem(int combo) { return macko_type_size(combos[combo].x); }
 macko_status_t macko_check_tiles_combo(const char *fn, int pos, const struct macko_mat_s *A, macko_operation_t op,
                                        int combo)
 {
-    if (A->has_device && A->dev_layout == MACKO_LAYOUT_TILES && op == MACKO_OPERATION_NON_TRANSPOSE &&
+    if (A->kind == MACKO_KIND_MACKO && A->has_device && A->dev_layout == MACKO_LAYOUT_TILES &&
+        op == MACKO_OPERATION_NON_TRANSPOSE &&
         combo != MACKO_COMBO_H && combo != MACKO_COMBO_B)
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos,
                           "A is on the device in the tile layout, which takes vectors of A's own type only");
@@ -375,5 +392,13 @@ macko_status_t macko_check_quant_combo(const char *fn, int pos, const struct mac
     if (A->kind == MACKO_KIND_QUANT && combo != MACKO_COMBO_H)
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos,
                           "A is a QUANT matrix, which takes fp16 vectors with fp32 compute only");
+    return MACKO_STATUS_SUCCESS;
+}
+
+macko_status_t macko_check_nm_combo(const char *fn, int pos, const struct macko_mat_s *A, int combo)
+{
+    if (A->kind == MACKO_KIND_NM && combo != macko_combo_of_type(A->type))
+        return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, pos,
+                          "A is an N:M matrix, which takes vectors of its own type %s only", type_name((int)A->type));
     return MACKO_STATUS_SUCCESS;
 }

@@ -67,10 +67,15 @@ macko_status_t macko_check_host_mat(const char *fn, int pos, macko_mat_t A);
 /* A (not NULL) of the kind the routine takes: NOT_SUPPORTED "A is a <KIND> matrix; this routine takes <KIND'> matrices
  * only" (the macko_kind_t enumerator names). */
 macko_status_t macko_check_kind(const char *fn, int pos, macko_mat_t A, macko_kind_t kind);
+/* The same for a routine that takes two kinds: "... this routine takes <KIND1> and <KIND2> matrices only". */
+macko_status_t macko_check_kind2(const char *fn, int pos, macko_mat_t A, macko_kind_t kind1, macko_kind_t kind2);
+/* The macko_kind_t enumerator's name ("MACKO_KIND_NM"); "?" for a number that is none. */
+const char *macko_kind_name(int kind);
 #define MACKO_ANY_TYPE (-1)
 /* A as a device matrix this handle can use: not NULL; of value type `type` (the routine letter's; MACKO_ANY_TYPE: any);
  * on the device (else NOT_INITIALIZED); on the handle's device. With op_pos > 0, op (already checked, at op_pos) T
- * needs A's transposed encoding (else NOT_INITIALIZED at op_pos). *M (M may be NULL): the encoding op selects. */
+ * needs A's transposed encoding (else NOT_INITIALIZED at op_pos; a QUANT or NM matrix: NOT_SUPPORTED at op_pos).
+ * *M (M may be NULL): the encoding op selects. */
 macko_status_t macko_check_dev_mat(const char *fn, int pos, macko_mat_t A, macko_handle_t handle, int type,
                                    int op_pos, macko_operation_t op, const struct macko_mat_s **M);
 
@@ -89,6 +94,9 @@ int macko_combo_of_type(macko_datatype_t type);
 macko_status_t macko_check_tiles_combo(const char *fn, int pos, const struct macko_mat_s *A, macko_operation_t op,
                                        int combo);
 macko_status_t macko_check_quant_combo(const char *fn, int pos, const struct macko_mat_s *A, int combo);
+/* An NM matrix runs its own type's combination only (H, B, S or D): NOT_SUPPORTED at pos (the first type argument)
+ * for a mixed one (HS, BS). */
+macko_status_t macko_check_nm_combo(const char *fn, int pos, const struct macko_mat_s *A, int combo);
 /* Bytes of one x / y element of a combination. */
 size_t macko_combo_xelem(int combo);
 

@@ -159,6 +159,8 @@ macko_status_t macko_mat_upload(macko_handle_t handle, macko_mat_t A)
     cudaError_t e;
     MACKO_CHECK(macko_check_handle(fn, handle));
     MACKO_CHECK(macko_check_host_mat(fn, 2, A));
+    if (A->kind == MACKO_KIND_NM)
+        return macko_nm_upload(fn, handle, A);
     if (A->kind == MACKO_KIND_QUANT)
         return macko_quant_upload(fn, handle, A, -1, 0, 0);
     if (A->layout == MACKO_LAYOUT_TILES)
@@ -215,6 +217,8 @@ macko_status_t macko_mat_download(macko_handle_t handle, macko_mat_t A)
     cudaError_t e;
     MACKO_CHECK(macko_check_handle(fn, handle));
     MACKO_CHECK(macko_check_dev_mat(fn, 2, A, handle, MACKO_ANY_TYPE, 0, MACKO_OPERATION_NON_TRANSPOSE, NULL));
+    if (A->kind == MACKO_KIND_NM)
+        return macko_nm_download(fn, handle, A);
     if (A->kind == MACKO_KIND_QUANT)
         return macko_quant_download(fn, handle, A);
     if (A->dev_layout == MACKO_LAYOUT_TILES)

@@ -1,7 +1,8 @@
-/* MACKO -> CSR / dense on the host (round-trip tests, interop). Zero-valued entries (padding, stored zeros) are not
- * written as entries: a decoded matrix holds +0 wherever nothing nonzero is stored. */
+/* MACKO, N:M (and QUANT, dense only) -> CSR / dense on the host (round-trip tests, interop). Zero-valued entries
+ * (padding, stored zeros) are not written as entries: a decoded matrix holds +0 wherever nothing nonzero is stored. */
 #include "check.h"
 #include "encode_common.h"
+#include "nm_host.h"
 #include "quant_host.h"
 
 #include <inttypes.h>
@@ -18,7 +19,7 @@ macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col
     int64_t base, r, out = 0;
 
     MACKO_CHECK(macko_check_ptr(fn, 1, "A", A));
-    MACKO_CHECK(macko_check_kind(fn, 1, A, MACKO_KIND_MACKO));
+    MACKO_CHECK(macko_check_kind2(fn, 1, A, MACKO_KIND_MACKO, MACKO_KIND_NM));
     MACKO_CHECK(macko_check_host_mat(fn, 1, A));
     MACKO_CHECK(macko_check_row_ptr(fn, 2, row_ptr, 1));
     MACKO_CHECK(macko_check_array(fn, 3, "col_ind", col_ind, "nnz", A->nnz, NULL, 0, 0));
@@ -34,6 +35,10 @@ macko_status_t macko_mat_export_csr_host(macko_mat_t A, void *row_ptr, void *col
                           " with index_base %" PRId64,
                           A->nnz, A->cols, base);
 
+    if (A->kind == MACKO_KIND_NM) {
+        macko_nm_export_csr(A, row_ptr, col_ind, values, i64, base);
+        return macko_ok();
+    }
     es = (int)macko_type_size(A->type);
     for (r = 0; r <= A->rows; r++) {
         /* row_ptr[r] is written before row r's entries, row_ptr[rows] after the last row. */
@@ -60,6 +65,10 @@ static void export_rows(const struct macko_mat_s *A, unsigned char *out, int64_t
 {
     const int64_t es = (int64_t)macko_type_size(A->type);
     int64_t r, c;
+    if (A->kind == MACKO_KIND_NM) {
+        macko_nm_export_rows(A, out, rs, cs, r0, r1);
+        return;
+    }
     if (cs == 1) {
         for (r = r0; r < r1; r++)
             memset(out + r * rs * es, 0, (size_t)(A->cols * es));

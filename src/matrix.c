@@ -1,5 +1,6 @@
 /* Matrix objects: allocation, destruction and the host-side queries. */
 #include "check.h"
+#include "nm_host.h"
 #include "quant_host.h"
 #include "tiles.h"
 
@@ -52,6 +53,7 @@ void macko_host_arrays_free(struct macko_mat_s *m)
     macko_aligned_free(m->host.row_ptr);
     memset(&m->host, 0, sizeof m->host);
     macko_quant_host_free(&m->q.host);
+    macko_nm_host_free(m);
     m->has_host = 0;
 }
 
@@ -63,6 +65,8 @@ void macko_device_arrays_free(struct macko_mat_s *m)
         m->trans = NULL;
     }
     int i, any = m->has_device || m->dev.values || m->dev.deltas || m->dev.row_ptr;
+    const int nm_dev = m->nm.dvalues != NULL || m->nm.dmeta != NULL;
+    any |= nm_dev;
     for (i = 0; i < MACKO_EXTRAS; i++)
         any |= m->extra[i] != NULL;
     if (any) {
@@ -77,6 +81,8 @@ void macko_device_arrays_free(struct macko_mat_s *m)
         failed |= cudaFree(m->dev.row_ptr) != cudaSuccess;
         for (i = 0; i < MACKO_EXTRAS; i++)
             failed |= cudaFree(m->extra[i]) != cudaSuccess;
+        if (nm_dev) /* not for a host-only matrix: cudaFree(NULL) would start the CUDA runtime */
+            macko_nm_device_free(m);
         if (switched)
             failed |= cudaSetDevice(cur) != cudaSuccess;
         /* Freeing cannot fail for the caller; an error recorded by the runtime here would be reported by the next
@@ -89,6 +95,8 @@ void macko_device_arrays_free(struct macko_mat_s *m)
     memset(&m->plan, 0, sizeof m->plan);
     m->dev_layout = MACKO_LAYOUT_ROWS;
     memset(&m->td, 0, sizeof m->td);
+    m->nm.dev_layout = MACKO_NMDEV_GEN;
+    m->nm.dvalues_bytes = m->nm.dmeta_bytes = 0;
     m->has_device = 0;
 }
 
@@ -129,6 +137,13 @@ macko_status_t macko_mat_get_storage(macko_mat_t A, int64_t *bytes, int64_t *ent
     if (A->kind == MACKO_KIND_QUANT) {
         b = A->q.words_count * 8 + macko_quant_outlier_bytes(A);
         ep = A->q.slots; /* the outlier slots held: the device layout's once uploaded */
+    } else if (A->kind == MACKO_KIND_NM) {
+        b = macko_nm_host_bytes(A);
+        if (A->has_device) { /* what the device holds (the SP24 layout differs from the host arrays) */
+            int64_t vb = 0, mb = 0;
+            macko_nm_device_bytes(A->rows, A->cols, A->nm.n, A->nm.m, A->nm.v, A->type, A->nm.dev_layout, &vb, &mb);
+            b = vb + mb;
+        }
     } else {
         b = macko_values_bytes(A->type, A->entries_padded) + A->entries_padded / 2 +
             macko_rowptr_bytes(A->rows, A->rp64);
@@ -157,7 +172,7 @@ macko_status_t macko_mat_set_layout(macko_mat_t A, macko_layout_t layout)
         return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 2,
                           "layout MACKO_LAYOUT_TILES holds MACKO_KIND_MACKO matrices of type MACKO_R_16F or "
                           "MACKO_R_16BF only; A is a %s matrix of type %d",
-                          A->kind == MACKO_KIND_QUANT ? "MACKO_KIND_QUANT" : "MACKO_KIND_MACKO", (int)A->type);
+                          macko_kind_name(A->kind), (int)A->type);
     A->layout = (int)layout;
     return macko_ok();
 }

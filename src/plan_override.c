@@ -64,6 +64,16 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
                           "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
                           (int)op);
+    if (A->kind == MACKO_KIND_NM) {
+        const int path = f != NULL ? f->nm_path : 0;
+        if (op == MACKO_OPERATION_TRANSPOSE)
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 3, "op T is not supported on an N:M matrix");
+        if (path < MACKO_NM_PATH_AUTO || path > MACKO_NM_PATH_SP24)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_path = %d out of range (0..%d)", path,
+                              MACKO_NM_PATH_SP24);
+        A->nm.path = path;
+        return macko_ok();
+    }
     if (op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
         return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 3,
                           "op T needs the transposed encoding: call macko_analysis with op T first");

@@ -3,7 +3,8 @@
  * Everything that comes from outside (a buffer, a file) is untrusted: every header field is checked, and the sizes it
  * implies must add up to exactly the bytes we were given, before anything is allocated. Only then is the payload
  * decoded into a fresh matrix and validated as an encoding of its kind. MACKO matrices are format version 1 (this
- * file), QUANT matrices version 2 (serialize_quant.c); the container, checksums and routines are shared. */
+ * file), QUANT matrices version 2 (serialize_quant.c), N:M matrices version 3 (serialize_nm.c); the container,
+ * checksums and routines are shared. */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* POSIX 2008 + XSI: fileno, fstat, lstat, fsync, realpath */
 #endif
@@ -132,6 +133,10 @@ static void payload_arrays(const struct macko_mat_s *m, const header_t *h, macko
         macko_serq_arrays(m, h, a);
         return;
     }
+    if (h->version == 3) {
+        macko_sern_arrays(m, h, a);
+        return;
+    }
     a[A_VALUES].p = m->host.values;
     a[A_VALUES].es = macko_type_size(m->type);
     a[A_DELTAS].p = m->host.deltas;
@@ -154,8 +159,9 @@ static int emit_payload(const struct macko_mat_s *m, const header_t *h, sink_fn 
 
 /* ---------------------------------------------------------------- header: build, pack, parse, check */
 
-/* Fills h from a matrix (of either kind; the host copy is read only for the checksum), payload checksum included with
- * with_crc. MACKO matrices are format version 1, QUANT matrices version 2. Returns 0 if a size overflows. */
+/* Fills h from a matrix (of any kind; the host copy is read only for the checksum), payload checksum included with
+ * with_crc. MACKO matrices are format version 1, QUANT matrices version 2, N:M matrices version 3. Returns 0 if a
+ * size overflows. */
 static int header_from_matrix(const struct macko_mat_s *m, header_t *h, int with_crc)
 {
     int64_t t;
@@ -163,6 +169,9 @@ static int header_from_matrix(const struct macko_mat_s *m, header_t *h, int with
     h->header_size = HDR_SIZE;
     if (m->kind == MACKO_KIND_QUANT) {
         if (!macko_serq_from_matrix(m, h))
+            return 0;
+    } else if (m->kind == MACKO_KIND_NM) {
+        if (!macko_sern_from_matrix(m, h))
             return 0;
     } else {
         h->version = 1;
@@ -200,6 +209,8 @@ static void header_pack(header_t *h, uint8_t *b)
     macko_ser_put_u32(b + OFF_HDR_SIZE, h->header_size);
     if (h->version == 2) {
         macko_serq_pack(h, b);
+    } else if (h->version == 3) {
+        macko_sern_pack(h, b);
     } else {
         b[OFF_TYPE] = (uint8_t)h->type;
         b[OFF_VALUE_BITS] = (uint8_t)h->value_bits;
@@ -321,9 +332,9 @@ static macko_status_t header_check(const char *fn, const uint8_t *b, int64_t ava
         return macko_ser_bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header",
                                   (long long)total_size, HDR_SIZE);
     h->version = macko_ser_get_u32(b + OFF_VERSION);
-    if (h->version != 1 && h->version != 2)
-        return macko_ser_bad_field(fn, "version", OFF_VERSION, "is %u; this library reads format versions 1 and 2",
-                                   (unsigned)h->version);
+    if (h->version < 1 || h->version > 3)
+        return macko_ser_bad_field(fn, "version", OFF_VERSION,
+                                   "is %u; this library reads format versions 1, 2 and 3", (unsigned)h->version);
     if (avail < HDR_SIZE)
         return macko_ser_bad_data(fn, "truncated: %lld bytes, shorter than the %d-byte header",
                                   (long long)total_size, HDR_SIZE);
@@ -337,7 +348,9 @@ static macko_status_t header_check(const char *fn, const uint8_t *b, int64_t ava
                                    "does not match bytes 0..%d: the header is corrupted", OFF_HEADER_CRC - 1);
     h->payload_crc = macko_ser_get_u32(b + OFF_PAYLOAD_CRC);
 
-    st = h->version == 2 ? macko_serq_check(fn, b, h) : header_check_v1(fn, b, h);
+    st = h->version == 2   ? macko_serq_check(fn, b, h)
+         : h->version == 3 ? macko_sern_check(fn, b, h)
+                           : header_check_v1(fn, b, h);
     if (st != MACKO_STATUS_SUCCESS)
         return st;
     /* Each array size is bounded by its field check; their sum still may not be. */
@@ -365,6 +378,8 @@ static struct macko_mat_s *matrix_for_header(const header_t *h, macko_status_t *
     struct macko_mat_s *m;
     if (h->version == 2)
         return macko_serq_matrix(h, st);
+    if (h->version == 3)
+        return macko_sern_matrix(h, st);
     m = macko_mat_alloc();
     if (m == NULL) {
         *st = MACKO_STATUS_ALLOC_FAILED;
@@ -409,6 +424,8 @@ static macko_status_t finish_load(const char *fn, struct macko_mat_s *m, const h
     int64_t nnz = -1;
     if (h->version == 2)
         return macko_serq_finish(fn, m, h);
+    if (h->version == 3)
+        return macko_sern_finish(fn, m, h);
     msg[0] = '\0';
     if (macko_validate_arrays(m->rows, m->cols, m->type, m->entries, m->rp64, m->host.values, m->host.deltas,
                               m->host.row_ptr, &nnz, msg, sizeof msg) != 0) {

@@ -1,7 +1,8 @@
 /* The serialized matrix (lapack_style_docs/file_format.md), as shared by src/serialize.c (the container, format
- * version 1 for the MACKO kind, the public routines) and src/serialize_quant.c (format version 2, the QUANT kind).
- * Both versions have a 96-byte header with the same magic, version, header_size, rows, cols, nnz and checksums at the
- * same offsets; bytes 16..23 and 48..87 are the version's own. The payload is three arrays back to back. */
+ * version 1 for the MACKO kind, the public routines), src/serialize_quant.c (format version 2, the QUANT kind) and
+ * src/serialize_nm.c (format version 3, the N:M kind). Every version has a 96-byte header with the same magic,
+ * version, header_size, rows, cols, nnz and checksums at the same offsets; bytes 16..23 and 48..87 are the version's
+ * own. The payload is three arrays back to back (version 3: two, the third is empty). */
 #ifndef MACKO_SERIALIZE_FORMAT_H
 #define MACKO_SERIALIZE_FORMAT_H
 
@@ -30,11 +31,13 @@ typedef struct {
     unsigned kind, type;                      /* macko_kind_t, macko_datatype_t */
     unsigned value_bits, delta_bits, rp_bytes; /* version 1 */
     unsigned weight_bits, group_size;          /* version 2 */
+    unsigned nm_n, nm_m;                       /* version 3 */
     int64_t rows, cols, nnz;
     int64_t entries, entries_padded; /* version 1 */
     int64_t outliers, words_count;   /* version 2 */
+    int64_t nm_v, kept;              /* version 3 (and entries) */
     int64_t bytes[3];                /* the payload's arrays in file order (v1: values, deltas, row_ptr;
-                                        v2: words, outlier_row_ptr, outlier_entries) */
+                                        v2: words, outlier_row_ptr, outlier_entries; v3: values, positions, 0) */
     int64_t total;                   /* header + payload, derived */
 } macko_ser_header;
 
@@ -102,5 +105,13 @@ struct macko_mat_s *macko_serq_matrix(const macko_ser_header *h, macko_status_t 
 /* Validates the filled arrays through the importer's validator and the header's nnz; on failure destroys m and
  * records the FORMAT_ERROR. */
 macko_status_t macko_serq_finish(const char *fn, struct macko_mat_s *m, const macko_ser_header *h);
+
+/* ---- format version 3, the N:M kind (serialize_nm.c): the same six steps as version 2's */
+int macko_sern_from_matrix(const struct macko_mat_s *m, macko_ser_header *h);
+void macko_sern_pack(const macko_ser_header *h, uint8_t *b);
+macko_status_t macko_sern_check(const char *fn, const uint8_t *b, macko_ser_header *h);
+void macko_sern_arrays(const struct macko_mat_s *m, const macko_ser_header *h, macko_ser_array a[3]);
+struct macko_mat_s *macko_sern_matrix(const macko_ser_header *h, macko_status_t *st);
+macko_status_t macko_sern_finish(const char *fn, struct macko_mat_s *m, const macko_ser_header *h);
 
 #endif

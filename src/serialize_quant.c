@@ -78,6 +78,10 @@ macko_status_t macko_serq_check(const char *fn, const uint8_t *b, macko_ser_head
         return macko_ser_bad_field(fn, "kind", OFF_KIND,
                                    "is 0 (MACKO_KIND_MACKO); format version 2 holds MACKO_KIND_QUANT (1) only: a "
                                    "MACKO matrix is format version 1");
+    if (h->kind == MACKO_KIND_NM)
+        return macko_ser_bad_field(fn, "kind", OFF_KIND,
+                                   "is 2 (MACKO_KIND_NM); format version 2 holds MACKO_KIND_QUANT (1) only: an N:M "
+                                   "matrix is format version 3");
     if (h->kind != MACKO_KIND_QUANT)
         return macko_ser_bad_field(fn, "kind", OFF_KIND, "is %u, not a known macko_kind_t", h->kind);
     if (h->type != MACKO_R_16F)

@@ -33,6 +33,8 @@ static macko_status_t mm_run(int combo, const char *fn, macko_handle_t handle, c
     macko_kargs a;
     int64_t j0;
 
+    if (M->kind == MACKO_KIND_NM)
+        return macko_nm_compute(fn, handle, M, combo, alpha, b, incb, ldb, beta, c, incc, ldc, n);
     if (M->kind == MACKO_KIND_QUANT)
         return macko_quant_compute(fn, handle, M, alpha, b, incb, ldb, beta, c, incc, ldc, n);
     if (M->dev_layout == MACKO_LAYOUT_TILES)
@@ -97,6 +99,7 @@ static macko_status_t spmm(const mm_sig *S, macko_handle_t handle, macko_operati
         MACKO_CHECK(macko_check_combo(fn, A->type, S->btype, "btype", btype, S->ctype, "ctype", ctype, S->compute,
                                       compute, &combo));
         MACKO_CHECK(macko_check_quant_combo(fn, S->btype, A, combo));
+        MACKO_CHECK(macko_check_nm_combo(fn, S->btype, A, combo));
         MACKO_CHECK(macko_check_tiles_combo(fn, S->btype, A, op, combo));
     } else
         combo = macko_combo_of_type(S->letter);

@@ -40,6 +40,7 @@ static macko_status_t spmv(const spmv_sig *S, macko_handle_t handle, macko_opera
         MACKO_CHECK(macko_check_combo(fn, A->type, S->xtype, "xtype", xtype, S->ytype, "ytype", ytype, S->compute,
                                       compute, &combo));
         MACKO_CHECK(macko_check_quant_combo(fn, S->xtype, A, combo));
+        MACKO_CHECK(macko_check_nm_combo(fn, S->xtype, A, combo));
         MACKO_CHECK(macko_check_tiles_combo(fn, S->xtype, A, op, combo));
     } else
         combo = macko_combo_of_type(S->letter);
@@ -57,6 +58,8 @@ static macko_status_t spmv(const spmv_sig *S, macko_handle_t handle, macko_opera
 
     if (m == 0)
         return macko_ok();
+    if (M->kind == MACKO_KIND_NM)
+        return macko_nm_compute(fn, handle, M, combo, alpha, x, incx, 0, beta, y, incy, 0, 1);
     if (M->kind == MACKO_KIND_QUANT)
         return macko_quant_compute(fn, handle, M, alpha, x, incx, 0, beta, y, incy, 0, 1);
     if (M->dev_layout == MACKO_LAYOUT_TILES)

@@ -161,7 +161,7 @@ TEST(Checks, MatrixKind)
     EXPECT_CHECK(macko_mat_export_csr_host(Q, nullptr, nullptr, nullptr, MACKO_INDEX_32I, MACKO_INDEX_BASE_ZERO),
                  MACKO_STATUS_NOT_SUPPORTED, 1,
                  "macko_mat_export_csr_host: argument 1: A is a MACKO_KIND_QUANT matrix; this routine takes "
-                 "MACKO_KIND_MACKO matrices only");
+                 "MACKO_KIND_MACKO and MACKO_KIND_NM matrices only");
     EXPECT_CHECK(macko_mat_get_quant_host(F.A, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
                  MACKO_STATUS_NOT_SUPPORTED, 1,
                  "macko_mat_get_quant_host: argument 1: A is a MACKO_KIND_MACKO matrix; this routine takes "

@@ -417,7 +417,8 @@ TEST(Quant, KindQueriesAndRefusals)
               kNS);
     EXPECT_EQ(macko_get_last_error_position(), 1);
     EXPECT_STREQ(macko_get_last_error_message(), "macko_mat_export_csr_host: argument 1: A is a MACKO_KIND_QUANT "
-                                                 "matrix; this routine takes MACKO_KIND_MACKO matrices only");
+                                                 "matrix; this routine takes MACKO_KIND_MACKO and MACKO_KIND_NM "
+                                                 "matrices only");
     EXPECT_EQ(orp, std::vector<int32_t>(18, 5));
     /* The kind is judged before the other arguments. */
     EXPECT_EQ(macko_mat_export_csr_host(q.A, nullptr, nullptr, nullptr, (macko_indextype_t)0, MACKO_INDEX_BASE_ZERO),

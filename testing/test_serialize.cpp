@@ -394,9 +394,11 @@ TEST(Serialize, HostileHeadersWithValidChecksumAreFormatErrors)
     };
     /* the message must name the field */
     const std::vector<Edit> cases = {
-        {"version 3", [](Bytes &b) { set_u32(b, 8, 3); }, "'version'"},
-        /* a version-1 header read as version 2: its value_type byte (2, fp16) is not a kind */
+        {"version 4", [](Bytes &b) { set_u32(b, 8, 4); }, "'version'"},
+        /* a version-1 header read as version 2: its value_type byte (2, fp16) is the N:M kind, not QUANT */
         {"version 2", [](Bytes &b) { set_u32(b, 8, 2); }, "'kind'"},
+        /* ... and read as version 3: kind 2 fits, but its value_bits byte (16) is no value type */
+        {"version 3", [](Bytes &b) { set_u32(b, 8, 3); }, "'value_type'"},
         {"version 0", [](Bytes &b) { set_u32(b, 8, 0); }, "'version'"},
         {"header size 97", [](Bytes &b) { set_u32(b, 12, 97); }, "'header_size'"},
         {"header size 2^32-1", [](Bytes &b) { set_u32(b, 12, 0xFFFFFFFFu); }, "'header_size'"},
