@@ -429,6 +429,23 @@ def test_copies_and_pickles():
 
 
 @needs_nm
+@pytest.mark.parametrize("dtype", ALL_TYPES)
+def test_serialize_save_load(tmp_path, dtype):
+    """N:M matrices in the library's file format (version 3): the same pattern and arrays back, bit for bit."""
+    A = Matrix.from_dense_nm(random_nm(21, 45, 3, 8, 2, seed=20, dtype=dtype, fill=0.8), 3, 8, 2)
+    A.save(tmp_path / "nm.macko")
+    for B in (Matrix.deserialize(A.serialize()), Matrix.load(tmp_path / "nm.macko")):
+        assert B.kind == Kind.NM and B.nm_pattern == (3, 8, 2) and B.datatype == A.datatype
+        for x, y in zip(B.nm_arrays(), A.nm_arrays()):
+            np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+    bad = bytearray(A.serialize())
+    bad[-1] ^= 0x55
+    with pytest.raises(MackoError) as e:
+        Matrix.deserialize(bytes(bad))
+    assert e.value.status == Status.FORMAT_ERROR
+
+
+@needs_nm
 def test_bf16_pickle():
     a = random_nm(8, 12, 2, 4, 1, seed=17, dtype="bfloat16")
     A = Matrix.from_dense_nm(a, 2, 4, 1)

@@ -152,6 +152,16 @@ def test_state_dict_errors_cpu():
         MackoLinear.empty(70, 50, device="cpu", layout="tiles").load_state_dict(sd)
 
 
+def test_serialized_nm_state_cpu():
+    """An N:M matrix's serialized bytes (file format v3) load as extra state too."""
+    m = MackoLinear.from_nm(linear(70, 50, 15), n=4, m=8, prune=True, device="cpu")
+    blob = torch.from_numpy(np.frombuffer(m.matrix.serialize(), np.uint8).copy())
+    e = MackoLinear.empty(70, 50, device="cpu")
+    e.load_state_dict({"bias": m.bias, "_extra_state": blob})
+    assert e.kind == Kind.NM and e.nm_pattern == (4, 8, 1)
+    same_layers(m, e)
+
+
 def test_copies_and_pickles_cpu():
     model = torch.nn.Sequential(MackoLinear.from_nm(linear(70, 50, 7), n=2, m=4, prune=True, device="cpu"),
                                 torch.nn.ReLU(),
