@@ -518,7 +518,7 @@ def test_gpu_spmv_spmm(torch_cuda, handle, dtype, n, m, v):
     A = Matrix.from_dense_nm(w.cpu(), n, m, v)
     A.upload(handle)
     ref_w = w.double()
-    tol = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-5, "float64": 1e-12}[dtype]
+    tol = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 3e-5, "float64": 1e-12}[dtype]
     for k in (1, 2, 3, 8, 17, 64, 300):
         B = torch.randn(k, cols, device="cuda").to(tdt)
         C = torch.randn(k, rows, device="cuda").to(tdt)
