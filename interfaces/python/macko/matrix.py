@@ -347,6 +347,7 @@ class Matrix(NMMethods):
             with self._lock:
                 ptr, self._ptr = self._ptr, None
                 self._handle, self._has_host, self._on_device, self._kind = None, False, False, None
+                self._nm_pattern = None
                 _lib.call("macko_mat_destroy", ctypes.c_void_p(ptr))
 
     def __enter__(self):

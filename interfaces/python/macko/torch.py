@@ -280,7 +280,8 @@ class MackoLinear(nn.Module):
                        handle=None, keep_host=False):
         """A layer holding the N:M matrix of these arrays (Matrix.from_nm_arrays: rows = out_features, cols =
         in_features; values a tensor or numpy array of the layer's dtype, which it gives: torch.bfloat16 tensors for
-        bf16). device, handle, keep_host as for from_nm."""
+        bf16; tensors on any device). device, handle, keep_host as for from_nm."""
+        values, positions = (a.detach().cpu() if isinstance(a, torch.Tensor) else a for a in (values, positions))
         mat = Matrix.from_nm_arrays(out_features, in_features, n, m, v, values, positions)
         return cls._with_matrix(mat, bias, _target_device(device, None), handle, keep_host)
 

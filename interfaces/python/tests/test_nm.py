@@ -389,6 +389,10 @@ def test_macko_only_methods_refuse_an_nm_matrix():
     assert (e.value.status, e.value.position) == (Status.NOT_SUPPORTED, 1)
     with pytest.raises(MackoError):
         M.nm_pattern
+    assert A.nm_pattern == (2, 4, 1)
+    A.close()
+    with pytest.raises(ValueError, match="closed"):
+        A.nm_pattern  # not the pattern remembered from before
 
 
 @needs_nm
