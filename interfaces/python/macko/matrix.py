@@ -412,7 +412,7 @@ class Matrix(NMMethods):
         only a MACKO matrix has; instead: what to use, by kind name."""
         if self.kind != Kind.MACKO:
             msg = "Matrix.%s: this is a%s %s matrix; %s" % (what, "n" if self.kind == Kind.NM else "", self.kind.name,
-                                                           instead[self.kind.name])
+                                                           instead.get(self.kind.name, "see its kind's page"))
             raise _lib.MackoError(Status.NOT_SUPPORTED, _lib.status_name(Status.NOT_SUPPORTED), 1, msg, None)
 
     @property
