@@ -19,8 +19,12 @@ Quantized weights: ``Matrix.from_dense_quantized(W)`` makes a QUANT matrix (3-bi
 outliers, FORMAT_QUANT.md; ``.quantization_error`` tells how far it is from W), ``Matrix.from_quant_arrays`` imports
 its arrays, ``Matrix.from_spqr`` an SpQR checkpoint's; it computes through the same spmv/spmm with float16 vectors.
 
+N:M sparsity: ``macko.prune_nm(W, n, m, v)`` prunes a weight by magnitude to n kept columns in every window of m,
+shared by v rows; ``Matrix.from_dense_nm(W, n, m, v)`` makes an NM matrix (FORMAT_NM.md; the pattern detected where
+n, m or v is 0), ``Matrix.from_nm_arrays`` imports its arrays; ``.nm_pattern`` and ``.nm_arrays()`` read them.
+
 ``macko.torch.MackoLinear`` (imported on first use; needs torch) replaces an ``nn.Linear``
-(``MackoLinear.from_quantized`` for a QUANT weight).
+(``MackoLinear.from_quantized`` for a QUANT weight, ``MackoLinear.from_nm`` for an N:M one).
 
 Matrices pickle and copy through serialize()/deserialize() (each copy owns its memory); a Handle refuses both.
 """
@@ -28,6 +32,7 @@ Matrices pickle and copy through serialize()/deserialize() (each copy owns its m
 from ._enums import (DataType, IndexBase, IndexType, Kind, Layout, Operation, Order, OutlierRule, PointerMode,
                      Status, bf16_from_float, bf16_to_float32, bfloat16)
 from ._lib import MackoError, has_symbol, library_path, status_name, status_string
+from ._nm import NMArrays, NMPattern, prune_nm
 from ._quant import QuantArrays, quantization_error, spqr_arrays
 from .compute import SUPPORTED, spmm, spmm_ex, spmv, spmv_ex
 from .handle import Handle, gpu_available
@@ -66,6 +71,6 @@ def __getattr__(name):
 
 __all__ = ["DataType", "IndexBase", "IndexType", "Kind", "Layout", "Operation", "Order", "OutlierRule", "PointerMode", "Status",
            "MackoError", "Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "quantization_error",
-           "spqr_arrays", "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
+           "spqr_arrays", "NMArrays", "NMPattern", "prune_nm", "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
            "SUPPORTED", "bfloat16", "bf16_from_float", "bf16_to_float32", "version", "last_error",
            "gpu_available", "has_symbol", "library_path", "status_name", "status_string"]

@@ -53,7 +53,8 @@ class PointerMode(enum.IntEnum):
 
 class Kind(enum.IntEnum):
     """The encoding a matrix holds (macko_kind_t): MACKO (values + 4-bit column deltas, FORMAT.md), QUANT (3-bit
-    weights in 16 x 16 tiles plus fp16 outliers, FORMAT_QUANT.md) or NM (vector-wise N:M sparsity, FORMAT_NM.md)."""
+    weights in 16 x 16 tiles plus fp16 outliers, FORMAT_QUANT.md) or NM (vector-wise N:M sparsity: N kept positions
+    in every window of M columns, shared by V consecutive rows, FORMAT_NM.md)."""
     MACKO = 0
     QUANT = 1
     NM = 2

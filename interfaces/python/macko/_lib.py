@@ -79,6 +79,13 @@ _PROTOTYPES = {
                                               c_void_p]),
     "macko_mat_get_quant_host": (_STATUS, [c_void_p, _P(c_int), _P(c_void_p), _P(c_int64), _P(c_int64),
                                            _P(c_void_p), _P(c_void_p)]),
+    "macko_mat_create_nm_dense_host": (_STATUS, [_P(c_void_p), c_int64, c_int64, c_int, c_void_p, c_int64, c_int,
+                                                 c_int, c_int, c_int]),
+    "macko_mat_create_nm_dense_device": (_STATUS, [c_void_p, _P(c_void_p), c_int64, c_int64, c_int, c_void_p, c_int64,
+                                                   c_int, c_int, c_int, c_int]),
+    "macko_mat_create_nm_host": (_STATUS, [_P(c_void_p), c_int64, c_int64, c_int, c_int, c_int, c_int, c_void_p,
+                                           c_void_p]),
+    "macko_mat_get_nm_host": (_STATUS, [c_void_p, _P(c_int), _P(c_int), _P(c_int), _P(c_void_p), _P(c_void_p)]),
 }
 
 

@@ -4,7 +4,7 @@ matrices.
 spmv/spmm call the BLAS-letter routine of the matrix's type (macko_Hspmv, _Sspmv, _Dspmv, ...) when x and y have
 that type, and the generic macko_spmv_ex / macko_spmm_ex otherwise (bf16 matrices, or x/y of another type than A);
 spmv_ex/spmm_ex always call the generic routine. The combinations are macko.h's (SUPPORTED); a QUANT matrix takes
-float16 vectors only."""
+float16 vectors only, an N:M matrix vectors of its own type only."""
 
 import ctypes
 import numbers
@@ -54,6 +54,10 @@ def _combination(A, at, xt, yt, compute_type, x_name, y_name):
     if A.kind == Kind.QUANT and (xt, yt) != (_F16, _F16):
         raise ValueError("%s %s and %s %s with a QUANT matrix: it computes with float16 %s and %s only (fp32 "
                          "accumulation)" % (x_name, type_name(xt), y_name, type_name(yt), x_name, y_name))
+    if A.kind == Kind.NM and (xt, yt) != (at, at):
+        raise ValueError("%s %s and %s %s with an N:M %s matrix: it computes with %s and %s of its own type only "
+                         "(%s)" % (x_name, type_name(xt), y_name, type_name(yt), type_name(at), x_name, y_name,
+                                   type_name(at)))
     want = SUPPORTED.get((at, xt, yt))
     if want is None:
         ok = ["%s/%s" % (type_name(k[1]), type_name(k[2])) for k in SUPPORTED if k[0] == at]
@@ -124,7 +128,8 @@ def spmv(handle, A, x, y, alpha=1.0, beta=0.0, op="N", *, xtype=None, ytype=None
     is set to the producer's current stream, so the call is ordered with the surrounding work; for other objects
     the handle's stream is used as it is. alpha/beta: numbers in PointerMode.HOST; in PointerMode.DEVICE device
     scalars of the compute type (float32, or float64 for a float64 matrix). op: 'N' or 'T' ('T' needs
-    A.analysis(handle, 'T') first). A QUANT matrix (A.kind) takes float16 x and y and op 'N' only. Returns y.
+    A.analysis(handle, 'T') first). A QUANT matrix (A.kind) takes float16 x and y and op 'N' only; an N:M matrix x
+    and y of its own type and op 'N' only. Returns y.
 
     Wrong dtypes, combinations, lengths or shapes raise ValueError before the library is called; the library's own
     failures raise MackoError. The call is asynchronous: synchronise the stream before reading y on the host.

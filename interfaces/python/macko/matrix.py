@@ -12,11 +12,12 @@ import threading
 
 import numpy as np
 
-from . import _lib, _quant
+from . import _lib, _nm, _quant
 from ._device import device_array
 from ._enums import (DataType, IndexBase, IndexType, Kind, Layout, Order, Status, bf16_from_float, bf16_to_float32,
                      bfloat16, convert_values, datatype_of, is_bfloat16, numpy_dtype, operation, type_name)
 from ._enums import layout as _layout
+from ._nm import NMArrays, NMMethods, NMPattern
 from ._quant import DEFAULT_OUTLIERS, QuantArrays
 
 MatrixInfo = collections.namedtuple("MatrixInfo", "rows cols nnz dtype")
@@ -106,17 +107,37 @@ def _copy_out(p, n, dt):
     return out
 
 
+def _device_dense(handle, a):
+    """(DeviceArray, rows, cols, Order, ld) of a 2-D row- or column-major device array; the handle's stream set to
+    the producer's current stream where it says."""
+    d = device_array(a, "a")
+    if len(d.shape) != 2:
+        raise ValueError("a must be 2-D, got shape %s" % (d.shape,))
+    rows, cols = d.shape
+    s0, s1 = d.strides
+    if (s1 == 1 or cols <= 1) and s0 >= max(1, cols):
+        order, ld = Order.ROW, s0
+    elif (s0 == 1 or rows <= 1) and s1 >= max(1, rows):
+        order, ld = Order.COL, s1
+    else:
+        raise ValueError("a must be row- or column-major (strides %s)" % (d.strides,))
+    if d.stream is not None:
+        handle.stream = d.stream
+    return d, rows, cols, order, ld
+
+
 def _unpickle(cls, state):
     obj = cls.__new__(cls)
     obj.__setstate__(state)
     return obj
 
 
-class Matrix:
-    """A weight matrix of one of macko's kinds (``kind``): MACKO, a sparse matrix in the MACKO format, or QUANT, 3-bit
-    weights in 16 x 16 tiles plus fp16 outliers. Build one with a classmethod (from_dense, from_csr, from_macko,
-    from_dense_quantized, from_quant_arrays, load, deserialize, from_dense_device, from_csr_device); free it with
-    close() or a with-block (or let it be collected).
+class Matrix(NMMethods):
+    """A weight matrix of one of macko's kinds (``kind``): MACKO, a sparse matrix in the MACKO format, QUANT, 3-bit
+    weights in 16 x 16 tiles plus fp16 outliers, or NM, vector-wise N:M sparsity. Build one with a classmethod
+    (from_dense, from_csr, from_macko, from_dense_quantized, from_quant_arrays, from_dense_nm, from_nm_arrays, load,
+    deserialize, from_dense_device, from_csr_device, from_dense_nm_device); free it with close() or a with-block (or
+    let it be collected).
 
     Copies and pickles own their memory (see copy() and __getstate__)."""
 
@@ -142,6 +163,7 @@ class Matrix:
         # construction. Copies and pickles need this to download a device-only matrix and to upload the copy.
         self._ptr = ptr
         self._kind = None
+        self._nm_pattern = None
         self._lock = threading.RLock()
         self._handle = handle
         self._has_host = handle is None
@@ -285,19 +307,7 @@ class Matrix:
     def from_dense_device(cls, handle, a):
         """Encodes on the GPU a 2-D device array (torch CUDA tensor -- bfloat16 too -- or __cuda_array_interface__)
         of a macko value type; the matrix lives on the device only."""
-        d = device_array(a, "a")
-        if len(d.shape) != 2:
-            raise ValueError("a must be 2-D, got shape %s" % (d.shape,))
-        rows, cols = d.shape
-        s0, s1 = d.strides
-        if (s1 == 1 or cols <= 1) and s0 >= max(1, cols):
-            order, ld = Order.ROW, s0
-        elif (s0 == 1 or rows <= 1) and s1 >= max(1, rows):
-            order, ld = Order.COL, s1
-        else:
-            raise ValueError("a must be row- or column-major (strides %s)" % (d.strides,))
-        if d.stream is not None:
-            handle.stream = d.stream
+        d, rows, cols, order, ld = _device_dense(handle, a)
         return cls._create("macko_mat_create_dense_device", _I64(rows), _I64(cols), int(datatype_of(d.dtype)),
                            ctypes.c_void_p(d.ptr), _I64(ld), int(order), handle=handle)
 
@@ -337,6 +347,7 @@ class Matrix:
             with self._lock:
                 ptr, self._ptr = self._ptr, None
                 self._handle, self._has_host, self._on_device, self._kind = None, False, False, None
+                self._nm_pattern = None
                 _lib.call("macko_mat_destroy", ctypes.c_void_p(ptr))
 
     def __enter__(self):
@@ -383,8 +394,8 @@ class Matrix:
 
     @property
     def kind(self):
-        """The encoding the matrix holds (macko_mat_get_kind): Kind.MACKO or Kind.QUANT. A matrix keeps its kind for
-        its whole life; a library without the routine has MACKO matrices only."""
+        """The encoding the matrix holds (macko_mat_get_kind): Kind.MACKO, Kind.QUANT or Kind.NM. A matrix keeps its
+        kind for its whole life; a library without the routine has MACKO matrices only."""
         k = self._kind
         if k is None:
             if _lib.has_symbol("macko_mat_get_kind"):
@@ -397,10 +408,11 @@ class Matrix:
         return k
 
     def _macko_only(self, what, instead):
-        """Raises MackoError NOT_SUPPORTED (the C routines' status for a matrix of the other kind) for a method that
-        only a MACKO matrix has."""
+        """Raises MackoError NOT_SUPPORTED (the C routines' status for a matrix of another kind) for a method that
+        only a MACKO matrix has; instead: what to use, by kind name."""
         if self.kind != Kind.MACKO:
-            msg = "Matrix.%s: this is a %s matrix; %s" % (what, self.kind.name, instead)
+            msg = "Matrix.%s: this is a%s %s matrix; %s" % (what, "n" if self.kind == Kind.NM else "", self.kind.name,
+                                                           instead.get(self.kind.name, "see its kind's page"))
             raise _lib.MackoError(Status.NOT_SUPPORTED, _lib.status_name(Status.NOT_SUPPORTED), 1, msg, None)
 
     @property
@@ -411,9 +423,10 @@ class Matrix:
 
     def arrays(self):
         """Copies of the three host MACKO arrays (values, deltas, row_ptr) plus entries and entries_padded. A MACKO
-        matrix's; a QUANT matrix raises MackoError NOT_SUPPORTED (its arrays: quant_arrays())."""
-        self._macko_only("arrays()", "its arrays are quant_arrays() (FORMAT_QUANT.md); arrays() gives the MACKO "
-                                     "arrays of a MACKO matrix")
+        matrix's; another kind raises MackoError NOT_SUPPORTED (its arrays: quant_arrays(), nm_arrays())."""
+        self._macko_only("arrays()", {k: "its arrays are %s() (%s); arrays() gives the MACKO arrays of a MACKO matrix"
+                                      % a for k, a in (("QUANT", ("quant_arrays", "FORMAT_QUANT.md")),
+                                                       ("NM", ("nm_arrays", "FORMAT_NM.md")))})
         v, d, r = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
         rt, e, ep = ctypes.c_int(), _I64(), _I64()
         _lib.call("macko_mat_get_macko_host", self, ctypes.byref(v), ctypes.byref(d), ctypes.byref(r),
@@ -438,7 +451,8 @@ class Matrix:
     def to_dense(self, order="C", dtype=None):
         """The matrix as a dense numpy array of its dtype (bf16: macko.bfloat16 bit patterns), C (row-major) or F
         (column-major) ordered; dtype= converts the result (bf16 to float32 is exact). A QUANT matrix gives float16:
-        each element its decoded weight plus its outlier, the exact sum rounded once (FORMAT_QUANT.md)."""
+        each element its decoded weight plus its outlier, the exact sum rounded once (FORMAT_QUANT.md); an N:M
+        matrix its kept values at their columns and zeros elsewhere."""
         rows, cols, _, dt = self.info
         order = order.upper()
         if order not in ("C", "F"):
@@ -452,8 +466,9 @@ class Matrix:
 
     def to_csr(self, index_dtype=np.int32, index_base=0, dtype=None):
         """(indptr, indices, data) of the stored nonzeros (padding and zero values left out), columns sorted; data
-        as to_dense's values. A MACKO matrix's; a QUANT matrix raises MackoError NOT_SUPPORTED."""
-        self._macko_only("to_csr()", "to_dense() gives its values (W + O), quant_arrays() its arrays")
+        as to_dense's values. A MACKO matrix's; another kind raises MackoError NOT_SUPPORTED."""
+        self._macko_only("to_csr()", {"QUANT": "to_dense() gives its values (W + O), quant_arrays() its arrays",
+                                      "NM": "to_dense() gives its values, nm_arrays() its arrays"})
         rows, _, nnz, dt = self.info
         idt = np.dtype(index_dtype)
         if idt == np.int32:
@@ -514,6 +529,8 @@ class Matrix:
     def release_host(self):
         """Frees the host arrays of a matrix that is on the device."""
         with self._lock:
+            if self._has_host and self.kind == Kind.NM:
+                self.nm_pattern  # read from the host arrays: remembered for later
             _lib.call("macko_mat_release_host", self)
             self._has_host = False
 
@@ -588,7 +605,10 @@ class Matrix:
     def _host_state(self):
         """The picklable state of a matrix with a host copy: {"serialized": bytes} for a MACKO matrix (the library's
         versioned, checksummed format); for a QUANT matrix {"quant": its shape and arrays, "quantization_error":
-        ...}, which the importer validates completely on the way back. The caller holds the lock."""
+        ...}, which the importer validates completely on the way back; for an N:M matrix {"nm": its shape, pattern,
+        value type and arrays} (NMMethods._nm_state). The caller holds the lock."""
+        if self.kind == Kind.NM:
+            return self._nm_state()
         if self.kind == Kind.QUANT:
             rows, cols = self.shape
             q = self.quant_arrays()
@@ -603,10 +623,12 @@ class Matrix:
 
     def _from_state(self, state):
         """Makes this (fresh) object the host-only matrix of a _host_state dict."""
-        if not isinstance(state, dict) or not ("serialized" in state or "quant" in state):
+        if not isinstance(state, dict) or not ("serialized" in state or "quant" in state or "nm" in state):
             raise ValueError("not a pickled macko.Matrix state")
         out = ctypes.c_void_p()
-        if "quant" in state:
+        if "nm" in state:
+            out.value = _nm.create_from_state(state["nm"])
+        elif "quant" in state:
             q = state["quant"]
             rows, cols = int(q["rows"]), int(q["cols"])
             words, row_ptr, entries = _quant.quant_inputs(rows, cols, q["words"], q["outlier_row_ptr"],
@@ -665,13 +687,17 @@ class Matrix:
         """A new matrix with the values converted to dtype (float16, bfloat16, float32, float64; rounding to nearest
         even) at the same positions: the deltas and row pointers are this matrix's, so a value that rounds to zero
         stays an entry (a stored zero) and the storage changes only by the values' size. It lives where this one
-        does, as copy() says (handle: as for copy()). A QUANT matrix holds float16 only: astype(float16) is copy(),
-        another type raises MackoError NOT_SUPPORTED."""
+        does, as copy() says (handle: as for copy()). An N:M matrix keeps its pattern and kept positions (a value
+        rounding to zero stays in its slot). A QUANT matrix holds float16 only: astype(float16) is copy(), another
+        type raises MackoError NOT_SUPPORTED."""
         t = datatype_of(dtype)
-        if self.kind == Kind.QUANT and t == DataType.R_16F:
+        kind = self.kind
+        if kind == Kind.QUANT and t == DataType.R_16F:
             return self.copy(handle)
-        self._macko_only("astype(%s)" % type_name(t), "it holds float16 values only (3-bit codes with fp16 statistics "
-                                                      "and outliers); to_dense(dtype=...) gives them in another type")
+        if kind == Kind.QUANT:
+            self._macko_only("astype(%s)" % type_name(t),
+                             {"QUANT": "it holds float16 values only (3-bit codes with fp16 statistics and outliers); "
+                                       "to_dense(dtype=...) gives them in another type"})
         with self._lock:
             h = handle if handle is not None else self._handle
             if self._ptr is not None and self._on_device and self._has_host and not _usable(h):
@@ -681,8 +707,11 @@ class Matrix:
             with self._host_copy(h, "convert"):
                 rows, cols, _, _ = self.info
                 src = self.datatype
-                arr = self.arrays()
+                arr = self.nm_arrays() if kind == Kind.NM else self.arrays()
             values = convert_values(arr.values, src, t)
+            if kind == Kind.NM:
+                new = type(self).from_nm_arrays(rows, cols, *self.nm_pattern, values, arr.positions, dtype=t)
+                return self._placed_like_self(new, h)
             new = type(self).from_macko((rows, cols), values, arr.deltas, arr.row_ptr, arr.entries,
                                         dtype=numpy_dtype(t))
             if t in (DataType.R_16F, DataType.R_16BF) and self.layout == Layout.TILES:
@@ -700,8 +729,11 @@ class Matrix:
 
     def __getstate__(self):
         """Pickled state: {"serialized": bytes of serialize()}, the library's versioned, checksummed format, for a
-        MACKO matrix (plus "layout": 1 when its layout is Layout.TILES, which the format does not record); {"quant": {rows, cols, bits, words, outlier_row_ptr, outlier_entries}, "quantization_error":
-        float or None} for a QUANT matrix (validated by macko_mat_create_quant_host when unpickled). The unpickled
+        MACKO matrix (plus "layout": 1 when its layout is Layout.TILES, which the format does not record); {"quant":
+        {rows, cols, bits, words, outlier_row_ptr, outlier_entries}, "quantization_error": float or None} for a
+        QUANT matrix (validated by macko_mat_create_quant_host when unpickled); {"nm": {rows, cols, n, m, v, type
+        (the DataType's number), values (bf16 as uint16 bits), positions}} for an N:M matrix (validated by
+        macko_mat_create_nm_host). The unpickled
         matrix is host-only (no handle crosses a process); a device-only matrix is downloaded through its handle
         for the pickle, or pickling raises ValueError saying how to download it."""
         with self._host_copy(None, "pickle"):
@@ -718,6 +750,10 @@ class Matrix:
         if self._ptr is None:
             return "<macko.Matrix closed>"
         i = self.info
+        if self.kind == Kind.NM:
+            p = self.nm_pattern
+            return "<macko.Matrix %dx%d NM %d:%d v=%d %s nnz=%d>" % (i.rows, i.cols, p.n, p.m, p.v,
+                                                                   type_name(self.datatype), i.nnz)
         if self.kind == Kind.QUANT:
             return "<macko.Matrix %dx%d QUANT %s nnz=%d outliers=%d>" % (i.rows, i.cols, type_name(self.datatype),
                                                                         i.nnz, self.storage.entries)
@@ -729,4 +765,5 @@ def _convert(values, have, dtype):
     return convert_values(values, datatype_of(have), datatype_of(dtype))
 
 
-__all__ = ["Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "DataType", "Kind", "Layout"]
+__all__ = ["Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "NMArrays", "NMPattern", "DataType",
+           "Kind", "Layout"]

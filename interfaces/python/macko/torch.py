@@ -26,6 +26,12 @@ Quantized weights: ``MackoLinear.from_quantized(weight, bits=3, outliers=0.01)``
 in 16 x 16 tiles plus fp16 outliers, lapack_style_docs/FORMAT_QUANT.md) made from a dense weight,
 ``MackoLinear.from_quant_arrays`` one imported from its arrays (e.g. an SpQR checkpoint's); such a layer computes in
 float16 only and reports ``quantization_error``.
+
+N:M weights: ``MackoLinear.from_nm(weight, n=2, m=4, v=1, prune=True)`` holds an N:M matrix
+(lapack_style_docs/FORMAT_NM.md: n kept columns in every window of m, shared by v rows) of a weight pruned by
+magnitude (macko.prune_nm), or of a weight already in the pattern (prune=False; a 0 in n, m or v is detected);
+``MackoLinear.from_nm_arrays`` one imported from its arrays. Such a layer holds any of the four dtypes and converts
+between them like a MACKO layer; its state dict holds the N:M arrays.
 """
 
 import copy
@@ -38,6 +44,7 @@ from torch import nn
 
 from ._enums import DataType, Kind, Layout, type_name
 from ._enums import layout as _layout_of
+from ._nm import prune_nm
 from ._quant import DEFAULT_OUTLIERS
 from .compute import spmm
 from .handle import Handle
@@ -115,6 +122,11 @@ class MackoLinear(nn.Module):
     layer holding a QUANT matrix (3-bit weights plus fp16 outliers, ``kind`` is Kind.QUANT) instead: it lives,
     moves, copies and saves as above, but computes in float16 only (other input dtypes and dtype conversions raise
     TypeError), and ``quantization_error`` tells how far the quantized weight is from the dense one.
+
+    ``MackoLinear.from_nm(weight, n, m, v, prune=...)`` and ``MackoLinear.from_nm_arrays(...)`` build a layer holding
+    an N:M matrix (``kind`` is Kind.NM, ``nm_pattern`` its (n, m, v)): it lives, moves, copies, saves and converts
+    its dtype as a MACKO layer does; its layout is "rows" (the device holds the N:M encoding itself), and its input
+    is cast to the layer's dtype as for every layer.
     """
 
     def __init__(self, weight=None, bias=None, *, dtype=torch.float16, handle=None, keep_host=False, device=None,
@@ -207,6 +219,73 @@ class MackoLinear(nn.Module):
         return cls._with_matrix(m, bias, _target_device(device, None), handle, keep_host)
 
     @classmethod
+    def from_nm(cls, weight, bias=None, n=0, m=0, v=0, *, prune=False, dtype=torch.float16, device=None, handle=None,
+                keep_host=False):
+        """A layer holding an N:M matrix (Matrix.from_dense_nm, FORMAT_NM.md) of `weight` ([out_features,
+        in_features] tensor of any floating dtype on any device, or an nn.Linear, whose bias is taken unless bias= is
+        given), in `dtype` (float16 by default, bfloat16, float32, float64).
+
+        prune=True first prunes the weight by magnitude to the pattern (n, m, v) (macko.prune_nm: in every window of
+        m columns the n of largest summed |w| over each group of v rows are kept; on the weight's device, in its
+        dtype); then n and m must be given and v = 0 means 1. prune=False takes a weight that is already N:M: with
+        (n, m, v) given it must fit them (MackoError INVALID_VALUE naming the first row and window that does not),
+        and a 0 in any of them is detected (the smallest encoding). The weight is converted to dtype after pruning.
+
+        device: as for the constructor. A CUDA weight on the layer's device is encoded through
+        macko_mat_create_nm_dense_device (copied to the host on torch's current stream and encoded there, then
+        the host copy freed unless keep_host); a CPU weight on the host, then uploaded."""
+        if isinstance(weight, nn.Linear):
+            if bias is None:
+                bias = weight.bias
+            weight = weight.weight
+        w = weight.detach()
+        if w.dim() != 2:
+            raise ValueError("weight must be 2-D [out_features, in_features]")
+        if prune:
+            if not n or not m:
+                raise ValueError("prune=True needs the pattern to prune to: n and m (v defaults to 1), not n=%r, m=%r"
+                                 % (n, m))
+            v = v or 1
+            w = prune_nm(w, n, m, v)
+        dev = _target_device(device, w)
+        rows, cols = w.shape
+        layer = cls(None, bias, in_features=cols, out_features=rows, dtype=dtype, device=dev, handle=handle,
+                    keep_host=keep_host)
+        w = w.to(dtype)
+        if dev.type == "cuda" and w.is_cuda and w.device == dev:
+            with torch.cuda.device(dev):
+                if layer.handle is None or layer.handle.closed:
+                    layer.handle = Handle()
+                layer.handle.stream = torch.cuda.current_stream(dev)
+                mat = Matrix.from_dense_nm(w.contiguous(), n, m, v, handle=layer.handle)
+                if not keep_host:
+                    try:
+                        mat.release_host()
+                    except BaseException:
+                        mat.close()
+                        raise
+        else:
+            mat = Matrix.from_dense_nm(w.cpu().contiguous(), n, m, v)
+            if dev.type == "cuda":
+                try:
+                    layer._upload(mat)
+                except BaseException:
+                    mat.close()
+                    raise
+        layer.matrix = mat
+        return layer
+
+    @classmethod
+    def from_nm_arrays(cls, in_features, out_features, n, m, v, values, positions, bias=None, *, device=None,
+                       handle=None, keep_host=False):
+        """A layer holding the N:M matrix of these arrays (Matrix.from_nm_arrays: rows = out_features, cols =
+        in_features; values a tensor or numpy array of the layer's dtype, which it gives: torch.bfloat16 tensors for
+        bf16; tensors on any device). device, handle, keep_host as for from_nm."""
+        values, positions = (a.detach().cpu() if isinstance(a, torch.Tensor) else a for a in (values, positions))
+        mat = Matrix.from_nm_arrays(out_features, in_features, n, m, v, values, positions)
+        return cls._with_matrix(mat, bias, _target_device(device, None), handle, keep_host)
+
+    @classmethod
     def _with_matrix(cls, m, bias, device, handle, keep_host):
         """A layer of host matrix m's shape on device that takes ownership of m (closed if this fails)."""
         try:
@@ -279,8 +358,14 @@ class MackoLinear(nn.Module):
 
     @property
     def kind(self):
-        """The matrix's Kind (MACKO or QUANT); None for a layer without weights."""
+        """The matrix's Kind (MACKO, QUANT or NM); None for a layer without weights."""
         return None if self.matrix is None else self.matrix.kind
+
+    @property
+    def nm_pattern(self):
+        """NMPattern(n, m, v) of an N:M layer's matrix; None for another kind or a layer without weights."""
+        m = self.matrix
+        return m.nm_pattern if m is not None and m.kind == Kind.NM else None
 
     @property
     def quantization_error(self):
@@ -301,12 +386,22 @@ class MackoLinear(nn.Module):
         (the library's versioned format, which names the matrix's kind and dtype); empty for a layer without
         weights. A QUANT matrix: a dict {"kind": "quant", "rows", "cols", "bits", "words" (int64 tensor: the uint64
         words' bits), "outlier_row_ptr" (int32), "outlier_entries" (int32: the uint32 entries' bits),
-        "quantization_error" (float; left out when unknown)}, CPU tensors. A device-only matrix is downloaded through
-        the module's handle for it (synchronous) and its host copy released again."""
+        "quantization_error" (float; left out when unknown)}, CPU tensors. An N:M matrix: a dict {"kind": "nm",
+        "rows", "cols", "n", "m", "v", "values" (a tensor of the matrix's dtype, shape (rows, ceil(cols/m) * n)),
+        "positions" (uint8, shape (ceil(rows/v), ceil(cols/m) * n))}, the arrays of Matrix.nm_arrays(). A
+        device-only matrix is downloaded through the module's handle for it (synchronous) and its host copy released
+        again."""
         m = self.matrix
         if m is None:
             return torch.empty(0, dtype=torch.uint8)
         with m._host_copy(self.handle, "save"):
+            if m.kind == Kind.NM:
+                rows, cols = m.shape
+                p, a = m.nm_pattern, m.nm_arrays()
+                values = torch.from_numpy(a.values.view(np.int16)).view(torch.bfloat16) \
+                    if m.datatype == DataType.R_16BF else torch.from_numpy(a.values)
+                return {"kind": "nm", "rows": rows, "cols": cols, "n": p.n, "m": p.m, "v": p.v, "values": values,
+                        "positions": torch.from_numpy(a.positions)}
             if m.kind == Kind.QUANT:
                 rows, cols = m.shape
                 q = m.quant_arrays()
@@ -324,6 +419,14 @@ class MackoLinear(nn.Module):
     @staticmethod
     def _matrix_of_state(state):
         """The host matrix of an extra state (None for an empty one); ValueError for something else."""
+        if isinstance(state, dict) and state.get("kind") == "nm":
+            try:
+                arrays = [state[k].detach().cpu() if isinstance(state[k], torch.Tensor) else state[k]
+                          for k in ("values", "positions")]
+                return Matrix.from_nm_arrays(state["rows"], state["cols"], state["n"], state["m"], state["v"],
+                                             *arrays)
+            except KeyError as e:
+                raise ValueError("MackoLinear's N:M extra state lacks %s" % e) from None
         if isinstance(state, dict) and state.get("kind") == "quant":
             try:
                 arrays = [state[k].detach().cpu() if isinstance(state[k], torch.Tensor) else state[k]
@@ -336,7 +439,8 @@ class MackoLinear(nn.Module):
             return new
         if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.dim() != 1:
             raise ValueError("MackoLinear's extra state must be a 1-D uint8 tensor holding a serialized macko "
-                             "matrix, or a dict of the QUANT arrays, not %r" % (type(state).__name__,))
+                             "matrix, or a dict of the QUANT arrays or of the N:M arrays, not %r"
+                             % (type(state).__name__,))
         if not state.numel():
             return None
         return Matrix.deserialize(state.detach().cpu().contiguous().numpy())
@@ -354,10 +458,12 @@ class MackoLinear(nn.Module):
                 raise ValueError("the state dict's macko matrix is %s; this MackoLinear is %dx%d %s (build it with "
                                  "the matching in_features, out_features and dtype)"
                                  % (got, self.out_features, self.in_features, str(self.dtype).replace("torch.", "")))
-            if self._layout != "rows" and new.kind == Kind.QUANT:
+            if self._layout != "rows" and new.kind != Kind.MACKO:
+                kind = new.kind.name
                 new.close()
-                raise ValueError("the state dict holds a QUANT matrix; this MackoLinear has layout=%r, which holds "
-                                 "MACKO matrices only (build it with layout='rows')" % self._layout)
+                raise ValueError("the state dict holds a%s %s matrix; this MackoLinear has layout=%r, which holds "
+                                 "MACKO matrices only (build it with layout='rows')"
+                                 % ("n" if kind == "NM" else "", kind, self._layout))
             try:
                 self._apply_layout(new)
             except BaseException:
@@ -526,6 +632,9 @@ class MackoLinear(nn.Module):
         more = ", empty" if self.matrix is None else ""
         if self._layout != "rows":
             more += ", layout=%s" % self._layout
+        if self.kind == Kind.NM:
+            p = self.nm_pattern
+            more += ", kind=NM, pattern=%d:%d, v=%d" % (p.n, p.m, p.v)
         if self.kind == Kind.QUANT:
             err = self.quantization_error
             more = ", kind=QUANT, outliers=%d%s" % (self.matrix.storage.entries,

@@ -89,6 +89,49 @@ def test_pickle_in_other_processes(tmp_path):
     np.testing.assert_array_equal(B.to_dense(), a * 2)
 
 
+needs_nm = pytest.mark.skipif(not macko.has_symbol("macko_mat_create_nm_dense_host"),
+                              reason="this libmacko has no N:M kind yet")
+
+
+@needs_nm
+def test_nm_pickles_in_another_process(tmp_path):
+    """N:M matrices of every value type pickled by this process, read by a new one and pickled back: same pattern and
+    arrays bit for bit."""
+    from nm_ref import random_nm
+
+    mats = []
+    for i, dtype in enumerate(t for t in (np.float16, "bfloat16", np.float32, np.float64)):
+        try:
+            mats.append(Matrix.from_dense_nm(random_nm(21, 45, 3, 8, 2, seed=60 + i, dtype=dtype, fill=0.8), 3, 8, 2))
+        except MackoError:  # a library without this value type
+            continue
+    (tmp_path / "nm.pkl").write_bytes(pickle.dumps(mats))
+    script = textwrap.dedent("""
+        import pickle, sys
+        import macko
+        d = sys.argv[1]
+        with open(d + "/nm.pkl", "rb") as f:
+            mats = pickle.load(f)
+        assert all(A.kind == macko.Kind.NM and A.nm_pattern == (3, 8, 2) for A in mats)
+        with open(d + "/back.pkl", "wb") as f:
+            pickle.dump([A.copy() for A in mats], f)
+        print("child ok")
+    """)
+    env = dict(os.environ)
+    env["MACKO_LIBRARY"] = macko.library_path()
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(macko.__file__)))
+    env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "child ok" in r.stdout, r.stdout + r.stderr
+    back = pickle.loads((tmp_path / "back.pkl").read_bytes())
+    assert len(back) == len(mats) >= 2
+    for A, B in zip(mats, back):
+        assert B.datatype == A.datatype and B.nm_pattern == A.nm_pattern
+        for x, y in zip(A.nm_arrays(), B.nm_arrays()):
+            np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+
+
 def test_unpickle_damaged_state():
     A = Matrix.from_dense(random_dense(23, 64, 0.35, np.float32, seed=44))
     state = A.__getstate__()
@@ -293,3 +336,27 @@ def test_gpu_device_only_matrix_with_closed_handle(torch_cuda):
         np.testing.assert_array_equal(B.to_dense(), a)
         A.download(h2)
         pickle.dumps(A)
+
+
+@needs_nm
+@pytest.mark.parametrize("release", [False, True])
+def test_gpu_nm_copies_and_pickles_of_a_device_matrix(torch_cuda, handle, release):
+    """An N:M matrix on the GPU: its copies stay there (device-only when it is) and compute bitwise the same; its
+    pattern stays readable after release_host; a pickle of it is host-only with the same arrays."""
+    torch = torch_cuda
+    A = Matrix.from_dense_nm(macko.prune_nm(random_dense(300, 257, 1.0, np.float16, seed=48), 2, 4), 2, 4, 1)
+    want = A.nm_arrays()
+    A.upload(handle)
+    if release:
+        A.release_host()
+    assert A.nm_pattern == (2, 4, 1)
+    x = torch.empty(257, device="cuda", dtype=torch.float16).uniform_(-1, 1)
+    y = _spmv(torch, handle, A, x)
+    for B in (copy.copy(A), copy.deepcopy(A), A.copy()):
+        assert B._ptr != A._ptr and B.on_device and B.handle is handle and B.kind == macko.Kind.NM
+        assert B.has_host_copy == (not release)
+        assert torch.equal(_spmv(torch, handle, B, x), y)
+    P = pickle.loads(pickle.dumps(A))
+    assert P.has_host_copy and not P.on_device and A.has_host_copy == (not release)
+    for got, w in zip(P.nm_arrays(), want):
+        np.testing.assert_array_equal(got, w)

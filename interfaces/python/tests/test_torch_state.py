@@ -12,7 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from macko import DataType, MackoError, Matrix  # noqa: E402
+import macko  # noqa: E402
+from macko import DataType, Kind, MackoError, Matrix  # noqa: E402
 from macko.torch import MackoLinear  # noqa: E402
 
 from conftest import _lib_has_type, pruned_linear  # noqa: E402
@@ -223,6 +224,25 @@ def test_double_cpu():
     assert m.matrix.datatype == DataType.R_64F and m.bias.dtype == torch.float64
     m.half()
     assert m.matrix.datatype == DataType.R_16F and m.bias.dtype == torch.float16
+
+
+@pytest.mark.skipif(not macko.has_symbol("macko_mat_create_nm_dense_host"), reason="this libmacko has no N:M kind")
+def test_every_kind_loads_into_empty_layers(tmp_path):
+    """A model of a MACKO, a QUANT and an N:M layer: its checkpoint loads into a skeleton of empty layers, each layer
+    taking the kind its state names, and the whole module pickles and deep-copies with every kind."""
+    lin = pruned_linear(64, 64, 9, dtype=torch.float32, density=1.0)
+    model = torch.nn.Sequential(MackoLinear.from_linear(lin, device="cpu"),
+                                MackoLinear.from_quantized(lin, device="cpu"),
+                                MackoLinear.from_nm(lin, n=2, m=4, prune=True, device="cpu"))
+    torch.save(model.state_dict(), tmp_path / "mixed.pt")
+    fresh = torch.nn.Sequential(*[MackoLinear.empty(64, 64, device="cpu") for _ in range(3)])
+    fresh.load_state_dict(torch.load(tmp_path / "mixed.pt", weights_only=True), strict=True)
+    assert [layer.kind for layer in fresh] == [Kind.MACKO, Kind.QUANT, Kind.NM]
+    assert fresh[2].nm_pattern == (2, 4, 1)
+    for other in (fresh, copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        for a, b in zip(model, other):
+            assert a.kind == b.kind and a.matrix._ptr != b.matrix._ptr
+            np.testing.assert_array_equal(a.matrix.to_dense(), b.matrix.to_dense())
 
 
 def test_cpu_layer_does_not_compute():
