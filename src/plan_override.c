@@ -67,31 +67,11 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                           (int)op);
     if (A->kind == MACKO_KIND_NM) {
         const int path = f != NULL ? f->nm_path : 0;
-        if (op == MACKO_OPERATION_TRANSPOSE)
-            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 3, "op T is not supported on an N:M matrix");
-        if (path < MACKO_NM_PATH_AUTO || path > MACKO_NM_PATH_SP24)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_path = %d out of range (0..%d)", path,
-                              MACKO_NM_PATH_SP24);
-        A->nm.path = path;
-        return macko_ok();
-    }
-    if (op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
-        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 3,
-                          "op T needs the transposed encoding: call macko_analysis with op T first");
-    if (A->dev_layout == MACKO_LAYOUT_TILES && op == MACKO_OPERATION_NON_TRANSPOSE) {
-        const int sp = f != NULL ? f->tiles_splits : 0, path = f != NULL ? f->tiles_path : 0;
-        if (sp < 0 || sp > 64 || path < 0 || path > 2)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
-                              "tiles_splits = %d (0..64) / tiles_path = %d (0..2) out of range", sp, path);
-        A->td.splits = sp;
-        A->td.path = path;
-        return macko_ok();
-    }
-    if (A->kind == MACKO_KIND_NM) {
-        const int path = f != NULL ? f->nm_path : 0;
         const int type_ok = A->type == MACKO_R_16F || A->type == MACKO_R_16BF;
         int layout = A->nm.dev_layout;
         macko_status_t st2;
+        if (op == MACKO_OPERATION_TRANSPOSE)
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 3, "op T is not supported on an N:M matrix");
         if (path < MACKO_NM_PATH_AUTO || path > MACKO_NM_PATH_SP24)
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_path = %d out of range (0..3)", path);
         if (path == MACKO_NM_PATH_SP24 && !(A->nm.m == 4 && A->nm.n <= 2 && type_ok))
@@ -115,6 +95,18 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                 return st2;
         }
         A->nm.path = path;
+        return macko_ok();
+    }
+    if (op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))
+        return macko_fail(MACKO_STATUS_NOT_INITIALIZED, fn, 3,
+                          "op T needs the transposed encoding: call macko_analysis with op T first");
+    if (A->dev_layout == MACKO_LAYOUT_TILES && op == MACKO_OPERATION_NON_TRANSPOSE) {
+        const int sp = f != NULL ? f->tiles_splits : 0, path = f != NULL ? f->tiles_path : 0;
+        if (sp < 0 || sp > 64 || path < 0 || path > 2)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
+                              "tiles_splits = %d (0..64) / tiles_path = %d (0..2) out of range", sp, path);
+        A->td.splits = sp;
+        A->td.path = path;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {
