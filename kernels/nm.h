@@ -5,7 +5,7 @@
  * - GEN: any pattern and type. One warp per row and column tile: the lanes walk the row's kept values, each finds its
  *   column from the group's position byte and skips zero values, so padding never meets B. fp32 accumulation (fp64
  *   for fp64).
- * - SIMT: fp32, v >= 8, n * 32 / m and the kept values per row multiples of 4. Blocked like a SIMT SGEMM (128 x 128
+ * - SIMT: fp32, v >= 8. Blocked like a SIMT SGEMM (128 x 128
  *   block tile, 8 x 8 per thread): the dense 32-row piece of B is staged in shared memory and every kept value
  *   multiplies the B row its position selects, so the multiply-adds are those of a GEMM with K' = K * n / m.
  * - SP24: the SP24 device layout (m == 4, n <= 2, fp16/bf16): mma.sp m16n8k32 on the sparse tensor cores; the values
@@ -34,11 +34,13 @@ typedef struct macko_nm_args {
     int path;             /* MACKO_NM_PATH_GEN, _SIMT or _SP24 */
     int splits;           /* SP24: blocks along K (>= 1; macko_nm_sp24_splits) */
     float *ws;            /* SP24 with splits > 1: splits * rows * n floats */
+    int cfg;              /* SP24 tile configuration, -1: macko_nm_sp24_config (benchmarks sweep it) */
 } macko_nm_args;
 
 /* SP24's tile configuration for n columns (0..5) and the blocks along K of a launch: at least 16 k-steps (512
  * columns) per split, about 8 blocks per SM in all, and no more than the workspace holds (ws_floats). Pure. */
 int macko_nm_sp24_config(int64_t n);
+int macko_nm_sp24_configs(void); /* how many configurations there are */
 int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats);
 /* 1 when the SIMT path can run this pattern (fp32 checked by the caller). */
 int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept);

@@ -166,7 +166,7 @@ __device__ __forceinline__ float gen_row_dot(const G<float> &p, int64_t r, int64
  * the 32 x 128 piece of B and the groups' positions as offsets 0..31; a thread's 8 rows share one group (v >= 8), so
  * each kept value costs two 16-byte loads of A, two of B and one position byte per 64 multiply-adds. Global loads for
  * the next step go to registers while this step is multiplied. */
-template <bool VEC> __global__ void __launch_bounds__(kST, 1) simt_kernel(const G<float> p)
+template <bool VEC, bool VA> __global__ void __launch_bounds__(kST, 1) simt_kernel(const G<float> p)
 {
     extern __shared__ __align__(16) float fsm[];
     float *As = fsm;                      /* [2][kKB][kAP] */
@@ -187,11 +187,12 @@ template <bool VEC> __global__ void __launch_bounds__(kST, 1) simt_kernel(const 
         return;
     }
     const int S = p.nn * 32 / p.mm;          /* kept values per row per step */
+    const int S4 = (S + 3) & ~3;             /* ... padded with zero values to whole position words */
     const int64_t steps = (p.cols + 31) / 32;
     const int groups_blk = kBM / p.vv;       /* v >= 8: at most 16 */
     const int64_t g0 = row0 / p.vv;
     const int64_t G = (p.rows + p.vv - 1) / p.vv;
-    const int a4 = S / 4;                    /* float4 per row per step */
+    const int a4 = VA ? S / 4 : S;           /* loads (float4, or floats) per row per step */
 
     float4 ra[4];
     float4 rb[4];
@@ -202,7 +203,7 @@ template <bool VEC> __global__ void __launch_bounds__(kST, 1) simt_kernel(const 
         for (int i = 0; i < 4; i++) {
             const int f = tid + i * kST;
             ra[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (f < kBM * a4) {
+            if (VA && f < kBM * a4) {
                 const int rr = f / a4, q = f % a4;
                 if (row0 + rr < p.rows && st * S + q * 4 < p.kept)
                     ra[i] = *reinterpret_cast<const float4 *>(p.vals + (row0 + rr) * p.kept + st * S + q * 4);
@@ -231,21 +232,28 @@ template <bool VEC> __global__ void __launch_bounds__(kST, 1) simt_kernel(const 
         for (int i = 0; i < 2; i++) {
             const int f = tid + i * kST;
             rp[i] = 0;
-            if (f < groups_blk * S) {
-                const int gi = f / S, ss = f % S;
-                if (g0 + gi < G && st * S + ss < p.kept)
+            if (f < groups_blk * S4) {
+                const int gi = f / S4, ss = f % S4;
+                if (ss < S && g0 + gi < G && st * S + ss < p.kept)
                     rp[i] = (uint8_t)((ss / p.nn) * p.mm + p.pos[(g0 + gi) * p.kept + st * S + ss]);
             }
         }
     };
-    auto sstore = [&](int buf) {
+    auto sstore = [&](int buf, int64_t sstep) {
         float *as = As + buf * kKB * kAP;
         float *bs = Bs + buf * kKB * kBPs;
         uint8_t *ps = Ps + buf * kMaxGroups * kKB;
+        if (!VA) /* rows not 16-byte aligned: plain loads, straight into shared memory */
+            for (int f = tid; f < kBM * S4; f += kST) {
+                const int rr = f / S4, ss = f % S4;
+                const int64_t sl = sstep * S + ss;
+                as[ss * kAP + rr] =
+                    ss < S && row0 + rr < p.rows && sl < p.kept ? p.vals[(row0 + rr) * p.kept + sl] : 0.0f;
+            }
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int f = tid + i * kST;
-            if (f < kBM * a4) {
+            if (VA && f < kBM * a4) {
                 const int rr = f / a4, q = f % a4;
                 as[(q * 4 + 0) * kAP + rr] = ra[i].x;
                 as[(q * 4 + 1) * kAP + rr] = ra[i].y;
@@ -265,8 +273,8 @@ template <bool VEC> __global__ void __launch_bounds__(kST, 1) simt_kernel(const 
 #pragma unroll
         for (int i = 0; i < 2; i++) {
             const int f = tid + i * kST;
-            if (f < groups_blk * S)
-                ps[(f / S) * kKB + f % S] = rp[i];
+            if (f < groups_blk * S4)
+                ps[(f / S4) * kKB + f % S4] = rp[i];
         }
     };
 
@@ -279,7 +287,7 @@ template <bool VEC> __global__ void __launch_bounds__(kST, 1) simt_kernel(const 
     const int gi = ty * 8 / p.vv;
 
     gload(0);
-    sstore(0);
+    sstore(0, 0);
     __syncthreads();
     for (int64_t st = 0; st < steps; st++) {
         const int buf = (int)(st & 1);
@@ -287,24 +295,28 @@ template <bool VEC> __global__ void __launch_bounds__(kST, 1) simt_kernel(const 
             gload(st + 1);
         const float *as = As + buf * kKB * kAP + ty * 8;
         const float *bs = Bs + buf * kKB * kBPs + tx * 4;
-        const uint8_t *ps = Ps + buf * kMaxGroups * kKB + gi * kKB;
-#pragma unroll 4
-        for (int ss = 0; ss < S; ss++) {
-            const float4 a0 = *reinterpret_cast<const float4 *>(as + ss * kAP);
-            const float4 a1 = *reinterpret_cast<const float4 *>(as + ss * kAP + 4);
-            const int kk = ps[ss];
-            const float4 b0 = *reinterpret_cast<const float4 *>(bs + kk * kBPs);
-            const float4 b1 = *reinterpret_cast<const float4 *>(bs + kk * kBPs + 64);
-            const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+        const uint32_t *pw = reinterpret_cast<const uint32_t *>(Ps + buf * kMaxGroups * kKB + gi * kKB);
+        /* four positions per shared load, so the B loads of a group of four kept values do not wait on one another */
+        for (int w = 0; w < S4 / 4; w++) {
+            const uint32_t word = pw[w];
 #pragma unroll
-            for (int i = 0; i < 8; i++)
+            for (int e = 0; e < 4; e++) {
+                const int ss = w * 4 + e, kk = (int)((word >> (8 * e)) & 0xFFu);
+                const float4 a0 = *reinterpret_cast<const float4 *>(as + ss * kAP);
+                const float4 a1 = *reinterpret_cast<const float4 *>(as + ss * kAP + 4);
+                const float4 b0 = *reinterpret_cast<const float4 *>(bs + kk * kBPs);
+                const float4 b1 = *reinterpret_cast<const float4 *>(bs + kk * kBPs + 64);
+                const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+                const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
-                for (int j = 0; j < 8; j++)
-                    acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+                for (int i = 0; i < 8; i++)
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+            }
         }
         if (st + 1 < steps) {
-            sstore(buf ^ 1);
+            sstore(buf ^ 1, st + 1);
         }
         __syncthreads();
     }
@@ -399,10 +411,15 @@ cudaError_t simt_run(const macko_nm_args *a)
         q.b = p.b + j0 * p.ldb;
         q.c = p.c + j0 * p.ldc;
         const dim3 grid((unsigned)((p.rows + kBM - 1) / kBM), (unsigned)((q.n + kBN - 1) / kBN));
-        if (vec)
-            simt_kernel<true><<<grid, kST, simt_smem(), st>>>(q);
+        const bool va = p.kept % 4 == 0 && (p.nn * 32 / p.mm) % 4 == 0;
+        if (vec && va)
+            simt_kernel<true, true><<<grid, kST, simt_smem(), st>>>(q);
+        else if (vec)
+            simt_kernel<true, false><<<grid, kST, simt_smem(), st>>>(q);
+        else if (va)
+            simt_kernel<false, true><<<grid, kST, simt_smem(), st>>>(q);
         else
-            simt_kernel<false><<<grid, kST, simt_smem(), st>>>(q);
+            simt_kernel<false, false><<<grid, kST, simt_smem(), st>>>(q);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return e;
@@ -414,14 +431,21 @@ cudaError_t simt_run(const macko_nm_args *a)
 
 extern "C" int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept)
 {
-    return vv >= 8 && (nn * 32 / mm) % 4 == 0 && kept % 4 == 0;
+    (void)nn;
+    (void)mm;
+    (void)kept;
+    return vv >= 8;
 }
 
 extern "C" int macko_nm_gen_prepare(void)
 {
-    cudaError_t e = cudaFuncSetAttribute(simt_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
+    cudaError_t e = cudaFuncSetAttribute(simt_kernel<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(simt_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
+        e = cudaFuncSetAttribute(simt_kernel<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(simt_kernel<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(simt_kernel<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
     if (e != cudaSuccess)
         cudaGetLastError();
     return (int)e;

@@ -26,16 +26,18 @@
 
 namespace {
 
-constexpr int kWarps = 4;
-constexpr int kThreads = kWarps * 32;
-constexpr int kKC = 64;          /* columns of B per stage */
-constexpr int kKS = kKC / 32;    /* k-steps per stage */
-constexpr int kBP = kKC + 8;     /* halves per staged column of B (144 bytes: ldmatrix rows hit distinct banks) */
 constexpr int kStages = 3;
-constexpr int kUnitA = 512, kUnitM = 64;
+constexpr int kUnitA = 512, kUnitM = 64, kUnit = kUnitA + kUnitM;
 
-__host__ __device__ constexpr int stage_bytes(int mt, int nt) { return kWarps * mt * kKS * (kUnitA + kUnitM) + nt * kBP * 2; }
-__host__ __device__ constexpr int smem_bytes(int mt, int nt) { return kStages * stage_bytes(mt, nt); }
+/* A block: WM x WN warps; warp (wm, wn) owns MT bands (16 rows each) and NW columns of C; KC columns of B per stage. */
+__host__ __device__ constexpr int stage_bytes(int wm, int wn, int mt, int nw, int kc)
+{
+    return wm * mt * (kc / 32) * kUnit + wn * nw * (kc + 8) * 2;
+}
+__host__ __device__ constexpr int smem_bytes(int wm, int wn, int mt, int nw, int kc)
+{
+    return kStages * stage_bytes(wm, wn, mt, nw, kc);
+}
 
 template <typename H> struct P {
     int64_t rows, cols, n;
@@ -102,22 +104,29 @@ template <typename H> __device__ __forceinline__ void put_c(const P<H> &p, int64
     *cp = Tc16<H>::from_float(out);
 }
 
-template <typename H, int MT, int NT> __global__ void __launch_bounds__(kThreads, MT == 1 ? 4 : MT == 2 ? 2 : 1) sp24_kernel(const P<H> p)
+template <typename H, int WM, int WN, int MT, int NW, int KC>
+__global__ void __launch_bounds__(WM * WN * 32, (WM * WN == 4 ? 4 : 2) / (MT * NW >= 128 ? 2 : 1))
+sp24_kernel(const P<H> p)
 {
+    constexpr int kT = WM * WN * 32, kKS = KC / 32, kBP = KC + 8, kRows = WM * MT * 16, kCols = WN * NW;
+    constexpr int kSB = stage_bytes(WM, WN, MT, NW, KC);
+    constexpr int kBOff = WM * MT * kKS * kUnit;
     extern __shared__ __align__(16) char smem[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int64_t j0 = (int64_t)blockIdx.y * NT;
+    const int wm = warp / WN, wn = warp % WN;
+    const int64_t j0 = (int64_t)blockIdx.y * kCols;
     const int z = blockIdx.z;
-    const int band0 = blockIdx.x * (kWarps * MT) + warp * MT;
+    const int bandb = blockIdx.x * (WM * MT);
+    const int band0 = bandb + wm * MT;
     const float alpha = p.alpha_dev ? *p.alpha_dev : p.alpha;
     const float beta = p.beta_dev ? *p.beta_dev : p.beta;
 
     if (alpha == 0.0f) { /* C = beta * C: A and B are not read (split 0's blocks only) */
         if (z != 0)
             return;
-        const int64_t r0 = (int64_t)blockIdx.x * kWarps * MT * 16;
-        for (int e = threadIdx.x; e < kWarps * MT * 16 * NT; e += kThreads) {
-            const int64_t r = r0 + e % (kWarps * MT * 16), j = j0 + e / (kWarps * MT * 16);
+        const int64_t r0 = (int64_t)bandb * 16;
+        for (int e = threadIdx.x; e < kRows * kCols; e += kT) {
+            const int64_t r = r0 + e % kRows, j = j0 + e / kRows;
             if (r < p.rows && j < p.n) {
                 H *cp = p.c + r * p.incc + j * p.ldc;
                 *cp = Tc16<H>::from_float(beta != 0.0f ? beta * Tc16<H>::to_float(*cp) : 0.0f);
@@ -128,58 +137,89 @@ template <typename H, int MT, int NT> __global__ void __launch_bounds__(kThreads
 
     const int ks0 = z * p.kps, ks1 = min(p.ksteps, ks0 + p.kps);
     const int nst = (ks1 - ks0 + kKS - 1) / kKS;
-    constexpr int kSB = stage_bytes(MT, NT);
-    constexpr int kAOff = 0, kMOff = kWarps * MT * kKS * kUnitA, kBOff = kMOff + kWarps * MT * kKS * kUnitM;
+    const int64_t lim = min(p.cols, (int64_t)ks1 * 32);
+
+    /* Each thread's 16-byte chunks are the same in every stage but for the k offset: their sources and places are
+     * worked out once here, so a stage's copies cost a few instructions each. */
+    constexpr int kCA = (WM * MT * kKS * 36 + kT - 1) / kT, kCB = (kCols * (KC / 8) + kT - 1) / kT;
+    const char *srcA[kCA];
+    uint32_t dstA[kCA];
+    int ksA[kCA]; /* k-step offset inside the stage; -1: no chunk */
+    int stA[kCA]; /* bytes from one stage's source to the next */
+#pragma unroll
+    for (int i = 0; i < kCA; i++) {
+        const int q = threadIdx.x + i * kT;
+        const int u = q / 36, c = q % 36, bi = u / kKS, kq = u % kKS;
+        const int band = bandb + bi;
+        ksA[i] = -1;
+        stA[i] = c < 32 ? kKS * kUnitA : kKS * kUnitM;
+        srcA[i] = reinterpret_cast<const char *>(p.vals);
+        dstA[i] = 0;
+        if (q < WM * MT * kKS * 36 && band < p.bands) {
+            const int64_t unit = (int64_t)band * p.ksteps + ks0 + kq;
+            ksA[i] = kq;
+            srcA[i] = c < 32 ? reinterpret_cast<const char *>(p.vals + unit * 32 + c)
+                             : reinterpret_cast<const char *>(p.meta + unit * 16 + (c - 32) * 4);
+            dstA[i] = (uint32_t)(u * kUnit + (c < 32 ? c * 16 : kUnitA + (c - 32) * 16));
+        }
+    }
+    const H *srcB[kCB];
+    uint32_t dstB[kCB];
+    int kqB[kCB]; /* column offset inside the stage; -1: no chunk (past n or past the block's share) */
+#pragma unroll
+    for (int i = 0; i < kCB; i++) {
+        const int q = threadIdx.x + i * kT;
+        const int jj = q / (KC / 8), kq = (q % (KC / 8)) * 8;
+        const int64_t j = j0 + jj;
+        kqB[i] = -1;
+        srcB[i] = p.b;
+        dstB[i] = (uint32_t)((jj * kBP + kq) * 2);
+        if (q < kCols * (KC / 8) && j < p.n) {
+            kqB[i] = kq;
+            srcB[i] = p.b + j * p.ldb + (int64_t)ks0 * 32 + kq;
+        }
+    }
+    const uint32_t sbase = smem_addr(smem);
 
     auto load = [&](int s) {
-        char *base = smem + (s % kStages) * kSB;
+        const uint32_t base = sbase + (uint32_t)((s % kStages) * kSB);
         const int kst = ks0 + s * kKS;
+        /* the block's units: 32 value chunks and 4 metadata chunks of 16 bytes each */
 #pragma unroll
-        for (int i = 0; i < MT; i++) {
-            const int band = band0 + i;
-#pragma unroll
-            for (int q = 0; q < kKS; q++) {
-                const int ks = kst + q;
-                if (band < p.bands && ks < ks1) {
-                    const int64_t unit = (int64_t)band * p.ksteps + ks;
-                    const int slot = (warp * MT + i) * kKS + q;
-                    cp_async16(smem_addr(base + kAOff + slot * kUnitA + lane * 16), p.vals + unit * 32 + lane, 16);
-                    if (lane < 4)
-                        cp_async16(smem_addr(base + kMOff + slot * kUnitM + lane * 16), p.meta + unit * 16 + lane * 4, 16);
-                }
-            }
-        }
-        const int64_t kb = (int64_t)kst * 32;
+        for (int i = 0; i < kCA; i++)
+            if (ksA[i] >= 0 && kst + ksA[i] < ks1)
+                cp_async16(base + dstA[i], srcA[i] + (int64_t)s * stA[i], 16);
+        const int koff = s * KC;
         if (p.vec) {
-            for (int q = threadIdx.x; q < NT * (kKC / 8); q += kThreads) {
-                const int jj = q / (kKC / 8), kq = (q % (kKC / 8)) * 8;
-                const int64_t k = kb + kq, j = j0 + jj;
-                const int64_t lim = min(p.cols, (int64_t)ks1 * 32);
+#pragma unroll
+            for (int i = 0; i < kCB; i++) {
+                const int64_t k = (int64_t)kst * 32 + (kqB[i] < 0 ? 0 : kqB[i]);
                 int bytes = 0;
                 const H *src = p.b;
-                if (j < p.n && k < lim) {
+                if (kqB[i] >= 0 && k < lim) {
                     bytes = (int)min((int64_t)16, (lim - k) * 2);
-                    src = p.b + j * p.ldb + k;
+                    src = srcB[i] + koff;
                 }
-                cp_async16(smem_addr(base + kBOff + (jj * kBP + kq) * 2), src, bytes);
+                if (threadIdx.x + i * kT < kCols * (KC / 8))
+                    cp_async16(base + kBOff + dstB[i], src, bytes);
             }
         } else {
-            unsigned short *sb = reinterpret_cast<unsigned short *>(base + kBOff);
+            unsigned short *sb = reinterpret_cast<unsigned short *>(smem + (s % kStages) * kSB + kBOff);
             const unsigned short *gb = reinterpret_cast<const unsigned short *>(p.b);
-            const int64_t lim = min(p.cols, (int64_t)ks1 * 32);
-            for (int q = threadIdx.x; q < NT * kKC; q += kThreads) {
-                const int jj = q / kKC, kq = q % kKC;
+            const int64_t kb = (int64_t)kst * 32;
+            for (int q = threadIdx.x; q < kCols * KC; q += kT) {
+                const int jj = q / KC, kq = q % KC;
                 const int64_t k = kb + kq, j = j0 + jj;
                 sb[jj * kBP + kq] = j < p.n && k < lim ? gb[k * p.incb + j * p.ldb] : (unsigned short)0;
             }
         }
     };
 
-    float acc[MT][NT / 8][4];
+    float acc[MT][NW / 8][4];
 #pragma unroll
     for (int i = 0; i < MT; i++)
 #pragma unroll
-        for (int j = 0; j < NT / 8; j++)
+        for (int j = 0; j < NW / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0f;
@@ -206,18 +246,21 @@ template <typename H, int MT, int NT> __global__ void __launch_bounds__(kThreads
             uint32_t e[MT];
 #pragma unroll
             for (int i = 0; i < MT; i++) {
-                const int slot = (warp * MT + i) * kKS + q;
-                a[i] = *reinterpret_cast<const uint4 *>(base + kAOff + slot * kUnitA + lane * 16);
-                e[i] = t < 2 ? *reinterpret_cast<const uint32_t *>(base + kMOff + slot * kUnitM + (g * 2 + t) * 4) : 0u;
+                const int u = (wm * MT + i) * kKS + q;
+                a[i] = *reinterpret_cast<const uint4 *>(base + u * kUnit + lane * 16);
+                /* a band past the matrix's end was not copied: any valid metadata (its sums are not stored), so the
+                 * MMAs need no branch (a predicated mma.sync costs a warp synchronisation each) */
+                e[i] = t < 2 && band0 + i < p.bands
+                           ? *reinterpret_cast<const uint32_t *>(base + u * kUnit + kUnitA + (g * 2 + t) * 4)
+                           : 0x44444444u;
             }
 #pragma unroll
-            for (int j = 0; j < NT / 8; j++) {
+            for (int j = 0; j < NW / 8; j++) {
                 uint32_t bf[4];
-                ldsm_x4(bf, smem_addr(base + kBOff + ((j * 8 + (lane & 7)) * kBP + q * 32 + (lane >> 3) * 8) * 2));
+                ldsm_x4(bf, smem_addr(base + kBOff + ((wn * NW + j * 8 + (lane & 7)) * kBP + q * 32 + (lane >> 3) * 8) * 2));
 #pragma unroll
                 for (int i = 0; i < MT; i++)
-                    if (band0 + i < p.bands)
-                        mma_sp<H>(acc[i][j], a[i], bf, e[i]);
+                    mma_sp<H>(acc[i][j], a[i], bf, e[i]);
             }
         }
     }
@@ -227,10 +270,10 @@ template <typename H, int MT, int NT> __global__ void __launch_bounds__(kThreads
     for (int i = 0; i < MT; i++) {
         const int64_t rb = (int64_t)(band0 + i) * 16 + g;
 #pragma unroll
-        for (int j = 0; j < NT / 8; j++) {
+        for (int j = 0; j < NW / 8; j++) {
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int64_t r = rb + (e >> 1) * 8, col = j0 + j * 8 + 2 * t + (e & 1);
+                const int64_t r = rb + (e >> 1) * 8, col = j0 + wn * NW + j * 8 + 2 * t + (e & 1);
                 if (r < p.rows && col < p.n) {
                     if (gridDim.z == 1)
                         put_c(p, r, col, acc[i][j][e], alpha, beta);
@@ -260,38 +303,55 @@ template <typename H> __global__ void sp24_finish(const P<H> p, int splits)
 }
 
 struct Cfg {
-    int mt, nt;
+    int wm, wn, mt, nw, kc;
 };
-constexpr Cfg kCfg[] = {{1, 8}, {1, 16}, {1, 32}, {2, 64}, {4, 64}};
+/* The tile configurations (macko_nm_sp24_config picks one per n; the benchmark sweeps them, bench/NOTES.md). */
+#define MACKO_SP24_CFGS(X)                                                                                             \
+    X(0, 4, 1, 1, 8, 64) X(1, 4, 1, 1, 16, 64) X(2, 4, 1, 1, 32, 64) X(3, 4, 1, 2, 64, 64) X(4, 4, 1, 4, 64, 64)          \
+    X(5, 2, 2, 4, 64, 64) X(6, 2, 4, 4, 32, 64) X(7, 4, 2, 2, 64, 64) X(8, 2, 4, 4, 64, 64) X(9, 4, 1, 1, 8, 128)        \
+    X(10, 4, 1, 1, 16, 128)
+#define CFG_ROW(i, wm, wn, mt, nw, kc) {wm, wn, mt, nw, kc},
+constexpr Cfg kCfg[] = {MACKO_SP24_CFGS(CFG_ROW)};
+constexpr int kCfgs = (int)(sizeof kCfg / sizeof kCfg[0]);
 
-template <typename H, int MT, int NT> cudaError_t launch(const P<H> &p, int splits, cudaStream_t st)
+template <typename H, int WM, int WN, int MT, int NW, int KC> cudaError_t launch(const P<H> &p, int splits, cudaStream_t st)
 {
-    const dim3 grid((unsigned)((p.bands + kWarps * MT - 1) / (kWarps * MT)), (unsigned)((p.n + NT - 1) / NT),
+    const dim3 grid((unsigned)((p.bands + WM * MT - 1) / (WM * MT)), (unsigned)((p.n + WN * NW - 1) / (WN * NW)),
                     (unsigned)splits);
-    sp24_kernel<H, MT, NT><<<grid, kThreads, smem_bytes(MT, NT), st>>>(p);
+    sp24_kernel<H, WM, WN, MT, NW, KC><<<grid, WM * WN * 32, smem_bytes(WM, WN, MT, NW, KC), st>>>(p);
     return cudaGetLastError();
-}
-
-template <typename H, int MT, int NT> cudaError_t raise_limit()
-{
-    return cudaFuncSetAttribute(sp24_kernel<H, MT, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(MT, NT));
 }
 
 template <typename H> cudaError_t raise_all()
 {
-    cudaError_t e = raise_limit<H, 1, 8>();
-    if (e == cudaSuccess) e = raise_limit<H, 1, 16>();
-    if (e == cudaSuccess) e = raise_limit<H, 1, 32>();
-    if (e == cudaSuccess) e = raise_limit<H, 2, 64>();
-    if (e == cudaSuccess) e = raise_limit<H, 4, 64>();
+    cudaError_t e = cudaSuccess;
+#define CFG_RAISE(i, wm, wn, mt, nw, kc)                                                                               \
+    if (e == cudaSuccess)                                                                                              \
+        e = cudaFuncSetAttribute(sp24_kernel<H, wm, wn, mt, nw, kc>, cudaFuncAttributeMaxDynamicSharedMemorySize,        \
+                                 smem_bytes(wm, wn, mt, nw, kc));
+    MACKO_SP24_CFGS(CFG_RAISE)
+#undef CFG_RAISE
     return e;
+}
+
+template <typename H> cudaError_t launch_cfg(int cfg, const P<H> &p, int splits, cudaStream_t st)
+{
+    switch (cfg) {
+#define CFG_CASE(i, wm, wn, mt, nw, kc)                                                                                \
+    case i:                                                                                                            \
+        return launch<H, wm, wn, mt, nw, kc>(p, splits, st);
+        MACKO_SP24_CFGS(CFG_CASE)
+#undef CFG_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
 }
 
 template <typename H> cudaError_t run(const macko_nm_args *a)
 {
     P<H> p;
-    const int cfg = macko_nm_sp24_config(a->k.n);
-    const int nt = kCfg[cfg].nt;
+    const int cfg = a->cfg >= 0 && a->cfg < kCfgs ? a->cfg : macko_nm_sp24_config(a->k.n);
+    const int nt = kCfg[cfg].wn * kCfg[cfg].nw, kks = kCfg[cfg].kc / 32;
     const cudaStream_t st = (cudaStream_t)a->k.stream;
     const int64_t max_n = (int64_t)65535 * nt;
     int64_t j0;
@@ -317,20 +377,14 @@ template <typename H> cudaError_t run(const macko_nm_args *a)
         p.b = (const H *)a->k.b + j0 * a->k.ldb;
         p.c = (H *)a->k.c + j0 * a->k.ldc;
         p.kps = (p.ksteps + splits - 1) / splits;
-        p.kps = (p.kps + kKS - 1) / kKS * kKS;
-        if (p.kps < kKS)
-            p.kps = kKS;
+        p.kps = (p.kps + kks - 1) / kks * kks;
+        if (p.kps < kks)
+            p.kps = kks;
         splits = (p.ksteps + p.kps - 1) / p.kps;
         if (splits < 1)
             splits = 1;
         p.vec = a->k.incb == 1 && a->k.ldb % 8 == 0 && ((uintptr_t)p.b & 15) == 0;
-        switch (cfg) {
-        case 0: e = launch<H, 1, 8>(p, splits, st); break;
-        case 1: e = launch<H, 1, 16>(p, splits, st); break;
-        case 2: e = launch<H, 1, 32>(p, splits, st); break;
-        case 3: e = launch<H, 2, 64>(p, splits, st); break;
-        default: e = launch<H, 4, 64>(p, splits, st); break;
-        }
+        e = launch_cfg<H>(cfg, p, splits, st);
         if (e == cudaSuccess && splits > 1) {
             const int64_t total = p.rows * p.n;
             const int64_t blocks = (total + 255) / 256;
@@ -343,20 +397,28 @@ template <typename H> cudaError_t run(const macko_nm_args *a)
 
 } // namespace
 
+extern "C" int macko_nm_sp24_configs(void) { return kCfgs; }
+
 extern "C" int macko_nm_sp24_config(int64_t n)
 {
-    return n <= 8 ? 0 : n <= 16 ? 1 : n <= 32 ? 2 : n <= 64 ? 3 : 4;
+    /* measured on the H100 (bench/NOTES.md, session 8): 128-column stages up to 16 columns of C; 32 x 64 warp tiles
+     * from 33 on, 64 x 64 beyond 64 (the 2-D warp grids were no faster) */
+    return n <= 8 ? 9 : n <= 16 ? 10 : n <= 32 ? 2 : n <= 64 ? 3 : 4;
 }
 
 extern "C" int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats)
 {
     const Cfg c = kCfg[macko_nm_sp24_config(n)];
-    const int64_t bands = (rows + 15) / 16, ksteps = (cols + 31) / 32;
-    const int64_t nn = n < (int64_t)65535 * c.nt ? n : (int64_t)65535 * c.nt;
-    const int64_t blocks = (bands + kWarps * c.mt - 1) / (kWarps * c.mt) * ((nn + c.nt - 1) / c.nt);
-    const int64_t target = (int64_t)sm_count * 8;
+    const int64_t bands = (rows + 15) / 16, ksteps = (cols + 31) / 32, nt = c.wn * c.nw, br = c.wm * c.mt;
+    const int64_t nn = n < (int64_t)65535 * nt ? n : (int64_t)65535 * nt;
+    const int64_t blocks = (bands + br - 1) / br * ((nn + nt - 1) / nt);
+    /* up to 32 columns (bound by memory): enough blocks for about four per SM and at most about 40 k-steps per
+     * split (more bytes in flight); beyond, about two blocks per SM (the partial sums cost more than they hide) */
+    const int64_t target = (int64_t)sm_count * (n <= 32 ? 4 : 2);
     int64_t s = blocks > 0 ? (target + blocks - 1) / blocks : 1;
-    const int64_t most = ksteps / 16;
+    if (n <= 32 && s < ksteps / 40)
+        s = ksteps / 40;
+    const int64_t most = ksteps / 8;
     if (s > most)
         s = most;
     if (s > 64)

@@ -314,6 +314,7 @@ macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const str
     a.values = M->nm.dvalues;
     a.meta = M->nm.dmeta;
     a.path = macko_nm_path(M, combo, n);
+    a.cfg = -1;
     if (a.path == MACKO_NM_PATH_SP24) {
         a.splits = macko_nm_sp24_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
         a.ws = handle->ws.partial;

@@ -79,7 +79,7 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         if (path == MACKO_NM_PATH_SIMT &&
             !(A->type == MACKO_R_32F && macko_nm_simt_ok(A->nm.n, A->nm.m, A->nm.v, A->nm.kept)))
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
-                              "the SIMT path needs fp32 values, v >= 8 and n * 32 / m and the row length multiples of 4");
+                              "the SIMT path needs fp32 values and v >= 8");
         if (path == MACKO_NM_PATH_SP24)
             layout = MACKO_NMDEV_SP24;
         else if (path != MACKO_NM_PATH_AUTO)
