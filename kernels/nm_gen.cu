@@ -79,7 +79,7 @@ constexpr int kGenWarps = 8;
 
 /* One warp per row and tile of NT columns; lanes take the row's kept values 32 apart and skip zeros. The lane sums
  * are added by a fixed butterfly: deterministic. */
-template <typename T, int NT> __global__ void __launch_bounds__(kGenWarps * 32) gen_kernel(const G<T> p)
+template <typename T, int NT> __global__ void __launch_bounds__(kGenWarps * 32, 4) gen_kernel(const G<T> p)
 {
     using A = typename Ty<T>::Acc;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
