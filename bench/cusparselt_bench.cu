@@ -48,7 +48,7 @@ namespace {
 struct alignas(16) Opaque {
     unsigned char data[2048];
 };
-enum { kSparsity50 = 0, kCompute32F = 2, kAlgDefault = 0, kAlgConfigId = 0 }; /* the enums' values in >= 0.6 */
+enum { kSparsity50 = 0, kCompute32F = 2, kAlgDefault = 0, kAlgConfigId = 0, kPruneStrip = 1 }; /* >= 0.6's values */
 
 struct Lt {
     void *so = nullptr;
@@ -75,6 +75,7 @@ struct Lt {
     cusparseStatus_t (*search)(const Opaque *, Opaque *, const void *, const void *, const void *, const void *,
                                const void *, void *, void *, cudaStream_t *, int32_t);
     cusparseStatus_t (*prune_check)(const Opaque *, const Opaque *, const void *, int *, cudaStream_t);
+    cusparseStatus_t (*prune)(const Opaque *, const Opaque *, const void *, void *, int, cudaStream_t);
     cusparseStatus_t (*compressed_size)(const Opaque *, const Opaque *, size_t *, size_t *);
     cusparseStatus_t (*compress)(const Opaque *, const Opaque *, const void *, void *, void *, cudaStream_t);
 };
@@ -171,6 +172,7 @@ std::string open_lt(Lt &lt, const std::string &asked)
                     sym(lt, lt.plan_destroy, "cusparseLtMatmulPlanDestroy", why) &&
                     sym(lt, lt.matmul, "cusparseLtMatmul", why) && sym(lt, lt.search, "cusparseLtMatmulSearch", why) &&
                     sym(lt, lt.prune_check, "cusparseLtSpMMAPruneCheck", why) &&
+                    sym(lt, lt.prune, "cusparseLtSpMMAPrune", why) &&
                     sym(lt, lt.compressed_size, "cusparseLtSpMMACompressedSize", why) &&
                     sym(lt, lt.compress, "cusparseLtSpMMACompress", why);
     return ok ? "" : why;
@@ -183,6 +185,8 @@ struct LtRun {
     const Opaque &h;
     Opaque a, b, c, mm, sel, plan;
     bool has_a = false, has_b = false, has_c = false, has_sel = false, has_plan = false;
+    bool refused = false;         /* the failure was a descriptor's or the plan's: the n may be what they refuse */
+    bool valid_untouched = false; /* the pruning check left d_valid as it was (it writes only on failure) */
     std::unique_ptr<DevBuf> compressed, ws;
     size_t compressed_bytes = 0;
     int config = -1;
@@ -203,10 +207,13 @@ struct LtRun {
     {
         return strf("%s: %s", fn, lt.error_string ? lt.error_string(st) : "error");
     }
-    /* Descriptors, plan (default algorithm), pruning check and compression of dense A (device, row-major). */
-    std::string setup(int64_t R, int64_t C, int64_t n, cudaDataType t, const void *dA, cudaStream_t s)
+    /* Descriptors, plan (default algorithm), pruning check and compression of dense A (device, row-major; host_a:
+     * the same matrix on the host, for the diagnostic of a failed check). */
+    std::string setup(int64_t R, int64_t C, int64_t n, cudaDataType t, const void *dA, const uint16_t *host_a,
+                      cudaStream_t s)
     {
         cusparseStatus_t st;
+        refused = true;
         st = lt.structured_init(&h, &a, R, C, C, 16, t, CUSPARSE_ORDER_ROW, kSparsity50);
         if (st != CUSPARSE_STATUS_SUCCESS)
             return err("cusparseLtStructuredDescriptorInit", st);
@@ -226,14 +233,26 @@ struct LtRun {
         if ((st = lt.plan_init(&h, &plan, &mm, &sel)) != CUSPARSE_STATUS_SUCCESS)
             return err("cusparseLtMatmulPlanInit", st);
         has_plan = true;
+        refused = false;
+        /* d_valid is pre-filled with a sentinel. NVIDIA's sample checks a freshly cudaMalloc'ed int, which the driver
+         * hands out zeroed; a library that writes d_valid only when the matrix is not 2:4 then reads "valid". Here
+         * the int comes from memory the previous n's buffers (C, workspace) had written, so such a library hands back
+         * their garbage: the first row passed, every later one failed. The sentinel left in place means valid. */
+        const int sentinel = 0x5A5A5A5A;
         DevBuf valid(sizeof(int));
         int v = -1;
+        CUDA_OK(cudaMemsetAsync(valid.p, 0x5A, sizeof(int), s));
         if ((st = lt.prune_check(&h, &mm, dA, valid.as<int>(), s)) != CUSPARSE_STATUS_SUCCESS)
             return err("cusparseLtSpMMAPruneCheck", st);
         CUDA_OK(cudaMemcpyAsync(&v, valid.p, sizeof v, cudaMemcpyDeviceToHost, s));
         CUDA_OK(cudaStreamSynchronize(s));
+        if (v == sentinel) {
+            valid_untouched = true;
+            v = 0;
+        }
         if (v != 0)
-            return "cusparseLtSpMMAPruneCheck: the matrix is not 2:4 as cuSPARSELt reads it";
+            return strf("cusparseLtSpMMAPruneCheck: the matrix is not 2:4 as cuSPARSELt reads it (d_valid = %d)", v) +
+                   diagnose(R, C, dA, host_a, s);
         size_t buf_bytes = 0;
         if ((st = lt.compressed_size(&h, &plan, &compressed_bytes, &buf_bytes)) != CUSPARSE_STATUS_SUCCESS)
             return err("cusparseLtSpMMACompressedSize", st);
@@ -243,6 +262,40 @@ struct LtRun {
             return err("cusparseLtSpMMACompress", st);
         CUDA_OK(cudaStreamSynchronize(s));
         return workspace();
+    }
+    /* Why the check refused: groups of 4 (a row's consecutive columns) with more than 2 nonzeros in the host copy;
+     * elements where the device copy differs from it; elements cuSPARSELt's own STRIP pruning (of a copy) changes:
+     * 0 means cuSPARSELt reads the groups where they were written, many means another orientation. */
+    std::string diagnose(int64_t R, int64_t C, const void *dA, const uint16_t *host_a, cudaStream_t s)
+    {
+        const size_t count = (size_t)(R * C), bytes = count * sizeof(uint16_t);
+        int64_t crowded = 0, moved = 0, pruned = 0;
+        for (size_t g = 0; g + 4 <= count; g += 4) { /* C is a multiple of 16: no group spans two rows */
+            int nz = 0;
+            for (int j = 0; j < 4; ++j)
+                nz += (host_a[g + j] & 0x7FFF) != 0; /* +-0 in fp16 and bf16 alike */
+            crowded += nz > 2;
+        }
+        std::vector<uint16_t> back(count);
+        CUDA_OK(cudaMemcpyAsync(back.data(), dA, bytes, cudaMemcpyDeviceToHost, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+        for (size_t i = 0; i < count; ++i)
+            moved += back[i] != host_a[i];
+        std::string out = strf("; diagnostic: %" PRId64 " groups of 4 with > 2 nonzeros in A (host), device A differs "
+                               "from the host copy in %" PRId64 " elements",
+                               crowded, moved);
+        std::unique_ptr<DevBuf> copy = DevBuf::try_alloc(bytes);
+        if (!copy)
+            return out + ", no device memory for the cusparseLtSpMMAPrune comparison";
+        CUDA_OK(cudaMemcpyAsync(copy->p, dA, bytes, cudaMemcpyDeviceToDevice, s));
+        const cusparseStatus_t st = lt.prune(&h, &mm, copy->p, copy->p, kPruneStrip, s);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            return out + ", " + err("cusparseLtSpMMAPrune", st);
+        CUDA_OK(cudaMemcpyAsync(back.data(), copy->p, bytes, cudaMemcpyDeviceToHost, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+        for (size_t i = 0; i < count; ++i)
+            pruned += back[i] != host_a[i];
+        return out + strf(", cusparseLtSpMMAPrune (STRIP) changes %" PRId64 " of %zu elements", pruned, count);
     }
     std::string workspace()
     {
@@ -389,20 +442,21 @@ int main(int argc, char **argv)
             ltver / 1000, ltver % 1000 / 100, ltver % 100, lt.path.c_str(), cfg.seed);
 
     std::vector<Result> results;
+    bool lt_untouched = false; /* a pruning check left d_valid unwritten on a valid matrix */
     for (const Shape &sh : cfg.shapes)
         for (const NmPattern &p : cfg.patterns) {
             const int64_t R = sh.rows, C = sh.cols;
             const uint64_t cseed = nm_case_seed(cfg.seed, sh, p);
             HostNm arrays;
             const HostCsr m = generate_nm(sh, p, cfg.type, cseed, cfg.threads, arrays);
-            /* A dense, row-major, on the device (cuBLAS and cuSPARSELt read it; cuSPARSELt compresses it) */
+            /* A dense, row-major (cuBLAS and cuSPARSELt read it; cuSPARSELt compresses it); the host copy is kept and
+             * uploaded again before each n's cuSPARSELt setup, on s (a non-blocking stream: a plain cudaMemcpy from
+             * pageable memory may still be in flight when work on s starts) */
             std::vector<uint16_t> dense((size_t)(R * C), 0);
             for (int64_t r = 0; r < R; ++r)
                 for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k)
                     dense[(size_t)(r * C + m.col[k])] = m.h[k];
             DevBuf dA(dense.size() * 2);
-            CUDA_OK(cudaMemcpy(dA.p, dense.data(), dA.bytes, cudaMemcpyHostToDevice));
-            std::vector<uint16_t>().swap(dense);
             macko_mat_t A = nullptr;
             std::string macko_fail;
             int64_t macko_storage = 0;
@@ -423,16 +477,29 @@ int main(int argc, char **argv)
                 res.pattern = p.str();
                 res.n = n;
                 const std::vector<unsigned char> hb = random_operand(cseed, 6, (uint64_t)n, C * n, cfg.type);
-                /* cuSPARSELt first: the n it takes decides the buffers (extra columns of B zero, of C ignored) */
-                std::unique_ptr<LtRun> lr(new LtRun(lt, h));
+                /* cuSPARSELt first: the n it takes decides the buffers (extra columns of B zero, of C ignored). An n
+                 * that a descriptor or the plan refuses is tried again rounded up to 16; both errors are kept. */
+                auto lt_setup = [&](int nn, std::unique_ptr<LtRun> &run) {
+                    CUDA_OK(cudaMemcpyAsync(dA.p, dense.data(), dA.bytes, cudaMemcpyHostToDevice, s));
+                    CUDA_OK(cudaStreamSynchronize(s));
+                    run.reset(new LtRun(lt, h));
+                    std::string e = run->setup(R, C, nn, ct, dA.p, dense.data(), s);
+                    lt_untouched = lt_untouched || run->valid_untouched;
+                    return e;
+                };
+                std::unique_ptr<LtRun> lr;
                 int nr = n;
-                std::string lerr = lr->setup(R, C, n, ct, dA.p, s);
-                if (!lerr.empty() && n % 16 != 0) {
-                    std::unique_ptr<LtRun> padded(new LtRun(lt, h));
-                    if (padded->setup(R, C, (n + 15) / 16 * 16, ct, dA.p, s).empty()) {
+                std::string lerr = lt_setup(n, lr);
+                const int n16 = (n + 15) / 16 * 16;
+                if (!lerr.empty() && lr->refused && n16 != n) {
+                    std::unique_ptr<LtRun> padded;
+                    const std::string perr = lt_setup(n16, padded);
+                    if (perr.empty()) {
                         lr = std::move(padded);
-                        nr = (n + 15) / 16 * 16;
+                        nr = n16;
                         lerr.clear();
+                    } else {
+                        lerr = strf("at n = %d: %s; at n = %d: %s", n, lerr.c_str(), n16, perr.c_str());
                     }
                 }
                 res.n_run = nr;
@@ -546,6 +613,11 @@ int main(int argc, char **argv)
                           cfg.type == MACKO_R_16BF ? "bf16" : "fp16",
                           cfg.type == MACKO_R_16BF ? "macko_spmm_ex" : "macko_Hspmm", cfg.seed, cfg.warmup, cfg.iters,
                           (double)flush_bytes / 1048576.0);
+    if (lt_untouched) {
+        md += "- cusparseLtSpMMAPruneCheck left d_valid unwritten on a 2:4 matrix (it writes only on failure; the "
+              "benchmark pre-fills it with a sentinel)\n\n";
+        fprintf(stderr, "macko-cusparselt-bench: note: cusparseLtSpMMAPruneCheck writes d_valid only on failure\n");
+    }
     md += "| shape | pattern | n | cuBLAS µs | cuSPARSELt µs (default) | cuSPARSELt µs (search, config) | macko µs | "
           "cuSPARSELt vs cuBLAS | macko vs cuBLAS | macko vs cuSPARSELt | cuSPARSELt MB | macko MB | status |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
