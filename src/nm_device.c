@@ -182,7 +182,10 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     free(tm);
     if (e != cudaSuccess) {
         const macko_status_t st = macko_cuda_status(e);
-        cudaStreamSynchronize(s);
+        /* a copy queued before the failure may still read into dv; a failed wait must not be left for the next
+         * call's error check */
+        if (cudaStreamSynchronize(s) != cudaSuccess)
+            cudaGetLastError();
         cudaFree(dv);
         cudaFree(dm);
         macko_dev_leave(&g);
