@@ -1,6 +1,6 @@
 /* Fault injection, the N:M kind's host routines (no GPU needed; fault_sweep.h): every allocation of one
- * representative call fails in turn. The device routines (create_nm_dense_device, upload, download, the products)
- * come with the device layouts. */
+ * representative call fails in turn. The device routines (create_nm_dense_device, upload, download, the override,
+ * the products, destroy): test_fault_nm_device.cpp. */
 #include "fault_util.h"
 
 #include <cstring>
