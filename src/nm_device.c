@@ -169,6 +169,13 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     e = (cudaError_t)macko_nm_prepare();
     if (e == cudaSuccess)
         e = (cudaError_t)macko_nm_gen_prepare();
+    if (e != cudaSuccess) {
+        free(tv);
+        free(tm);
+        macko_dev_leave(&g);
+        return macko_fail(macko_cuda_status(e), fn, 0, "cannot set the N:M kernels' shared-memory limits: %s",
+                          cudaGetErrorString(e));
+    }
     if (e == cudaSuccess)
         e = cudaMalloc(&dv, at_least16(vb));
     if (e == cudaSuccess)
