@@ -369,7 +369,6 @@ template <typename T> G<T> make(const macko_nm_args *a)
 
 template <typename T, int NT> cudaError_t gen_launch(G<T> p, cudaStream_t st)
 {
-    const int64_t tiles = (p.n + NT - 1) / NT;
     const int64_t chunk = (int64_t)65535 * NT;
     for (int64_t j0 = 0; j0 < p.n; j0 += chunk) {
         G<T> q = p;
@@ -382,7 +381,6 @@ template <typename T, int NT> cudaError_t gen_launch(G<T> p, cudaStream_t st)
         if (e != cudaSuccess)
             return e;
     }
-    (void)tiles;
     return cudaSuccess;
 }
 
