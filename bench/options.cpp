@@ -117,6 +117,7 @@ static void usage(FILE *f)
             "  --layout rows|tiles           device layout of the macko matrices (default rows)\n"
             "  --tiles-splits N   TILES: blocks along K forced (test-only plan override; 0 automatic)\n"
             "  --tiles-path kernel|panel   TILES: the tile kernel or dense panels + GEMM for every n (override)\n"
+            "  --panel-gemm mma|wgmma      the dense-panel path's GEMM: mma.sync, or wgmma (sm_90a; override)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
             "\n"
@@ -336,6 +337,14 @@ Config parse_args(int argc, char **argv)
                 cfg.tiles_path = 2;
             else
                 die("--tiles-path: '%s' is not kernel or panel", t.c_str());
+        } else if (a == "--panel-gemm") {
+            const std::string t = value();
+            if (t == "mma")
+                cfg.panel_gemm = 1;
+            else if (t == "wgmma")
+                cfg.panel_gemm = 2;
+            else
+                die("--panel-gemm: '%s' is not mma or wgmma", t.c_str());
         } else if (a == "--tiles-splits") {
             cfg.tiles_splits = (int)parse_int("--tiles-splits", value(), 0, 64);
         } else if (a == "--layout") {
@@ -364,7 +373,7 @@ Config parse_args(int argc, char **argv)
     if (cfg.nm) {
         cfg.patterns = parse_patterns(patterns);
         if (cfg.layout != MACKO_LAYOUT_ROWS || cfg.spmv_geometry >= 0 || cfg.mm_path != 0 || cfg.tiles_path != 0 ||
-            cfg.tiles_splits != 0)
+            cfg.tiles_splits != 0 || cfg.panel_gemm != 0)
             die("--kind nm: --layout, --spmv-geometry, --mm-path and --tiles-* are for MACKO matrices (use --nm-path)");
     } else if (cfg.nm_path != 0 || cfg.check_generator) {
         die("--nm-path and --check-nm-generator need --kind nm");
@@ -386,5 +395,6 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.tiles_splits = cfg.tiles_splits;
     f.tiles_path = cfg.tiles_path;
     f.nm_path = cfg.nm_path;
+    f.panel_gemm = cfg.panel_gemm;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

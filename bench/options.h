@@ -68,6 +68,7 @@ struct Config {
     int tiles_splits = 0;   /* --tiles-splits: blocks along K of the TILES kernel (0: automatic) */
     int layout = 0;         /* --layout: MACKO_LAYOUT_ROWS (0) / MACKO_LAYOUT_TILES (1), set before every upload */
     int nm_path = 0;        /* --nm-path: MACKO_NM_PATH_GEN / SIMT / SP24 (0: automatic) */
+    int panel_gemm = 0;     /* --panel-gemm: 1 mma.sync, 2 wgmma (0: automatic) */
     /* --kind nm: the matrices are random dense ones magnitude-pruned to each N:M pattern (instead of the densities'
      * random sparsity), encoded as MACKO_KIND_NM */
     bool nm = false;
@@ -77,7 +78,8 @@ struct Config {
     size_t cases_per_shape() const { return nm ? patterns.size() : densities.size(); }
     bool forced() const
     {
-        return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0;
+        return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0 ||
+               panel_gemm != 0;
     }
 };
 

@@ -172,6 +172,11 @@ std::string report_header(const Config &cfg, const Env &env)
                   : cfg.mm_path == MACKO_MM_PATH_TC     ? "TC"
                   : cfg.mm_path == MACKO_MM_PATH_PANEL  ? "PANEL"
                                                         : "automatic");
+    if (cfg.panel_gemm != 0)
+        o += strf("- FORCED: the dense-panel path's GEMM is %s\n", cfg.panel_gemm == 1 ? "mma.sync" : "wgmma (sm_90a)");
+    else if (!cfg.nm)
+        o += "- the dense-panel path's GEMM: automatic (wgmma on compute capability 9.0 with the sm_90a build, else "
+             "mma.sync)\n";
     if (cfg.nm)
         o += "- macko device layout: the N:M kind's (GEN: the host arrays; SP24, 16-bit with M = 4 and N <= 2: mma.sp "
              "fragments and metadata)\n";

@@ -16,8 +16,7 @@
  */
 #include "spmm_tc.h"
 
-#include "macko_mma.cuh"
-#include "tiles_decode.cuh"
+#include "spmm_panel.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -31,25 +30,6 @@ namespace {
 constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3;
 constexpr int kThreads = 256; /* 8 warps: 2 along M x 4 along N, 64 x 32 each */
 
-template <typename H> struct PanelParams {
-    int rows, cols;        /* of M */
-    const H *values;       /* MACKO arrays (decode, and the exact recomputation of NaN sums) */
-    const uint32_t *dwords;
-    const int32_t *row_ptr;
-    const uint4 *tstream;  /* or a matrix in the tile layout (tstream != NULL) */
-    const uint32_t *toffs;
-    int tcols;
-    H *panel;              /* dense rows: panel_rows x ldp */
-    int ldp;               /* cols rounded up to 8 */
-    int row0, prow;        /* first row of the panel and its row count */
-    const H *b;
-    int64_t ldb;
-    H *c;
-    int64_t ldc;
-    int n;
-    const float *alpha_dev, *beta_dev;
-    float alpha, beta;
-};
 
 /* ---- 2. the GEMM: C[row0 + i, j] = alpha * sum_k panel[i, k] * B[k, j] + beta * C */
 
@@ -92,12 +72,6 @@ __device__ __forceinline__ void load_stage(const PanelParams<H> &p, uint4 *sa, u
     }
 }
 
-template <typename H> __device__ float panel_row_dot(const PanelParams<H> &p, int r, int64_t j)
-{
-    if (p.tstream != nullptr)
-        return tiles_row_dot<H>(p.tstream, p.toffs, p.tcols, p.b, 1, p.ldb, r, (int)j);
-    return exact_row_dot(p.row_ptr, p.dwords, p.values, p.b + j * p.ldb, r);
-}
 
 template <typename H, bool VEC>
 __global__ void __launch_bounds__(kThreads, 2) panel_gemm_kernel(const PanelParams<H> p)
@@ -111,13 +85,7 @@ __global__ void __launch_bounds__(kThreads, 2) panel_gemm_kernel(const PanelPara
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int wm = warp >> 2, wn = warp & 3; /* warp tile: rows wm*64.., columns wn*32.. */
     if (alpha == 0.0f) { /* C = beta*C on this tile; A and B are not read */
-        for (int x = tid; x < kBM * kBN; x += kThreads) {
-            const int pr = m0 + x % kBM, col = n0 + x / kBM;
-            if (pr < p.prow && col < p.n) {
-                H *cp = p.c + (int64_t)col * p.ldc + p.row0 + pr;
-                *cp = Tc16<H>::from_float(beta != 0.0f ? beta * Tc16<H>::to_float(*cp) : 0.0f);
-            }
-        }
+        panel_scale_c(p, beta, m0, n0, kBM, kBN);
         return;
     }
 
@@ -205,6 +173,10 @@ template <typename H> int panel_prepare()
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(panel_gemm_kernel<H, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)kSmem);
+#ifdef MACKO_HAVE_SM90A
+    if (e == cudaSuccess)
+        e = (cudaError_t)panel_wg_prepare<H>();
+#endif
     if (e != cudaSuccess)
         (void)cudaGetLastError();
     return (int)e;
@@ -250,6 +222,12 @@ template <typename H> int panel_spmm(const macko_panel_args *a)
             p.b = static_cast<const H *>(m->b) + j * m->ldb;
             p.c = static_cast<H *>(m->c) + j * m->ldc;
             p.n = (int)(m->n - j < max_n ? m->n - j : max_n);
+            if (a->gemm == MACKO_PANEL_GEMM_WG && vec && panel_wg_ready()) {
+                e = (cudaError_t)panel_wg_gemm<H>(p, st);
+                if (e != cudaSuccess)
+                    return (int)e;
+                continue;
+            }
             const dim3 grid((unsigned)((p.prow + kBM - 1) / kBM), (unsigned)((p.n + kBN - 1) / kBN));
             if (vec)
                 panel_gemm_kernel<H, true><<<grid, kThreads, kSmem, st>>>(p);

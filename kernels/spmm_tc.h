@@ -96,7 +96,11 @@ typedef struct macko_panel_args {
     const void *tiles_stream;
     const uint32_t *tiles_offs;
     int64_t tiles_tcols;
+    int gemm;                /* MACKO_PANEL_GEMM_*: the GEMM the plan chose (WG only where macko_panel_wg_built()) */
 } macko_panel_args;
+/* The GEMM of the panel path: mma.sync (every listed architecture), or wgmma (spmm_panel_wg.cu: compute capability
+ * 9.0, a library built with the sm_90a target; B 16-byte aligned with ldb a multiple of 8, else mma.sync). */
+enum { MACKO_PANEL_GEMM_MMA = 0, MACKO_PANEL_GEMM_WG = 1 };
 
 /* Rows of one panel that fit ws_bytes (a multiple of 128; 0 when not even 128 rows fit). */
 int64_t macko_panel_rows(int64_t cols, int64_t ws_bytes);

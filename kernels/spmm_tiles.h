@@ -61,6 +61,9 @@ int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs,
 /* Columns from which the automatic rule multiplies a TILES matrix by decoding panels of it densely into the handle's
  * workspace and running the panel GEMM (spmm_panel.cu) instead of the tile kernel (measured, bench/NOTES.md). */
 #define MACKO_TILES_PANEL_N 2048
+/* ... the same where the panel GEMM is wgmma (spmm_panel_wg.cu, compute capability 9.0): from n = 512 the panels beat
+ * the tile kernel on the quick shapes at d = 0.5 (bench/NOTES.md, session 9). */
+#define MACKO_TILES_PANEL_N_WG 512
 
 #ifdef __cplusplus
 }

@@ -550,6 +550,10 @@ static macko_status_t check_forced(const struct macko_mat_s *m, const macko_plan
         snprintf(msg, n, "panel_rows is %lld; it must be 0 or a positive multiple of 128", (long long)f->panel_rows);
         return MACKO_STATUS_INVALID_VALUE;
     }
+    if (f->panel_gemm < 0 || f->panel_gemm > 2) {
+        snprintf(msg, n, "panel_gemm is %d; it must be 0 (automatic), 1 (mma.sync) or 2 (wgmma)", f->panel_gemm);
+        return MACKO_STATUS_INVALID_VALUE;
+    }
     if (f->mm_tile != 0 && f->mm_tile != 2 && f->mm_tile != 4 && f->mm_tile != 8 && f->mm_tile != 16) {
         snprintf(msg, n, "mm_tile is %d; it must be 0, 2, 4, 8 or 16", f->mm_tile);
         return MACKO_STATUS_INVALID_VALUE;
@@ -559,6 +563,25 @@ static macko_status_t check_forced(const struct macko_mat_s *m, const macko_plan
         return MACKO_STATUS_INVALID_VALUE;
     }
     return MACKO_STATUS_SUCCESS;
+}
+
+int macko_panel_gemm_of(const macko_devprops *dp)
+{
+#ifdef MACKO_HAVE_SM90A
+    if (dp->cc_major == 9 && dp->cc_minor == 0)
+        return MACKO_PANEL_GEMM_WG;
+#else
+    (void)dp;
+#endif
+    return MACKO_PANEL_GEMM_MMA;
+}
+
+int macko_panel_gemm_forced(const macko_devprops *dp, int f)
+{
+    const int a = macko_panel_gemm_of(dp);
+    if (f == 2)
+        return a == MACKO_PANEL_GEMM_WG ? a : -1;
+    return f == 1 ? MACKO_PANEL_GEMM_MMA : a;
 }
 
 macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_ptr, const macko_devprops *dp,
@@ -585,6 +608,12 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
             p.tc.group = f->tc_group;
         p.tc.splits = f->tc_splits;
         p.tc.panel_rows = f->panel_rows;
+        p.tc.panel_gemm = macko_panel_gemm_forced(dp, f->panel_gemm);
+        if (p.tc.panel_gemm < 0) {
+            snprintf(msg, msg_size, "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for "
+                                    "sm_90a (this device: %d.%d)", dp->cc_major, dp->cc_minor);
+            return MACKO_STATUS_NOT_SUPPORTED;
+        }
         p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
     }
     st = plan_spmv(m, dp, f->spmv_geometry, f->spmv_depth, &p, msg, msg_size);
@@ -728,6 +757,7 @@ int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, c
         q.sm_count = dp->sm_count;
         q.ws = ws->partial;
         q.ws_bytes = ws->partial_bytes;
+        q.gemm = p->tc.panel_gemm;
         if (p->tc.panel_rows > 0 && p->tc.panel_rows * row_bytes < q.ws_bytes)
             q.ws_bytes = p->tc.panel_rows * row_bytes;
         return macko_panel_spmm(&q);

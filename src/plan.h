@@ -79,6 +79,7 @@ struct macko_tc_plan {
     int group;             /* lanes per row segment: 4, 8 or 16 */
     int splits;            /* forced blocks along K (tests); 0: chosen per call from the grid */
     int64_t panel_rows;    /* forced rows per panel (tests); 0: as many as the handle's workspace holds */
+    int panel_gemm;        /* MACKO_PANEL_GEMM_* (spmm_tc.h) of the PANEL path: macko_panel_gemm_of, or forced */
     const uint32_t *tidx;  /* the tile index on the device (owned by the encoding's extras) */
     int64_t tidx_bytes;
 };
@@ -117,8 +118,15 @@ typedef struct macko_plan_forced {
                          C have unit element strides and 128 rows fit the workspace; else the tile kernel) */
     /* An NM device copy (the other fields do not apply): */
     int nm_path;      /* 0 (automatic), or MACKO_NM_PATH_* for every n (a path this matrix cannot take: NOT_SUPPORTED) */
+    /* The GEMM of the dense-panel path, ROWS (PANEL) and TILES alike: */
+    int panel_gemm;   /* 0 (automatic), 1 mma.sync, 2 wgmma (NOT_SUPPORTED where macko_panel_gemm_of gives mma.sync) */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0}
+/* The panel GEMM (MACKO_PANEL_GEMM_*) a device of properties dp takes: wgmma on compute capability 9.0 when the
+ * library holds sm_90a code (MACKO_HAVE_SM90A, CMakeLists.txt), mma.sync otherwise. */
+int macko_panel_gemm_of(const macko_devprops *dp);
+/* The panel GEMM of forced value f (0 automatic, 1 mma.sync, 2 wgmma) on dp; -1 when dp cannot run it. */
+int macko_panel_gemm_forced(const macko_devprops *dp, int f);
 /* The N:M kind's kernels (kernels/nm.cu): GEN any pattern and type, one thread-row walk per row; SIMT the blocked
  * fp32 kernel for v >= 8 (large n); SP24 the 2:4 sparse tensor-core kernel (SP24 device layout). */
 enum { MACKO_NM_PATH_AUTO = 0, MACKO_NM_PATH_GEN = 1, MACKO_NM_PATH_SIMT = 2, MACKO_NM_PATH_SP24 = 3 };

@@ -102,11 +102,18 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                           "op T needs the transposed encoding: call macko_analysis with op T first");
     if (A->dev_layout == MACKO_LAYOUT_TILES && op == MACKO_OPERATION_NON_TRANSPOSE) {
         const int sp = f != NULL ? f->tiles_splits : 0, path = f != NULL ? f->tiles_path : 0;
+        const int gemm = macko_panel_gemm_forced(&handle->props, f != NULL ? f->panel_gemm : 0);
         if (sp < 0 || sp > 64 || path < 0 || path > 2)
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
                               "tiles_splits = %d (0..64) / tiles_path = %d (0..2) out of range", sp, path);
+        if (f != NULL && (f->panel_gemm < 0 || f->panel_gemm > 2))
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "panel_gemm = %d out of range (0..2)", f->panel_gemm);
+        if (gemm < 0)
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
+                              "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for sm_90a");
         A->td.splits = sp;
         A->td.path = path;
+        A->td.panel_gemm = gemm;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {

@@ -128,6 +128,8 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     A->td.abuf = (int)abuf;
     memcpy(A->td.occ, occ, sizeof occ);
     A->td.splits = 0;
+    A->td.path = 0;
+    A->td.panel_gemm = macko_panel_gemm_of(&handle->props);
     A->device = handle->device;
     A->has_device = 1;
     macko_tiles_free(&t);
@@ -193,7 +195,9 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     k.n = n;
     macko_kargs_scalars(handle, combo, alpha, beta, &k);
     k.stream = handle->stream;
-    panel = M->td.path == 2 || (M->td.path == 0 && n >= MACKO_TILES_PANEL_N);
+    panel = M->td.path == 2 ||
+            (M->td.path == 0 &&
+             n >= (M->td.panel_gemm == MACKO_PANEL_GEMM_WG ? MACKO_TILES_PANEL_N_WG : MACKO_TILES_PANEL_N));
     if (panel && incb == 1 && incc == 1 && macko_panel_rows(M->cols, ws->partial_bytes) >= 128) {
         macko_panel_args q;
         memset(&q, 0, sizeof q);
@@ -204,6 +208,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
         q.tiles_stream = M->dev.values;
         q.tiles_offs = (const uint32_t *)M->dev.row_ptr;
         q.tiles_tcols = M->td.tcols;
+        q.gemm = M->td.panel_gemm;
         err = macko_panel_spmm(&q);
         if (err != 0)
             return macko_launch_fail(handle, fn, err);

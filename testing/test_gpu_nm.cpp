@@ -551,10 +551,15 @@ TYPED_TEST(GpuNm, DeterministicAndGraphCapturable)
                     cudaGraphDestroy(graph);
                 }
                 ASSERT_EQ(macko_set_pointer_mode(h.h, MACKO_POINTER_MODE_HOST), MACKO_STATUS_SUCCESS);
+                /* Back to the default stream before the next path's override or pattern's upload: they queue on the
+                 * handle's stream, and the non-blocking stream s is not ordered with the default stream the next
+                 * direct calls use (macko_set_stream does no synchronization). Left on s, an upload still in flight
+                 * raced the next n = 1 call: the "run 1 differs" seen twice under concurrent load (RELIABILITY.md). */
+                ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
+                CUDA_CHECK(cudaStreamSynchronize(s));
             }
         }
     }
-    macko_set_stream(h.h, nullptr);
     cudaStreamDestroy(s);
 }
 

@@ -8,6 +8,7 @@
  * bitwise determinism, graph capture, op T, and fp32 B and C (the mixed combinations, on the CUDA cores). */
 #include "gpu_fixtures.h"
 #include "macko_internal.h"
+#include "../kernels/spmm_tc.h"
 #include "spmm16.h"
 
 #include <cublas_v2.h>
@@ -32,16 +33,19 @@ struct Way {
     int path;    /* MACKO_MM_PATH_AUTO, TC or PANEL */
     int kt, group, splits;
     int64_t panel_rows;
+    int gemm; /* the panel GEMM: 0 automatic (wgmma where the library and device have it), 1 mma.sync */
 };
 
 const Way kWays[] = {
-    {"auto", MACKO_MM_PATH_AUTO, 0, 0, 0, 0},
-    {"tc", MACKO_MM_PATH_TC, 0, 0, 0, 0},
+    {"auto", MACKO_MM_PATH_AUTO, 0, 0, 0, 0, 0},
+    {"tc", MACKO_MM_PATH_TC, 0, 0, 0, 0, 0},
     /* 32-column K-tiles, 4 lanes of 16 entries: dense rows need several passes; three blocks along K */
-    {"tc kt32 g4 split3", MACKO_MM_PATH_TC, 32, 4, 3, 0},
-    {"tc kt48 g16 split1", MACKO_MM_PATH_TC, 48, 16, 1, 0},
-    {"panel", MACKO_MM_PATH_PANEL, 0, 0, 0, 0},
-    {"panel 128 rows", MACKO_MM_PATH_PANEL, 0, 0, 0, 128},
+    {"tc kt32 g4 split3", MACKO_MM_PATH_TC, 32, 4, 3, 0, 0},
+    {"tc kt48 g16 split1", MACKO_MM_PATH_TC, 48, 16, 1, 0, 0},
+    {"panel", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 0},
+    {"panel 128 rows", MACKO_MM_PATH_PANEL, 0, 0, 0, 128, 0},
+    {"panel mma", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 1},
+    {"panel mma 128 rows", MACKO_MM_PATH_PANEL, 0, 0, 0, 128, 1},
 };
 
 void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
@@ -56,6 +60,7 @@ void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
     f.tc_group = w.group;
     f.tc_splits = w.splits;
     f.panel_rows = w.panel_rows;
+    f.panel_gemm = w.gemm;
     ASSERT_EQ(macko_plan_override(h, A, op, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
 }
 
@@ -123,7 +128,7 @@ TYPED_TEST(GpuSpmmTc, IssueNListAgainstCublas)
         std::vector<uint8_t> dense = mt::to_bytes(m, P::type, MACKO_ORDER_COL, s.rows);
         DevMem dA(dense.size());
         ASSERT_EQ(cudaMemcpy(dA.p, dense.data(), dense.size(), cudaMemcpyHostToDevice), cudaSuccess);
-        for (const Way &w : {kWays[0], kWays[1], kWays[4]}) {
+        for (const Way &w : {kWays[0], kWays[1], kWays[4], kWays[6]}) {
             force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
             for (int64_t n : ns) {
                 const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, false, 5 * n);
@@ -138,6 +143,46 @@ TYPED_TEST(GpuSpmmTc, IssueNListAgainstCublas)
     }
 }
 
+/* The panel GEMM the plan takes: wgmma exactly where the device has compute capability 9.0 and the library was built
+ * for sm_90a (so the automatic "panel" ways above test it there, and the "panel mma" ways the portable GEMM); forcing
+ * wgmma elsewhere is NOT_SUPPORTED and leaves the plan as it was. The two GEMMs agree to fp32-accumulation rounding
+ * on the same panel (both against the double reference, and with each other within twice its bound). */
+TYPED_TEST(GpuSpmmTc, PanelGemmChoice)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    int dev = 0, major = 0, minor = 0;
+    ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), cudaSuccess);
+#ifdef MACKO_HAVE_SM90A
+    const bool wg = major == 9 && minor == 0;
+#else
+    const bool wg = false;
+#endif
+    const mt::Dense m = matrix_of<P>(390, 333, 0.5, 8);
+    Mat A;
+    gt::make_matrix<P>(h.h, m, false, A);
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_PANEL;
+    f.panel_gemm = 2;
+    ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f),
+              wg ? MACKO_STATUS_SUCCESS : MACKO_STATUS_NOT_SUPPORTED)
+        << macko_get_last_error_message();
+    if (!wg)
+        return;
+    EXPECT_EQ(A.A->plan.tc.panel_gemm, MACKO_PANEL_GEMM_WG);
+    f.panel_gemm = 0;
+    ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(A.A->plan.tc.panel_gemm, MACKO_PANEL_GEMM_WG);
+    f.panel_gemm = 1;
+    ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(A.A->plan.tc.panel_gemm, MACKO_PANEL_GEMM_MMA);
+    f.panel_gemm = 3;
+    EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE);
+}
+
 /* Captured in a CUDA graph and replayed: the same bits as the direct call (TC with split K, and PANEL). */
 TYPED_TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
 {
@@ -150,7 +195,7 @@ TYPED_TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
     const mt::Dense m = matrix_of<P>(700, 900, 0.4, 5);
     Mat A;
     gt::make_matrix<P>(h.h, m, false, A);
-    for (const Way &w : {kWays[2], kWays[5]}) {
+    for (const Way &w : {kWays[2], kWays[5], kWays[7]}) {
         force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
         const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
         expect_graph_replay_equal<P>(h.h, st, A.A, p, w.name);
@@ -176,7 +221,7 @@ TYPED_TEST(GpuSpmmTc, TransposeAndStridedBatched)
     for (int64_t i = 0; i < m.rows; i++)
         for (int64_t k = 0; k < m.cols; k++)
             t.at(k, i) = m.at(i, k);
-    for (const Way &w : {kWays[0], kWays[1], kWays[4]}) {
+    for (const Way &w : {kWays[0], kWays[1], kWays[4], kWays[6]}) {
         force(h.h, A.A, MACKO_OPERATION_TRANSPOSE, w);
         for (int64_t n : {9, 40, 200}) {
             const Problem p = make_problem<P>(t, n, true, 0.75f, 0.25f, false, false, 17 * n);
@@ -242,7 +287,7 @@ TYPED_TEST(GpuSpmmTc, Fp32BAndCTakeTheCudaCores)
     Mat A;
     gt::make_matrix<P>(h.h, m, false, A);
     const float alpha = 1.25f, beta = -0.5f;
-    for (const Way &w : {kWays[0], kWays[1], kWays[4]}) {
+    for (const Way &w : {kWays[0], kWays[1], kWays[4], kWays[6]}) {
         force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
         for (int64_t n : {9, 40, 200}) {
             const int64_t ldb = m.cols + 1, ldc = m.rows + 2;

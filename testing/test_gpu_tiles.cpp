@@ -26,7 +26,7 @@ using namespace s16;
 
 /* Uploads A in the tile layout with `splits` blocks along K (0: automatic) and the path (0 automatic, 1 the tile
  * kernel, 2 dense panels + GEMM) forced. */
-void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0)
+void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0)
 {
     macko_layout_t cur = MACKO_LAYOUT_ROWS;
     ASSERT_EQ(macko_mat_get_layout(A, &cur), MACKO_STATUS_SUCCESS);
@@ -37,6 +37,7 @@ void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0)
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.tiles_splits = splits;
     f.tiles_path = path;
+    f.panel_gemm = gemm; /* the dense panels' GEMM: 0 automatic (wgmma on sm_90a), 1 mma.sync */
     ASSERT_EQ(macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
 }
@@ -75,12 +76,12 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
         const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 900 + si, s.structure ? 77 + si : 0);
         Mat A;
         upload_tiles<P>(h.h, m, A);
-        /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + GEMM */
-        for (int way = 0; way < 4; way++) {
-            const int splits = way == 1 ? 1 : way == 2 ? 3 : 0, path = way == 1 || way == 2 ? 1 : way == 3 ? 2 : 0;
+        /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + the automatic GEMM; + mma.sync */
+        for (int way = 0; way < 5; way++) {
+            const int splits = way == 1 ? 1 : way == 2 ? 3 : 0, path = way == 1 || way == 2 ? 1 : way >= 3 ? 2 : 0;
             if (quick && way == 1)
                 continue;
-            tiles(h.h, A.A, splits, path);
+            tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0);
             for (int64_t n : ns)
                 for (int v = 0; v < 4; v++) {
                     /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
@@ -138,8 +139,8 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     const mt::Dense m = matrix_of<P>(700, 900, 0.4, 5);
     Mat A;
     upload_tiles<P>(h.h, m, A, 3);
-    for (int path : {1, 2}) {
-        tiles(h.h, A.A, 3, path);
+    for (int path : {1, 2, 3}) { /* 3: dense panels with the mma.sync GEMM */
+        tiles(h.h, A.A, 3, path == 3 ? 2 : path, path == 3 ? 1 : 0);
         const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
         expect_graph_replay_equal<P>(h.h, st, A.A, p, "path " + std::to_string(path));
     }
