@@ -150,17 +150,8 @@ __global__ void __launch_bounds__(kThreads, 2) panel_gemm_kernel(const PanelPara
 #pragma unroll
                 for (int c = 0; c < 2; c++) {
                     const int pr = m0 + wm * 64 + 16 * i + g + 8 * h, col = n0 + wn * 32 + 8 * j + 2 * q + c;
-                    if (pr < p.prow && col < p.n) {
-                        const int r = p.row0 + pr;
-                        float v = acc[i][j][2 * h + c];
-                        if (isnan(v))
-                            v = panel_row_dot(p, r, col);
-                        H *cp = p.c + (int64_t)col * p.ldc + r;
-                        float out = alpha * v;
-                        if (beta != 0.0f)
-                            out = fmaf(beta, Tc16<H>::to_float(*cp), out);
-                        *cp = Tc16<H>::from_float(out);
-                    }
+                    if (pr < p.prow && col < p.n)
+                        panel_store_c(p, p.row0 + pr, col, acc[i][j][2 * h + c], alpha, beta);
                 }
 }
 

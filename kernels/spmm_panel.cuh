@@ -39,6 +39,20 @@ template <typename H> __device__ __forceinline__ float panel_row_dot(const Panel
     return exact_row_dot(p.row_ptr, p.dwords, p.values, p.b + j * p.ldb, r);
 }
 
+/* Writes element (r, col) of C (r absolute): alpha * v + beta * C, v's NaN (a dense zero times an Inf of B) replaced
+ * by the exact row product; beta == 0: C not read. */
+template <typename H>
+__device__ __forceinline__ void panel_store_c(const PanelParams<H> &p, int r, int col, float v, float alpha, float beta)
+{
+    if (isnan(v))
+        v = panel_row_dot(p, r, col);
+    H *cp = p.c + (int64_t)col * p.ldc + r;
+    float out = alpha * v;
+    if (beta != 0.0f)
+        out = fmaf(beta, Tc16<H>::to_float(*cp), out);
+    *cp = Tc16<H>::from_float(out);
+}
+
 /* C = beta*C on rows [m0, m0 + bm) x columns [n0, n0 + bn) of the panel's part of C (alpha = 0: A and B not read). */
 template <typename H>
 __device__ __forceinline__ void panel_scale_c(const PanelParams<H> &p, float beta, int m0, int n0, int bm, int bn)
