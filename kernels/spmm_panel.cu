@@ -1,6 +1,6 @@
 /* Large-n SpMM on the MACKO format (macko_panel_args in spmm_tc.h): C = alpha*M*B + beta*C, M, B, C all fp16 or all
- * bf16 (templates over the 16-bit type H), fp32 accumulation on the tensor cores (mma.sync.m16n8k16, sm_80 and
- * newer).
+ * bf16 (templates over the 16-bit type H), fp32 accumulation on the tensor cores (this file's GEMM: mma.sync.m16n8k16,
+ * sm_80 and newer; where the plan chose it, the wgmma GEMM of spmm_panel_wg.cu instead, sm_90a).
  *
  * For many columns of B the product is compute-bound, and decoding the compressed rows once per tile of C (as the
  * tile kernel of spmm_tc.cu does) would cost more than the multiplications. So the rows are decoded once per call,
@@ -29,7 +29,6 @@ namespace {
 
 constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3;
 constexpr int kThreads = 256; /* 8 warps: 2 along M x 4 along N, 64 x 32 each */
-
 
 /* ---- 2. the GEMM: C[row0 + i, j] = alpha * sum_k panel[i, k] * B[k, j] + beta * C */
 
@@ -71,7 +70,6 @@ __device__ __forceinline__ void load_stage(const PanelParams<H> &p, uint4 *sa, u
         }
     }
 }
-
 
 template <typename H, bool VEC>
 __global__ void __launch_bounds__(kThreads, 2) panel_gemm_kernel(const PanelParams<H> p)
