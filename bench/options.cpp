@@ -116,7 +116,9 @@ static void usage(FILE *f)
             "  --mm-path staged|global|tc|panel\n"
             "  --layout rows|tiles           device layout of the macko matrices (default rows)\n"
             "  --tiles-splits N   TILES: blocks along K forced (test-only plan override; 0 automatic)\n"
-            "  --tiles-path kernel|panel   TILES: the tile kernel or dense panels + GEMM for every n (override)\n"
+            "  --tiles-path kernel|panel|fused\n"
+            "                              TILES: the tile kernel, dense panels + GEMM, or the fused wgmma product\n"
+            "                              (sm_90a) for every n (override)\n"
             "  --panel-gemm mma|wgmma      the dense-panel path's GEMM: mma.sync, or wgmma (sm_90a; override)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
@@ -335,8 +337,10 @@ Config parse_args(int argc, char **argv)
                 cfg.tiles_path = 1;
             else if (t == "panel")
                 cfg.tiles_path = 2;
+            else if (t == "fused")
+                cfg.tiles_path = 3;
             else
-                die("--tiles-path: '%s' is not kernel or panel", t.c_str());
+                die("--tiles-path: '%s' is not kernel, panel or fused", t.c_str());
         } else if (a == "--panel-gemm") {
             const std::string t = value();
             if (t == "mma")

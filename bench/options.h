@@ -64,7 +64,7 @@ struct Config {
      * them, so that a forced run cannot pass for a normal one. -1 / 0: the plan's own choice. */
     int spmv_geometry = -1; /* --spmv-geometry: MACKO_SPMV_WARP / MACKO_SPMV_STAGED */
     int mm_path = 0;        /* --mm-path: MACKO_MM_PATH_STAGED / GLOBAL / TC / PANEL */
-    int tiles_path = 0;     /* --tiles-path: 1 the tile kernel, 2 dense panels + GEMM (0: automatic) */
+    int tiles_path = 0;     /* --tiles-path: 1 the tile kernel, 2 dense panels + GEMM, 3 fused wgmma (0: automatic) */
     int tiles_splits = 0;   /* --tiles-splits: blocks along K of the TILES kernel (0: automatic) */
     int layout = 0;         /* --layout: MACKO_LAYOUT_ROWS (0) / MACKO_LAYOUT_TILES (1), set before every upload */
     int nm_path = 0;        /* --nm-path: MACKO_NM_PATH_GEN / SIMT / SP24 (0: automatic) */

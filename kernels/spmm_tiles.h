@@ -61,9 +61,29 @@ int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs,
 /* Columns from which the automatic rule multiplies a TILES matrix by decoding panels of it densely into the handle's
  * workspace and running the panel GEMM (spmm_panel.cu) instead of the tile kernel (measured, bench/NOTES.md). */
 #define MACKO_TILES_PANEL_N 2048
-/* ... the same where the panel GEMM is wgmma (spmm_panel_wg.cu, compute capability 9.0): from n = 512 the panels beat
- * the tile kernel on the quick shapes at d = 0.5 (bench/NOTES.md, session 9). */
-#define MACKO_TILES_PANEL_N_WG 512
+/* ... the same where the panel GEMM is wgmma (spmm_panel_wg.cu, compute capability 9.0): below it the fused wgmma
+ * product (spmm_tiles_wg.cu) takes n >= MACKO_TILES_WG_N; at n = 2048 both are level on the quick shapes at d = 0.5,
+ * at n = 8192 the panels are ahead (0.73x against 0.57x of cuBLAS; bench/NOTES.md, session 10). */
+#define MACKO_TILES_PANEL_N_WG 4096
+
+/* The fused wgmma product (spmm_tiles_wg.cu, sm_90a; compute capability 9.0 only): each block decodes the records it
+ * needs straight into the shared-memory operand of wgmma (128 x 256 tiles of C, K-slices of 64 columns), no dense
+ * panel in memory. Needs B with unit element stride, 16-byte aligned, ldb a multiple of 8 (a tensor map), and C with
+ * unit element stride. Uses a->k (B, C, n, scalars, stream), bands / tcols / offs / stream, splits (blocks along K;
+ * splits > 1 needs ws / counters of the sizes below). prepare: sets its shared-memory size on the current device
+ * (at upload); ready: 1 when the driver's tensor-map encoder was found. */
+int macko_tiles_wg_prepare(int bf16);
+int macko_tiles_wg_ready(void);
+int macko_tiles_wg_spmm(const macko_tiles_args *a);
+int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits);
+int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits);
+/* Blocks along K of the automatic rule: as many as one wave of blocks takes, each split at least 8 K-slices, within
+ * the workspace (ws_floats floats, counters ints). */
+int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int sm_count, int64_t ws_floats, int64_t counters);
+/* Columns from which the automatic rule takes the fused product on a device whose panel GEMM is wgmma, up to
+ * MACKO_TILES_PANEL_N_WG (measured, bench/NOTES.md, session 10: at n = 64 the tile kernel is level or ahead, at 128
+ * the fused product by 1.1-1.5x on three of four shapes). */
+#define MACKO_TILES_WG_N 128
 
 #ifdef __cplusplus
 }

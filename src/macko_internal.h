@@ -129,7 +129,8 @@ struct macko_mat_s {
         int abuf;   /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
         int occ[4]; /* blocks per SM of the kernels per column tile (8, 16, 32, 64), read once at upload */
         int splits; /* blocks along K forced by a test (macko_plan_forced.tiles_splits); 0: automatic */
-        int path;   /* forced by a test (tiles_path): 0 automatic, 1 the tile kernel, 2 dense panels + GEMM */
+        int path;   /* forced by a test (tiles_path): 0 automatic, 1 the tile kernel, 2 dense panels + GEMM, 3 the fused
+                     * wgmma product */
         int panel_gemm; /* MACKO_PANEL_GEMM_* of the dense-panel path: macko_panel_gemm_of at upload, or forced */
     } td;
 

@@ -115,7 +115,9 @@ typedef struct macko_plan_forced {
     /* A TILES device copy (the other fields do not apply): */
     int tiles_splits; /* 0 (automatic), or the blocks along K of every call (1..64; 1 when the workspace is short) */
     int tiles_path;   /* 0 (automatic), 1 the tile kernel for every n, 2 dense panels + GEMM for every n (where B and
-                         C have unit element strides and 128 rows fit the workspace; else the tile kernel) */
+                         C have unit element strides and 128 rows fit the workspace; else the tile kernel), 3 the
+                         fused wgmma product for every n (NOT_SUPPORTED where the panel GEMM is not wgmma; where B
+                         cannot take a tensor map or C's element stride is not 1, the rules of 0) */
     /* An NM device copy (the other fields do not apply): */
     int nm_path;      /* 0 (automatic), or MACKO_NM_PATH_* for every n (a path this matrix cannot take: NOT_SUPPORTED) */
     /* The GEMM of the dense-panel path, ROWS (PANEL) and TILES alike: */

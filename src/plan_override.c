@@ -2,6 +2,7 @@
  * (64-bit indices on small matrices included) through the public compute routines. Not in macko.h. */
 #include "device_common.h"
 #include "../kernels/nm.h"
+#include "../kernels/spmm_tc.h"
 
 #include <stdlib.h>
 
@@ -103,14 +104,18 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
     if (A->dev_layout == MACKO_LAYOUT_TILES && op == MACKO_OPERATION_NON_TRANSPOSE) {
         const int sp = f != NULL ? f->tiles_splits : 0, path = f != NULL ? f->tiles_path : 0;
         const int gemm = macko_panel_gemm_forced(&handle->props, f != NULL ? f->panel_gemm : 0);
-        if (sp < 0 || sp > 64 || path < 0 || path > 2)
+        if (sp < 0 || sp > 64 || path < 0 || path > 3)
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
-                              "tiles_splits = %d (0..64) / tiles_path = %d (0..2) out of range", sp, path);
+                              "tiles_splits = %d (0..64) / tiles_path = %d (0..3) out of range", sp, path);
         if (f != NULL && (f->panel_gemm < 0 || f->panel_gemm > 2))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "panel_gemm = %d out of range (0..2)", f->panel_gemm);
         if (gemm < 0)
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
                               "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for sm_90a");
+        if (path == 3 && gemm != MACKO_PANEL_GEMM_WG)
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
+                              "tiles_path = 3 (the fused wgmma product) needs compute capability 9.0, a library built "
+                              "for sm_90a and panel_gemm 0 or 2");
         A->td.splits = sp;
         A->td.path = path;
         A->td.panel_gemm = gemm;

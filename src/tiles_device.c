@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,8 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
                                              occ);
     if (e == cudaSuccess)
         e = (cudaError_t)macko_panel_prepare(A->type);
+    if (e == cudaSuccess && macko_panel_gemm_of(&handle->props) == MACKO_PANEL_GEMM_WG)
+        e = (cudaError_t)macko_tiles_wg_prepare(A->type == MACKO_R_16BF);
     for (i = 0; e == cudaSuccess && i < MACKO_TILES_NTILES; i++)
         fits &= occ[i] > 0;
     if (e != cudaSuccess || !fits) {
@@ -195,6 +198,33 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     k.n = n;
     macko_kargs_scalars(handle, combo, alpha, beta, &k);
     k.stream = handle->stream;
+    if (M->td.path == 3 || (M->td.path == 0 && M->td.panel_gemm == MACKO_PANEL_GEMM_WG && n >= MACKO_TILES_WG_N &&
+                            n < MACKO_TILES_PANEL_N_WG)) {
+        /* the fused wgmma product, where B can be described by a tensor map (else the rules below) */
+        if (M->td.panel_gemm == MACKO_PANEL_GEMM_WG && incb == 1 && incc == 1 && ldb % 8 == 0 &&
+            ((uintptr_t)b & 15u) == 0 && macko_tiles_wg_ready()) {
+            const int64_t wsf = ws->partial_bytes / (int64_t)sizeof(float);
+            memset(&a, 0, sizeof a);
+            a.k = k;
+            a.bf16 = M->type == MACKO_R_16BF;
+            a.bands = M->td.bands;
+            a.tcols = M->td.tcols;
+            a.offs = (const uint32_t *)M->dev.row_ptr;
+            a.stream = M->dev.values;
+            a.splits = M->td.splits > 0 ? M->td.splits
+                                        : macko_tiles_wg_splits(M->rows, M->td.tcols, n, handle->props.sm_count, wsf,
+                                                                MACKO_WS_COUNTERS);
+            if (macko_tiles_wg_ws_floats(M->rows, n, a.splits) > wsf ||
+                macko_tiles_wg_counters(M->rows, n, a.splits) > MACKO_WS_COUNTERS)
+                a.splits = 1;
+            a.ws = ws->partial;
+            a.counters = ws->counters;
+            err = macko_tiles_wg_spmm(&a);
+            if (err != 0)
+                return macko_launch_fail(handle, fn, err);
+            return macko_ok();
+        }
+    }
     panel = M->td.path == 2 ||
             (M->td.path == 0 &&
              n >= (M->td.panel_gemm == MACKO_PANEL_GEMM_WG ? MACKO_TILES_PANEL_N_WG : MACKO_TILES_PANEL_N));

@@ -71,12 +71,14 @@ template <class P> mt::Dense matrix_of(int64_t rows, int64_t cols, double d, uin
  * nonfinite; C random, or NaN when beta == 0 (it must not be read). */
 template <class P>
 Problem make_problem(const mt::Dense &m, int64_t n, bool odd_ld, float alpha, float beta, bool nonfinite,
-                     bool positive, uint64_t seed)
+                     bool positive, uint64_t seed, bool ldb8 = false)
 {
     Problem p;
     p.m = m;
     p.n = n;
-    p.ldb = std::max<int64_t>(m.cols, 1) + (odd_ld ? 3 : 0);
+    /* ldb8: ldb a multiple of 8 (cols rounded up; odd_ld adds 8), as a tensor map of B needs */
+    p.ldb = ldb8 ? (std::max<int64_t>(m.cols, 1) + 7) / 8 * 8 + (odd_ld ? 8 : 0)
+                 : std::max<int64_t>(m.cols, 1) + (odd_ld ? 3 : 0);
     p.ldc = std::max<int64_t>(m.rows, 1) + (odd_ld ? 5 : 0);
     p.alpha = alpha;
     p.beta = beta;

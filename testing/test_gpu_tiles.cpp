@@ -8,7 +8,9 @@
  * different group buffers side by side. */
 #include "gpu_fixtures.h"
 #include "macko_internal.h"
+#include "plan.h"
 #include "spmm16.h"
+#include "../kernels/spmm_tc.h"
 #include "../kernels/spmm_tiles.h"
 
 #include <cublas_v2.h>
@@ -25,7 +27,7 @@ using gt::Mat;
 using namespace s16;
 
 /* Uploads A in the tile layout with `splits` blocks along K (0: automatic) and the path (0 automatic, 1 the tile
- * kernel, 2 dense panels + GEMM) forced. */
+ * kernel, 2 dense panels + GEMM, 3 the fused wgmma product) forced. */
 void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0)
 {
     macko_layout_t cur = MACKO_LAYOUT_ROWS;
@@ -76,17 +78,22 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
         const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 900 + si, s.structure ? 77 + si : 0);
         Mat A;
         upload_tiles<P>(h.h, m, A);
-        /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + the automatic GEMM; + mma.sync */
-        for (int way = 0; way < 5; way++) {
-            const int splits = way == 1 ? 1 : way == 2 ? 3 : 0, path = way == 1 || way == 2 ? 1 : way >= 3 ? 2 : 0;
-            if (quick && way == 1)
+        const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG; /* compute capability 9.0, sm_90a build */
+        /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + the automatic GEMM; + mma.sync;
+         * the fused wgmma product with automatic and 3 blocks along K (B's ldb a multiple of 8 there, so that the
+         * fused product runs for every shape, an odd ldc in v = 1) */
+        for (int way = 0; way < 7; way++) {
+            const int splits = way == 1 || way == 5 ? 1 : way == 2 || way == 6 ? 3 : 0;
+            const int path = way == 1 || way == 2 ? 1 : way == 3 || way == 4 ? 2 : way >= 5 ? 3 : 0;
+            if ((quick && way == 1) || (way >= 5 && !wg))
                 continue;
             tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0);
             for (int64_t n : ns)
                 for (int v = 0; v < 4; v++) {
                     /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
                     const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
-                    const Problem p = make_problem<P>(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v);
+                    const Problem p = make_problem<P>(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v,
+                                                      way >= 5);
                     const std::vector<uint16_t> out = run<P>(h.h, A.A, p, v == 3);
                     const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " way " +
                                              std::to_string(way) + " n=" + std::to_string(n) +
@@ -139,9 +146,12 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     const mt::Dense m = matrix_of<P>(700, 900, 0.4, 5);
     Mat A;
     upload_tiles<P>(h.h, m, A, 3);
-    for (int path : {1, 2, 3}) { /* 3: dense panels with the mma.sync GEMM */
-        tiles(h.h, A.A, 3, path == 3 ? 2 : path, path == 3 ? 1 : 0);
-        const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
+    const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG;
+    for (int path : {1, 2, 3, 4}) { /* 3: dense panels with the mma.sync GEMM; 4: the fused wgmma product */
+        if (path == 4 && !wg)
+            continue;
+        tiles(h.h, A.A, 3, path == 3 ? 2 : path == 4 ? 3 : path, path == 3 ? 1 : 0);
+        const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3, path == 4);
         expect_graph_replay_equal<P>(h.h, st, A.A, p, "path " + std::to_string(path));
     }
     ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
@@ -180,6 +190,19 @@ TYPED_TEST(GpuTiles, TransposeAndRefusals)
         const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false, MACKO_OPERATION_TRANSPOSE);
         ASSERT_EQ(check_result<P>(p, out, "op T n=" + std::to_string(n)), 0);
     }
+    /* the path overrides: out of range; the fused wgmma product with the mma.sync GEMM forced, or where there is no
+     * wgmma */
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.tiles_path = 4;
+    EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE);
+    f.tiles_path = 3;
+    f.panel_gemm = 1;
+    EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_SUPPORTED);
+    EXPECT_EQ(macko_get_last_error_position(), 4);
+    f.panel_gemm = 0;
+    EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f),
+              macko_panel_gemm_of(&h.h->props) == MACKO_PANEL_GEMM_WG ? MACKO_STATUS_SUCCESS
+                                                                       : MACKO_STATUS_NOT_SUPPORTED);
     /* without the host copy the transposition has nothing to start from */
     Mat B;
     upload_tiles<P>(h.h, m, B);

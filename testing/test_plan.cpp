@@ -669,3 +669,29 @@ TEST(Plan, PanelGemmPerDevice)
     EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &R, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
     EXPECT_NE(std::strstr(msg, "sm_90a"), nullptr) << msg;
 }
+
+/* The fused wgmma product's blocks along K: only within one wave (one block of 128 x 256 per SM), each split at
+ * least 8 K-slices of 64 columns, within the workspace; workspace and counters as the kernel indexes them. */
+TEST(Plan, TilesWgSplits)
+{
+    const int64_t big = INT64_C(1) << 40;
+    /* 12288 x 12288 (768 tiles of 16 columns): n = 256, 96 tiles: a second split would need 192 blocks on 132 SMs */
+    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 256, 132, big, big), 1);
+    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 512, 132, big, big), 1);
+    /* 4096 x 4096, n = 256: 32 tiles, 4 splits (128 blocks) of 16 slices */
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 132, big, big), 4);
+    /* 4096 x 11008 (688 tiles of 16 columns, 172 slices), n = 64: 32 tiles, 4 splits */
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 688, 64, 132, big, big), 4);
+    /* a short K: 4096 x 1024 (16 slices): at most 2 splits of 8 */
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 64, 64, 132, big, big), 2);
+    /* a small grid on many SMs: capped at 16 */
+    EXPECT_EQ(macko_tiles_wg_splits(128, 4096, 8, 1000, big, big), 16);
+    /* the workspace decides: 4 splits of 32 tiles need 4 * 32 * 128 * 256 floats */
+    EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 256, 4), INT64_C(4) * 32 * 128 * 256);
+    EXPECT_EQ(macko_tiles_wg_counters(4096, 256, 4), 32);
+    EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 256, 1), 0);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 132, INT64_C(3) * 32 * 128 * 256, big), 3);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 132, big, 31), 1);
+    /* one tile or none */
+    EXPECT_EQ(macko_tiles_wg_splits(1, 1, 1, 132, big, big), 1);
+}

@@ -1,0 +1,397 @@
+/* The tile layout's fused tensor-core SpMM on Hopper (wgmma, sm_90a only): C = alpha * M * B + beta * C for a matrix
+ * M held in the tile layout (lapack_style_docs/FORMAT.md, "Tile layout"), B and C of M's 16-bit type, fp32
+ * accumulation. Unlike the panel path (spmm_panel.cu, spmm_panel_wg.cu) nothing dense is written to memory: the
+ * records go from the stream into shared memory as they are, and each warp expands its band's records straight into
+ * the A fragments of wgmma.
+ *
+ * This file is compiled for sm_90a in place of sm_90 (CMakeLists.txt); for every other architecture the kernel body
+ * is empty and the plan never takes it (src/tiles_device.c: only where the panel GEMM is wgmma).
+ *
+ * One block of 384 threads computes a 128 x 256 tile of C over a range of K-slices of 64 columns:
+ *   - warp 8 (the producer; warpgroup 2 gives its registers to the consumers with setmaxnreg) reads the record offsets
+ *     of the slice's 8 bands x 4 tiles (cp.async, 7 slices ahead), writes where each record will lie in the stage,
+ *     and has the bulk-copy engine bring the 8 bands' records (one contiguous run of the stream per band: a band's
+ *     tiles are stored left to right) and, by a tensor map, the slice's 64 x 256 piece of B (128-byte swizzle) into
+ *     one of 4 stages; all of it completes on the stage's "full" mbarrier;
+ *   - warpgroups 0 and 1 (the consumers): warp w of warpgroup g owns band 4g + w. Per slice it loads its 4 records'
+ *     bitmaps and counts, gathers each lane's 8 values of a record with one popcount per value pair (the four
+ *     subtiles of a record are the four registers of an A fragment, in order), and issues four
+ *     wgmma.m64n256k16 with A from registers and B from the stage; the next slice's bitmaps are loaded while the
+ *     group runs, and the stage goes back to the producer ("empty") once the group has completed.
+ * The stage's raw area holds the worst case (8 bands x 4 full records, 17920 bytes).
+ *
+ * Split K (grid.y = splits, for grids of less than half a wave): a block writes its fp32 tile to the workspace; the last
+ * block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order, so results do not depend
+ * on the order of arrival. An element whose sum is NaN (a zero of the tile times an Inf of B) is recomputed exactly
+ * over the row's stored nonzeros, as in the panel GEMMs. No allocation; bitwise reproducible and graph-capturable
+ * (the tensor map is a kernel parameter). */
+#include "spmm_panel.cuh"
+#include "spmm_tiles.h"
+#include "wgmma.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+namespace {
+
+constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4;
+constexpr int kThreads = 384; /* warpgroups 0 and 1: consumers (232 registers); warp 8 of warpgroup 2: producer (40) */
+constexpr uint32_t kStageB = kBN * kBK * 2;             /* 32 KiB */
+constexpr uint32_t kFullRec = 35 * 16;                  /* a record of 256 nonzeros: 40 + 512 bytes, 35 words */
+constexpr uint32_t kRaw = 8 * 4 * kFullRec;             /* 17920 bytes: the records of 8 bands x 4 tiles at most */
+constexpr uint32_t kTab = 32 * 4;                       /* each record's word offset in the raw area */
+constexpr uint32_t kStage = (kStageB + kRaw + kTab + 1023u) & ~1023u; /* B stays 1024-aligned */
+constexpr int kOffRing = 8;       /* slices of record offsets the producer has in flight */
+constexpr size_t kSmem = 1024 + (size_t)kStages * kStage + 2 * kStages * 8 + kOffRing * 256;
+constexpr int kCStride = kBM + 4; /* floats between columns of the epilogue's C tile in shared memory */
+static_assert((size_t)kCStride * kBN * 4 <= (size_t)kStages * kStage, "the C tile fits the ring");
+constexpr int kGroupM = 8;        /* block raster: 8 row blocks share each column block's turn (L2 reuse) */
+
+template <typename H> struct WgParams {
+    PanelParams<H> p;    /* rows, cols, tstream, toffs, tcols, b, ldb, c, ldc, n, scalars; row0 = 0, prow = rows */
+    int bands, mbn, nbn; /* bands of 16 rows, blocks along rows and along n */
+    int nk, sps;         /* K-slices of 64 columns, and slices per split */
+    float *ws;           /* gridDim.y > 1: partial tiles, [tile][split][kBN][kBM] */
+    int *counters;       /* gridDim.y > 1: one per tile, zero between calls */
+};
+
+#if MACKO_WG_DEVICE
+__device__ __forceinline__ uint32_t lds32(uint32_t a)
+{
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a));
+    return v;
+}
+
+__device__ __forceinline__ uint32_t lds16(uint32_t a)
+{
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(a));
+    return v;
+}
+
+__device__ __forceinline__ void lds128(uint32_t a, uint32_t (&v)[4])
+{
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "r"(a));
+}
+
+#endif
+
+template <typename H> __global__ void __launch_bounds__(kThreads, 1)
+    tiles_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const WgParams<H> w)
+{
+#if MACKO_WG_DEVICE
+    extern __shared__ __align__(16) unsigned char wg_smem[];
+    const PanelParams<H> &p = w.p;
+    const uint32_t raw0 = smem_addr(wg_smem);
+    const uint32_t base = (raw0 + 1023u) & ~1023u, bars = base + kStages * kStage;
+    /* stage s at base + s*kStage: B (kStageB), the raw records (kRaw), the table (kTab) */
+    auto stB = [&](int s) { return base + s * kStage; };
+    auto stR = [&](int s) { return base + s * kStage + kStageB; };
+    auto stT = [&](int s) { return base + s * kStage + kStageB + kRaw; };
+    auto full = [&](int s) { return bars + 8 * s; };
+    auto empty = [&](int s) { return bars + 8 * (kStages + s); };
+
+    /* grouped raster over the (row block, column block) tiles */
+    const int lin = blockIdx.x, per = kGroupM * w.nbn, g = lin / per, first = g * kGroupM;
+    const int gsz = w.mbn - first < kGroupM ? w.mbn - first : kGroupM;
+    const int mb = first + (lin % per) % gsz, nb = (lin % per) / gsz;
+    const int m0 = mb * kBM, n0 = nb * kBN;
+    const int k0 = blockIdx.y * w.sps, k1 = k0 + w.sps < w.nk ? k0 + w.sps : w.nk;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
+    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
+    if (alpha == 0.0f) { /* C = beta * C, once per element: by the blocks of the first split */
+        if (blockIdx.y == 0)
+            panel_scale_c(p, beta, m0, n0, kBM, kBN);
+        return;
+    }
+    if (tid == 0) {
+        for (int s = 0; s < kStages; s++) {
+            mbar_init(full(s), 32); /* the producer warp's lanes (+ the copies' bytes) */
+            mbar_init(empty(s), 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (warp >= 8) { /* the producer warpgroup: its registers go to the consumers; warp 8 produces */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (warp != 8)
+            return;
+        /* The record offsets arrive through a ring of kOffRing slots in shared memory (cp.async, one group per slice,
+         * issued kOffRing - 1 slices ahead): lane l holds the start and end of tile l & 3 of band l >> 2. */
+        const int bl = lane >> 2, tl = lane & 3, gband = mb * 8 + bl;
+        const uint32_t ring = bars + 2 * kStages * 8;
+        auto fetch = [&](int j) { /* slice j's offsets into its slot (zeros where there is no tile) */
+            const int t = 4 * j + tl;
+            const bool v = j < k1 && gband < w.bands && t < p.tcols;
+            const uint32_t *src = v ? p.toffs + ((int64_t)gband * p.tcols + t) : p.toffs;
+            const uint32_t dst = ring + ((j - k0) % kOffRing) * 256 + 8 * lane;
+            const int n = v ? 4 : 0;
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst + 4), "l"(src + 1), "r"(n)
+                         : "memory");
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+        };
+        for (int d = 0; d < kOffRing - 1; d++)
+            fetch(k0 + d);
+        for (int j = k0; j < k1; j++) {
+            const int i = j - k0, s = i % kStages;
+            fetch(j + kOffRing - 1);
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(kOffRing - 1) : "memory");
+            const uint32_t slot = ring + (i % kOffRing) * 256 + 8 * lane;
+            const uint32_t st = lds32(slot), en = lds32(slot + 4);
+            if (i >= kStages) /* every lane: each rewrites a table word the consumers read */
+                mbar_wait(empty(s), (uint32_t)((i / kStages - 1) & 1));
+            const uint32_t len = en - st;
+            uint32_t inc = len;
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                const uint32_t v = __shfl_up_sync(0xffffffffu, inc, d);
+                if (lane >= d)
+                    inc += v;
+            }
+            const uint32_t excl = inc - len, total = __shfl_sync(0xffffffffu, inc, 31);
+            const uint32_t band_end = __shfl_sync(0xffffffffu, inc, 4 * bl + 3);
+            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(stT(s) + 4 * lane), "r"(excl) : "memory");
+            /* every lane releases its table word through its own arrival; lane 0's also announces the bytes */
+            if (lane == 0)
+                mbar_arrive_tx(full(s), total * 16u + kStageB);
+            else
+                mbar_arrive(full(s));
+            __syncwarp();
+            if (tl == 0 && band_end > excl)
+                bulk_load(stR(s) + excl * 16u, p.tstream + st, (band_end - excl) * 16u, full(s));
+            if (lane == 0)
+                tma_load_2d(stB(s), &tm_b, j * kBK, n0, full(s));
+        }
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        return;
+    }
+
+    /* The consumers: warp cwarp of warpgroup cw owns band 4*cw + cwarp of the block (rows 16 of 128) and, per slice,
+     * decodes its band's 4 records from the stage straight into the A fragments of wgmma (the subtiles of a record
+     * are the fragment's four registers, in order; one popcount per value pair), then multiplies them by the
+     * stage's B: four wgmma.m64n256k16 with A from registers, completed before the fragments are redefined
+     * (registers an outstanding wgmma reads may not be written: ptxas would serialize the instructions); the next
+     * slice's record headers are loaded while the group runs. */
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int cw = tid >> 7, cwarp = warp & 3, gq = lane >> 2, tq = lane & 3, hs = gq >> 2;
+    const int sh = (8 * gq + 2 * tq) & 31, bl = 4 * cw + cwarp;
+    const uint32_t below = (1u << sh) - 1u;
+    const bool band_ok = mb * 8 + bl < w.bands;
+    float d[128];
+#pragma unroll
+    for (int x = 0; x < 128; x++)
+        d[x] = 0.0f;
+    /* A slice in two steps: head() waits for its stage and loads the 4 records' bitmaps and counts (issued while the
+     * previous slice's group runs: none of these registers is a wgmma operand); frag() then gathers the values into
+     * the fragments once that group has completed. */
+    uint32_t rec[4], wd[4][4], cnt[4];
+    auto head = [&](int j) {
+        const int i = j - k0, s = i % kStages;
+        mbar_wait(full(s), (uint32_t)((i / kStages) & 1));
+        const uint32_t r0 = stR(s), t0 = stT(s);
+#pragma unroll
+        for (int tl = 0; tl < 4; tl++) {
+            const bool ok = band_ok && 4 * j + tl < p.tcols;
+            rec[tl] = ok ? r0 + 16u * lds32(t0 + 4 * (4 * bl + tl)) : 0u;
+            wd[tl][0] = wd[tl][1] = wd[tl][2] = wd[tl][3] = cnt[tl] = 0u;
+            if (ok) {
+                lds128(rec[tl] + 16 * hs, wd[tl]);
+                cnt[tl] = lds32(rec[tl] + 32 + 4 * hs);
+            }
+        }
+    };
+    uint32_t a[4][4];
+    if (k0 < k1)
+        head(k0);
+    for (int j = k0; j < k1; j++) {
+        const int s = (j - k0) % kStages;
+#pragma unroll
+        for (int tl = 0; tl < 4; tl++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const uint32_t idx = ((cnt[tl] >> (8 * q)) & 0xFFu) + __popc(wd[tl][q] & below);
+                const uint32_t two = (wd[tl][q] >> sh) & 3u, va = rec[tl] + MACKO_TILES_HEADER + 2u * idx;
+                const uint32_t lo = (two & 1u) ? lds16(va) : 0u;
+                const uint32_t hv = (two & 2u) ? lds16(va + 2u * (two & 1u)) : 0u;
+                a[tl][q] = lo | (hv << 16);
+            }
+        wg_fence_acc(d);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        const uint32_t b0 = stB(s);
+#pragma unroll
+        for (int tl = 0; tl < 4; tl++)
+            wgmma_m64n256k16_rs<H>(d, a[tl], wg_desc(b0 + 32 * tl));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        wg_fence_acc(d);
+        if (j + 1 < k1)
+            head(j + 1);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        wg_fence_acc(d);
+#pragma unroll
+        for (int tl = 0; tl < 4; tl++)
+            wg_fence_regs(a[tl]); /* the group is complete: its fragments may go */
+        mbar_arrive(empty(s));
+    }
+
+    /* Epilogue through shared memory (the ring is free), as in spmm_panel_wg.cu: accumulator x of a thread is row
+     * 16*cwarp + lane/4 + 8*((x >> 1) & 1) of its warpgroup's 64, column 8*(x >> 2) + 2*(lane & 3) + (x & 1). */
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    float *ct = reinterpret_cast<float *>(wg_smem + (base - raw0));
+    {
+        const int rr = cw * 64 + 16 * cwarp + gq, c0 = 2 * tq;
+#pragma unroll
+        for (int x = 0; x < 128; x++)
+            ct[(8 * (x >> 2) + c0 + (x & 1)) * kCStride + rr + 8 * ((x >> 1) & 1)] = d[x];
+    }
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    const int ct_id = mb * w.nbn + nb;
+    if (gridDim.y == 1) {
+        for (int x = tid; x < kBM * kBN; x += 256) {
+            const int row = x % kBM, cl = x / kBM, pr = m0 + row, col = n0 + cl;
+            if (pr < p.rows && col < p.n)
+                panel_store_c(p, pr, col, ct[cl * kCStride + row], alpha, beta);
+        }
+        return;
+    }
+    /* split K: this split's partial tile to the workspace; the last block of the tile sums them in split order */
+    float *part = w.ws + (int64_t)ct_id * gridDim.y * (kBM * kBN);
+    {
+        float *mine = part + (int64_t)blockIdx.y * (kBM * kBN);
+        for (int x = tid; x < kBM * kBN; x += 256)
+            mine[x] = ct[(x / kBM) * kCStride + x % kBM];
+    }
+    __threadfence();
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    __shared__ int last;
+    if (tid == 0)
+        last = atomicAdd(w.counters + ct_id, 1) == (int)gridDim.y - 1;
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    if (!last)
+        return;
+    __threadfence();
+    for (int x = tid; x < kBM * kBN; x += 256) {
+        const int row = x % kBM, cl = x / kBM, pr = m0 + row, col = n0 + cl;
+        if (pr < p.rows && col < p.n) {
+            float v = 0.0f;
+            for (unsigned z = 0; z < gridDim.y; z++)
+                v += __ldcg(part + (int64_t)z * (kBM * kBN) + x);
+            panel_store_c(p, pr, col, v, alpha, beta);
+        }
+    }
+    if (tid == 0)
+        w.counters[ct_id] = 0; /* for the next call on the stream */
+#else
+    (void)tm_b;
+    (void)w;
+#endif
+}
+
+template <typename H> int wg_prepare()
+{
+    const cudaError_t e =
+        cudaFuncSetAttribute(tiles_wg_kernel<H>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmem);
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
+    (void)encoder();
+    return (int)e;
+}
+
+template <typename H> int wg_launch(const macko_tiles_args *a)
+{
+    WgParams<H> w;
+    PanelParams<H> &p = w.p;
+    p.rows = (int)a->k.rows;
+    p.cols = (int)a->k.cols;
+    p.values = nullptr;
+    p.dwords = nullptr;
+    p.row_ptr = nullptr;
+    p.tstream = static_cast<const uint4 *>(a->stream);
+    p.toffs = a->offs;
+    p.tcols = (int)a->tcols;
+    p.panel = nullptr;
+    p.ldp = 0;
+    p.row0 = 0;
+    p.prow = p.rows;
+    p.ldb = a->k.ldb;
+    p.ldc = a->k.ldc;
+    p.alpha_dev = a->k.alpha_dev;
+    p.beta_dev = a->k.beta_dev;
+    p.alpha = a->k.alpha;
+    p.beta = a->k.beta;
+    w.bands = (int)a->bands;
+    w.mbn = (int)((a->k.rows + kBM - 1) / kBM);
+    w.nk = (int)((a->tcols + 3) / 4);
+    const int splits = a->splits < 1 ? 1 : a->splits;
+    w.sps = (w.nk + splits - 1) / splits;
+    const int zs = w.sps > 0 ? (w.nk + w.sps - 1) / w.sps : 1;
+    w.ws = a->ws;
+    w.counters = a->counters;
+    const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->k.stream);
+    const int64_t max_n = (int64_t)(0x7FFFFFFF / w.mbn) * kBN; /* grid.x < 2^31 */
+    for (int64_t j = 0; j < a->k.n; j += max_n) {
+        p.b = static_cast<const H *>(a->k.b) + j * a->k.ldb;
+        p.c = static_cast<H *>(a->k.c) + j * a->k.ldc;
+        p.n = (int)(a->k.n - j < max_n ? a->k.n - j : max_n);
+        w.nbn = (p.n + kBN - 1) / kBN;
+        CUtensorMap tb;
+        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
+            return (int)cudaErrorInvalidValue;
+        const dim3 grid((unsigned)(w.mbn * w.nbn), (unsigned)(zs < 1 ? 1 : zs));
+        tiles_wg_kernel<H><<<grid, kThreads, kSmem, st>>>(tb, w);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            return (int)e;
+    }
+    return 0;
+}
+
+} // namespace
+
+extern "C" int macko_tiles_wg_prepare(int bf16) { return bf16 ? wg_prepare<__nv_bfloat16>() : wg_prepare<__half>(); }
+
+extern "C" int macko_tiles_wg_ready(void) { return encoder() != nullptr; }
+
+extern "C" int macko_tiles_wg_spmm(const macko_tiles_args *a)
+{
+    return a->bf16 ? wg_launch<__nv_bfloat16>(a) : wg_launch<__half>(a);
+}
+
+extern "C" int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits)
+{
+    if (splits <= 1)
+        return 0;
+    return ((rows + kBM - 1) / kBM) * ((n + kBN - 1) / kBN) * splits * (int64_t)(kBM * kBN);
+}
+
+extern "C" int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits)
+{
+    if (splits <= 1)
+        return 0;
+    return ((rows + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
+}
+
+extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int sm_count, int64_t ws_floats,
+                                     int64_t counters)
+{
+    /* Blocks along K only while they fit one wave (one block per SM), each split at least 8 K-slices, within the
+     * workspace. Splitting a grid of more than half a wave did not pay (12288 x 12288, H100: 96 tiles in 4 splits
+     * 231 us against 206 us unsplit at n = 128, 192 tiles in 2 splits 535 against 509 us at n = 512: the partial
+     * tiles' traffic and the pipeline fills outweigh the fuller wave). */
+    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + kBN - 1) / kBN), nk = (tcols + 3) / 4;
+    int best = 1;
+    for (int s = 2; s <= 16; s++) {
+        if (tiles * s > sm_count || nk / s < 8)
+            break;
+        if (macko_tiles_wg_ws_floats(rows, n, s) > ws_floats || macko_tiles_wg_counters(rows, n, s) > counters)
+            break;
+        best = s;
+    }
+    return best;
+}
