@@ -178,6 +178,18 @@ macko_status_t macko_tiles_download(const char *fn, macko_handle_t handle, macko
     return st == MACKO_STATUS_SUCCESS ? macko_ok() : st;
 }
 
+/* The launch arguments both tile-layout kernels share: the call's (k) and the matrix's tile layout. */
+static void tiles_args_of(const struct macko_mat_s *M, const macko_kargs *k, macko_tiles_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->k = *k;
+    a->bf16 = M->type == MACKO_R_16BF;
+    a->bands = M->td.bands;
+    a->tcols = M->td.tcols;
+    a->offs = (const uint32_t *)M->dev.row_ptr;
+    a->stream = M->dev.values;
+}
+
 macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,
                                    const void *alpha, const void *b, int64_t incb, int64_t ldb, const void *beta,
                                    void *c, int64_t incc, int64_t ldc, int64_t n)
@@ -204,13 +216,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
         if (M->td.panel_gemm == MACKO_PANEL_GEMM_WG && incb == 1 && incc == 1 && ldb % 8 == 0 &&
             ((uintptr_t)b & 15u) == 0 && macko_tiles_wg_ready()) {
             const int64_t wsf = ws->partial_bytes / (int64_t)sizeof(float);
-            memset(&a, 0, sizeof a);
-            a.k = k;
-            a.bf16 = M->type == MACKO_R_16BF;
-            a.bands = M->td.bands;
-            a.tcols = M->td.tcols;
-            a.offs = (const uint32_t *)M->dev.row_ptr;
-            a.stream = M->dev.values;
+            tiles_args_of(M, &k, &a);
             a.splits = M->td.splits > 0 ? M->td.splits
                                         : macko_tiles_wg_splits(M->rows, M->td.tcols, n, handle->props.sm_count, wsf,
                                                                 MACKO_WS_COUNTERS);
@@ -244,13 +250,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
             return macko_launch_fail(handle, fn, err);
         return macko_ok();
     }
-    memset(&a, 0, sizeof a);
-    a.k = k;
-    a.bf16 = M->type == MACKO_R_16BF;
-    a.bands = M->td.bands;
-    a.tcols = M->td.tcols;
-    a.offs = (const uint32_t *)M->dev.row_ptr;
-    a.stream = M->dev.values;
+    tiles_args_of(M, &k, &a);
     a.abuf = M->td.abuf;
     a.splits = M->td.splits > 0 ? M->td.splits
                                 : macko_tiles_auto_splits(M->rows, M->td.tcols, n, M->td.occ[macko_tiles_ntile_index(n)],
