@@ -54,6 +54,7 @@ template <typename H> struct WgParams {
     PanelParams<H> p;    /* rows, cols, tstream, toffs, tcols, b, ldb, c, ldc, n, scalars; row0 = 0, prow = rows */
     int bands, mbn, nbn; /* bands of 16 rows, blocks along rows and along n */
     int nk, sps;         /* K-slices of 64 columns, and slices per split */
+    int group;           /* row blocks per group of the raster (kGroupM) */
     float *ws;           /* gridDim.y > 1: partial tiles, [tile][split][kBN][kBM] */
     int *counters;       /* gridDim.y > 1: one per tile, zero between calls */
 };
@@ -96,8 +97,8 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
     auto empty = [&](int s) { return bars + 8 * (kStages + s); };
 
     /* grouped raster over the (row block, column block) tiles */
-    const int lin = blockIdx.x, per = kGroupM * w.nbn, g = lin / per, first = g * kGroupM;
-    const int gsz = w.mbn - first < kGroupM ? w.mbn - first : kGroupM;
+    const int lin = blockIdx.x, per = w.group * w.nbn, g = lin / per, first = g * w.group;
+    const int gsz = w.mbn - first < w.group ? w.mbn - first : w.group;
     const int mb = first + (lin % per) % gsz, nb = (lin % per) / gsz;
     const int m0 = mb * kBM, n0 = nb * kBN;
     const int k0 = blockIdx.y * w.sps, k1 = k0 + w.sps < w.nk ? k0 + w.sps : w.nk;
@@ -328,6 +329,7 @@ template <typename H> int wg_launch(const macko_tiles_args *a)
     w.bands = (int)a->bands;
     w.mbn = (int)((a->k.rows + kBM - 1) / kBM);
     w.nk = (int)((a->tcols + 3) / 4);
+    w.group = kGroupM;
     const int splits = a->splits < 1 ? 1 : a->splits;
     w.sps = (w.nk + splits - 1) / splits;
     const int zs = w.sps > 0 ? (w.nk + w.sps - 1) / w.sps : 1;
