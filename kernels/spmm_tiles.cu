@@ -65,23 +65,6 @@ __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s)
     asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(s));
     return r;
 }
-__device__ __forceinline__ void lds128(uint32_t (&r)[4], uint32_t a)
-{
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-__device__ __forceinline__ uint32_t lds32(uint32_t a)
-{
-    uint32_t r;
-    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(r) : "r"(a));
-    return r;
-}
-__device__ __forceinline__ uint32_t ldsu16(uint32_t a)
-{
-    unsigned short r;
-    asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(r) : "r"(a));
-    return r;
-}
-
 template <typename H>
 __device__ __forceinline__ void put_c(const TilesParams<H> &p, int r, int j, float v, float alpha, float beta)
 {

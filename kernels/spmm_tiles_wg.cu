@@ -59,28 +59,6 @@ template <typename H> struct WgParams {
     int *counters;       /* gridDim.y > 1: one per tile, zero between calls */
 };
 
-#if MACKO_WG_DEVICE
-__device__ __forceinline__ uint32_t lds32(uint32_t a)
-{
-    uint32_t v;
-    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a));
-    return v;
-}
-
-__device__ __forceinline__ uint32_t lds16(uint32_t a)
-{
-    unsigned short v;
-    asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(a));
-    return v;
-}
-
-__device__ __forceinline__ void lds128(uint32_t a, uint32_t (&v)[4])
-{
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "r"(a));
-}
-
-#endif
-
 template <typename H> __global__ void __launch_bounds__(kThreads, 1)
     tiles_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const WgParams<H> w)
 {
@@ -203,7 +181,7 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
             rec[tl] = ok ? r0 + 16u * lds32(t0 + 4 * (4 * bl + tl)) : 0u;
             wd[tl][0] = wd[tl][1] = wd[tl][2] = wd[tl][3] = cnt[tl] = 0u;
             if (ok) {
-                lds128(rec[tl] + 16 * hs, wd[tl]);
+                lds128(wd[tl], rec[tl] + 16 * hs);
                 cnt[tl] = lds32(rec[tl] + 32 + 4 * hs);
             }
         }
@@ -219,8 +197,8 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
             for (int q = 0; q < 4; q++) {
                 const uint32_t idx = ((cnt[tl] >> (8 * q)) & 0xFFu) + __popc(wd[tl][q] & below);
                 const uint32_t two = (wd[tl][q] >> sh) & 3u, va = rec[tl] + MACKO_TILES_HEADER + 2u * idx;
-                const uint32_t lo = (two & 1u) ? lds16(va) : 0u;
-                const uint32_t hv = (two & 2u) ? lds16(va + 2u * (two & 1u)) : 0u;
+                const uint32_t lo = (two & 1u) ? ldsu16(va) : 0u;
+                const uint32_t hv = (two & 2u) ? ldsu16(va + 2u * (two & 1u)) : 0u;
                 a[tl][q] = lo | (hv << 16);
             }
         wg_fence_acc(d);
