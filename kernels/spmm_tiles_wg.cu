@@ -168,8 +168,8 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
     for (int x = 0; x < 128; x++)
         d[x] = 0.0f;
     /* A slice in two steps: head() waits for its stage and loads the 4 records' bitmaps and counts (issued while the
-     * previous slice's group runs: none of these registers is a wgmma operand); frag() then gathers the values into
-     * the fragments once that group has completed. */
+     * previous slice's group runs: none of these registers is a wgmma operand); the loop then gathers the values
+     * into the fragments once that group has completed. */
     uint32_t rec[4], wd[4][4], cnt[4];
     auto head = [&](int j) {
         const int i = j - k0, s = i % kStages;
