@@ -29,6 +29,24 @@ template <> struct Tc16<__nv_bfloat16> {
 
 static __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
+/* Shared-memory loads at 32-bit shared addresses (records and units staged by the tile and N:M kernels). */
+static __device__ __forceinline__ void lds128(uint32_t (&r)[4], uint32_t a)
+{
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+static __device__ __forceinline__ uint32_t lds32(uint32_t a)
+{
+    uint32_t r;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(r) : "r"(a));
+    return r;
+}
+static __device__ __forceinline__ uint32_t ldsu16(uint32_t a)
+{
+    unsigned short r;
+    asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(r) : "r"(a));
+    return r;
+}
+
 static __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"

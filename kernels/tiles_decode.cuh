@@ -8,24 +8,6 @@
 
 #include <stdint.h>
 
-/* Shared-memory loads at 32-bit shared addresses (the records staged by the tile kernels). */
-__device__ __forceinline__ void lds128(uint32_t (&r)[4], uint32_t a)
-{
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-__device__ __forceinline__ uint32_t lds32(uint32_t a)
-{
-    uint32_t r;
-    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(r) : "r"(a));
-    return r;
-}
-__device__ __forceinline__ uint32_t ldsu16(uint32_t a)
-{
-    unsigned short r;
-    asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(r) : "r"(a));
-    return r;
-}
-
 /* The exact sum of row r times column j of B over the row's stored values, in column order, fp32. */
 template <typename H>
 __device__ __noinline__ float tiles_row_dot(const uint4 *stream, const uint32_t *offs, int tcols, const H *b, int64_t incb,

@@ -1,0 +1,70 @@
+/* What the two SP24 kernels of the N:M kind share (kernels/nm_sp24.cu: mma.sp for every architecture;
+ * kernels/nm_sp24_wg.cu: wgmma.sp for sm_90a): the launch parameters, the exact recomputation of a NaN sum over a
+ * row's nonzero values, and the store of one element of C. The SP24 device layout itself is described in
+ * nm_sp24.cu and lapack_style_docs/FORMAT_NM.md. Included by those two files only (internal linkage). */
+#ifndef MACKO_NM_SP24_CUH
+#define MACKO_NM_SP24_CUH
+
+#include "macko_mma.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+namespace {
+
+template <typename H> struct P {
+    int64_t rows, cols, n;
+    int bands, ksteps, kps, vec;
+    const uint4 *vals;
+    const uint32_t *meta;
+    const H *b;
+    int64_t incb, ldb;
+    H *c;
+    int64_t incc, ldc;
+    const float *alpha_dev, *beta_dev;
+    float alpha, beta;
+    float *ws;
+};
+
+/* The exact sum of row r times column j of B over the row's nonzero values, in column order, fp32. */
+template <typename H> __device__ __forceinline__ float row_dot(const P<H> &p, int64_t r, int64_t j)
+{
+    const int64_t band = r >> 4;
+    const int rr = (int)(r & 15), g = rr & 7, hi = rr >> 3;
+    const unsigned short *vb = reinterpret_cast<const unsigned short *>(p.vals);
+    const H *bj = p.b + j * p.ldb;
+    float acc = 0.0f;
+    for (int ks = 0; ks < p.ksteps; ks++) {
+        const int64_t unit = band * p.ksteps + ks;
+        for (int c = 0; c < 8; c++) {
+            const int lane = g * 4 + (c & 3), reg = (c >> 2) * 2 + hi;
+            const uint32_t nib = (__ldg(p.meta + unit * 16 + g * 2 + (c >> 2)) >> ((hi ? 16 : 0) + 4 * (c & 3))) & 15u;
+            for (int s = 0; s < 2; s++) {
+                const unsigned short v = __ldg(vb + unit * 256 + lane * 8 + reg * 2 + s);
+                if ((v & 0x7FFFu) != 0) {
+                    const int64_t k = (int64_t)ks * 32 + c * 4 + ((nib >> (2 * s)) & 3u);
+                    acc = fmaf(Tc16<H>::to_float(Tc16<H>::from_bits(v)), Tc16<H>::to_float(bj[k * p.incb]), acc);
+                }
+            }
+        }
+    }
+    return acc;
+}
+
+template <typename H> __device__ __forceinline__ void put_c(const P<H> &p, int64_t r, int64_t j, float v, float alpha, float beta)
+{
+    if (isnan(v))
+        v = row_dot(p, r, j);
+    H *cp = p.c + r * p.incc + j * p.ldc;
+    float out = alpha * v;
+    if (beta != 0.0f)
+        out = fmaf(beta, Tc16<H>::to_float(*cp), out);
+    *cp = Tc16<H>::from_float(out);
+}
+
+} // namespace
+
+#endif
