@@ -73,8 +73,11 @@ static void usage(FILE *f)
             "                     N of every M consecutive columns kept, shared by V consecutive rows (V = 1:\n"
             "                     elementwise, e.g. 2:4:1); per group of V rows and window of M columns the N columns\n"
             "                     of largest sum |a| over the group are kept\n"
-            "  --nm-path gen|simt|sp24\n"
+            "  --nm-path gen|simt|sp24|sp24wg\n"
             "                     --kind nm: force the N:M kernel for every n (test-only plan override)\n"
+            "  --nm-cfg K         with --nm-path sp24 or sp24wg: that kernel's configuration K for every n\n"
+            "                     (SP24: 0..10, tile shapes; SP24WG: 0 one fragment set, 1 two, 2 two with the\n"
+            "                     units by tensor maps)\n"
             "  (--shapes nm-square: the NM-SpMM paper's square sizes, %s)\n"
             "  --check-nm-generator\n"
             "                     --kind nm: generate every shape x pattern x type on the host, check the N:M\n"
@@ -288,8 +291,12 @@ Config parse_args(int argc, char **argv)
                 cfg.nm_path = MACKO_NM_PATH_SIMT;
             else if (t == "sp24")
                 cfg.nm_path = MACKO_NM_PATH_SP24;
+            else if (t == "sp24wg")
+                cfg.nm_path = MACKO_NM_PATH_SP24WG;
             else
-                die("--nm-path: '%s' is not gen, simt or sp24", t.c_str());
+                die("--nm-path: '%s' is not gen, simt, sp24 or sp24wg", t.c_str());
+        } else if (a == "--nm-cfg") {
+            cfg.nm_cfg = 1 + (int)parse_int("--nm-cfg", value(), 0, 63);
         } else if (a == "--quick12288") {
             shapes = "12288x12288";
             densities = "0.5,0.3";
@@ -382,6 +389,8 @@ Config parse_args(int argc, char **argv)
     } else if (cfg.nm_path != 0 || cfg.check_generator) {
         die("--nm-path and --check-nm-generator need --kind nm");
     }
+    if (cfg.nm_cfg != 0 && cfg.nm_path != MACKO_NM_PATH_SP24 && cfg.nm_path != MACKO_NM_PATH_SP24WG)
+        die("--nm-cfg needs --nm-path sp24 or sp24wg");
     if (cfg.threads == 0)
         cfg.threads = (int)std::max(1u, std::thread::hardware_concurrency());
     return cfg;
@@ -399,6 +408,7 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.tiles_splits = cfg.tiles_splits;
     f.tiles_path = cfg.tiles_path;
     f.nm_path = cfg.nm_path;
+    f.nm_cfg = cfg.nm_cfg;
     f.panel_gemm = cfg.panel_gemm;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

@@ -67,7 +67,8 @@ struct Config {
     int tiles_path = 0;     /* --tiles-path: 1 the tile kernel, 2 dense panels + GEMM, 3 fused wgmma (0: automatic) */
     int tiles_splits = 0;   /* --tiles-splits: blocks along K of the TILES kernel (0: automatic) */
     int layout = 0;         /* --layout: MACKO_LAYOUT_ROWS (0) / MACKO_LAYOUT_TILES (1), set before every upload */
-    int nm_path = 0;        /* --nm-path: MACKO_NM_PATH_GEN / SIMT / SP24 (0: automatic) */
+    int nm_path = 0;        /* --nm-path: MACKO_NM_PATH_GEN / SIMT / SP24 / SP24WG (0: automatic) */
+    int nm_cfg = 0;         /* --nm-cfg: 1 + the forced path's kernel configuration (0: automatic) */
     int panel_gemm = 0;     /* --panel-gemm: 1 mma.sync, 2 wgmma (0: automatic) */
     /* --kind nm: the matrices are random dense ones magnitude-pruned to each N:M pattern (instead of the densities'
      * random sparsity), encoded as MACKO_KIND_NM */

@@ -161,8 +161,12 @@ std::string report_header(const Config &cfg, const Env &env)
     o += strf("- type: %c = %s; seed %" PRIu64 " (each (shape, density) derives its own seed from it)\n",
               cfg.vt().letter, kMacko[&cfg.vt() - kValueTypes], cfg.seed);
     if (cfg.nm_path != 0)
-        o += strf("- FORCED through the library's test-only plan override: N:M path %s for every n\n",
-                  cfg.nm_path == MACKO_NM_PATH_GEN ? "GEN" : cfg.nm_path == MACKO_NM_PATH_SIMT ? "SIMT" : "SP24");
+        o += strf("- FORCED through the library's test-only plan override: N:M path %s for every n%s\n",
+                  cfg.nm_path == MACKO_NM_PATH_GEN    ? "GEN"
+                  : cfg.nm_path == MACKO_NM_PATH_SIMT ? "SIMT"
+                  : cfg.nm_path == MACKO_NM_PATH_SP24 ? "SP24"
+                                                      : "SP24WG",
+                  cfg.nm_cfg != 0 ? strf(", kernel configuration %d", cfg.nm_cfg - 1).c_str() : "");
     else if (cfg.forced())
         o += strf("- FORCED through the library's test-only plan override: SpMV geometry %s, SpMM path %s\n",
                   cfg.spmv_geometry == MACKO_SPMV_WARP ? "WARP" : cfg.spmv_geometry == MACKO_SPMV_STAGED ? "STAGED"
@@ -179,7 +183,8 @@ std::string report_header(const Config &cfg, const Env &env)
              "mma.sync)\n";
     if (cfg.nm)
         o += "- macko device layout: the N:M kind's (GEN: the host arrays; SP24, 16-bit with M = 4 and N <= 2: mma.sp "
-             "fragments and metadata)\n";
+             "fragments and metadata, run by mma.sp, or from n = 128 by wgmma.sp where the library holds sm_90a code "
+             "and the GPU is compute capability 9.0)\n";
     else
         o += strf("- macko device layout: %s\n", cfg.layout == MACKO_LAYOUT_TILES ? "TILES (macko_mat_set_layout before every "
                                                                            "upload: bitmap tiles, tensor cores)"

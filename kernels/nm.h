@@ -11,6 +11,9 @@
  * - SP24: the SP24 device layout (m == 4, n <= 2, fp16/bf16): mma.sp m16n8k32 on the sparse tensor cores; the values
  *   are stored in the instruction's A-fragment order and the positions as its metadata, so the kernel decodes nothing.
  *   Split K through the handle's workspace with a finishing launch that adds the partials in split order.
+ * - SP24WG: the same layout on Hopper's sparse warpgroup instruction (wgmma.mma_async.sp, kernels/nm_sp24_wg.cu,
+ *   sm_90a builds on compute capability 9.0 only): 128 x 256 tiles of C, the units and B's piece brought by the
+ *   bulk-copy engine and a tensor map (B with unit element stride, 16-byte aligned, ldb a multiple of 8), no split.
  * Zeros of A meet B in the SIMT and SP24 paths' dense multiply-adds (0 * Inf = NaN): an element whose sum is NaN is
  * recomputed exactly over the row's nonzero values in column order. */
 #ifndef MACKO_NM_KERNELS_H
@@ -31,7 +34,7 @@ typedef struct macko_nm_args {
     int64_t kept;         /* values per row (GEN layout) */
     const void *values;   /* GEN: rows * kept values; SP24: the fragment-ordered units */
     const void *meta;     /* GEN: the position bytes; SP24: the metadata words */
-    int path;             /* MACKO_NM_PATH_GEN, _SIMT or _SP24 */
+    int path;             /* MACKO_NM_PATH_GEN, _SIMT, _SP24 or _SP24WG */
     int splits;           /* SP24: blocks along K (>= 1; macko_nm_sp24_splits) */
     float *ws;            /* SP24 with splits > 1: splits * rows * n floats */
     int cfg;              /* SP24 tile configuration, -1: macko_nm_sp24_config (benchmarks sweep it) */
@@ -50,6 +53,13 @@ int macko_nm_prepare(void);
 int macko_nm_spmm(const macko_nm_args *a);
 int macko_nm_sp24_spmm(const macko_nm_args *a);
 int macko_nm_gen_spmm(const macko_nm_args *a);
+/* SP24WG (kernels/nm_sp24_wg.cu): raises its kernels' shared-memory limit and resolves the driver's tensor-map
+ * encoder (once per upload, where the plan may take it; a cudaError_t); ready: 1 when that encoder was found; spmm:
+ * the product (B as the path needs it, checked by the caller), a cudaError_t. */
+int macko_nm_sp24_wg_prepare(void);
+int macko_nm_sp24_wg_ready(void);
+int macko_nm_sp24_wg_configs(void); /* how many configurations there are (macko_nm_args.cfg) */
+int macko_nm_sp24_wg_spmm(const macko_nm_args *a);
 
 #ifdef __cplusplus
 }

@@ -464,5 +464,7 @@ extern "C" int macko_nm_gen_spmm(const macko_nm_args *a)
 
 extern "C" int macko_nm_spmm(const macko_nm_args *a)
 {
-    return a->path == MACKO_NM_PATH_SP24 ? macko_nm_sp24_spmm(a) : macko_nm_gen_spmm(a);
+    return a->path == MACKO_NM_PATH_SP24     ? macko_nm_sp24_spmm(a)
+           : a->path == MACKO_NM_PATH_SP24WG ? macko_nm_sp24_wg_spmm(a)
+                                             : macko_nm_gen_spmm(a);
 }

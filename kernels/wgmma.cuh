@@ -1,7 +1,7 @@
-/* What the sm_90a kernels (spmm_panel_wg.cu, spmm_tiles_wg.cu) share: mbarrier and tensor-memory-accelerator
- * wrappers, the shared-memory matrix descriptor of the 128-byte swizzled K-major layout, the wgmma instruction, and
- * the host side of the tensor maps (the driver's encoder, reached once through the runtime). Included by those two
- * files only; everything here has internal linkage. */
+/* What the sm_90a kernels (spmm_panel_wg.cu, spmm_tiles_wg.cu, nm_sp24_wg.cu) share: mbarrier and
+ * tensor-memory-accelerator wrappers, the shared-memory matrix descriptor of the 128-byte swizzled K-major layout, the
+ * wgmma instruction, and the host side of the tensor maps (the driver's encoder, reached once through the runtime).
+ * Included by those files only; everything here has internal linkage. */
 #ifndef MACKO_WGMMA_CUH
 #define MACKO_WGMMA_CUH
 
@@ -48,6 +48,15 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *tm,
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
                  "[%4];\n" ::"r"(dst),
                  "l"(reinterpret_cast<uint64_t>(tm)), "r"(c0), "r"(c1), "r"(bar)
+                 : "memory");
+}
+
+/* The same for a 3-D tensor map at element coordinates (c0, c1, c2). */
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *tm, int c0, int c1, int c2, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+                 "[%5];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(tm)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
                  : "memory");
 }
 

@@ -96,6 +96,8 @@ typedef struct macko_nm {
     void *dmeta;          /* GEN: the positions (uint8); SP24: the metadata words (uint32) */
     int64_t dvalues_bytes, dmeta_bytes;
     int path;             /* forced by a test (macko_plan_forced.nm_path); 0: automatic */
+    int wg;               /* SP24 on a device that runs the wgmma.sp product (SP24WG): decided at upload */
+    int cfg;              /* forced kernel configuration + 1 (macko_plan_forced.nm_cfg); 0: automatic */
 } macko_nm;
 
 struct macko_mat_s {

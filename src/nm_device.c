@@ -2,7 +2,9 @@
  * arrays of mma.sp, for m == 4, n <= 2 and 16-bit values), upload, download and the launches of the products
  * (kernels/nm.h). Upload decides the layout; a call only picks the path for its n (macko_nm_path). */
 #include "device_common.h"
+#include "plan.h"
 #include "../kernels/nm.h"
+#include "../kernels/spmm_tc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -144,8 +146,11 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     int64_t vb, mb;
     void *tv = NULL, *tm = NULL, *dv = NULL, *dm = NULL;
     cudaError_t e;
+    int wg;
     if (layout < 0)
         layout = macko_nm_auto_layout(A->nm.n, A->nm.m, A->nm.v, A->type);
+    /* the wgmma.sp product where the device runs sm_90a code (the panel GEMM's rule, src/plan.c) */
+    wg = layout == MACKO_NMDEV_SP24 && macko_panel_gemm_of(&handle->props) == MACKO_PANEL_GEMM_WG;
     macko_nm_device_bytes(A->rows, A->cols, A->nm.n, A->nm.m, A->nm.v, A->type, layout, &vb, &mb);
     if (layout == MACKO_NMDEV_SP24) {
         tv = malloc(at_least16(vb));
@@ -169,6 +174,8 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     e = (cudaError_t)macko_nm_prepare();
     if (e == cudaSuccess)
         e = (cudaError_t)macko_nm_gen_prepare();
+    if (e == cudaSuccess && wg)
+        e = (cudaError_t)macko_nm_sp24_wg_prepare();
     if (e != cudaSuccess) {
         free(tv);
         free(tm);
@@ -207,6 +214,8 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     A->nm.dmeta_bytes = mb;
     A->nm.dev_layout = layout;
     A->nm.path = 0;
+    A->nm.cfg = 0;
+    A->nm.wg = wg && macko_nm_sp24_wg_ready();
     A->device = handle->device;
     A->has_device = 1;
     return macko_ok();
@@ -283,13 +292,15 @@ void macko_nm_device_free(struct macko_mat_s *m)
 
 /* Columns from which fp32 products use the blocked SIMT kernel where it applies (bench/NOTES.md, session 8). */
 #define MACKO_NM_SIMT_N 32
+/* Columns from which SP24 products take the wgmma.sp kernel where the device runs it (bench/NOTES.md, session 11). */
+#define MACKO_NM_WG_N 128
 
 int macko_nm_path(const struct macko_mat_s *M, int combo, int64_t n)
 {
     if (M->nm.path != 0)
         return M->nm.path;
     if (M->nm.dev_layout == MACKO_NMDEV_SP24)
-        return MACKO_NM_PATH_SP24;
+        return M->nm.wg && n >= MACKO_NM_WG_N ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24;
     if (combo == MACKO_COMBO_S && n >= MACKO_NM_SIMT_N && macko_nm_simt_ok(M->nm.n, M->nm.m, M->nm.v, M->nm.kept))
         return MACKO_NM_PATH_SIMT;
     return MACKO_NM_PATH_GEN;
@@ -324,7 +335,12 @@ macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const str
     a.values = M->nm.dvalues;
     a.meta = M->nm.dmeta;
     a.path = macko_nm_path(M, combo, n);
-    a.cfg = -1;
+    a.cfg = M->nm.cfg - 1;
+    /* SP24WG reads B through a tensor map: at least one column in A, B with unit element stride, 16-byte aligned, ldb
+     * a multiple of 8 elements */
+    if (a.path == MACKO_NM_PATH_SP24WG &&
+        !(M->nm.wg && M->cols > 0 && incb == 1 && ldb % 8 == 0 && ((uintptr_t)b & 15u) == 0))
+        a.path = MACKO_NM_PATH_SP24;
     if (a.path == MACKO_NM_PATH_SP24) {
         a.splits = macko_nm_sp24_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
         a.ws = handle->ws.partial;

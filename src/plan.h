@@ -119,19 +119,30 @@ typedef struct macko_plan_forced {
                          fused wgmma product for every n (NOT_SUPPORTED where the panel GEMM is not wgmma; where B
                          cannot take a tensor map or C's element stride is not 1, the rules of 0) */
     /* An NM device copy (the other fields do not apply): */
-    int nm_path;      /* 0 (automatic), or MACKO_NM_PATH_* for every n (a path this matrix cannot take: NOT_SUPPORTED) */
+    int nm_path;      /* 0 (automatic), or MACKO_NM_PATH_* for every n (a path this matrix cannot take: NOT_SUPPORTED;
+                         SP24WG where B cannot take a tensor map: SP24) */
     /* The GEMM of the dense-panel path, ROWS (PANEL) and TILES alike: */
     int panel_gemm;   /* 0 (automatic), 1 mma.sync, 2 wgmma (NOT_SUPPORTED where macko_panel_gemm_of gives mma.sync) */
+    /* An NM device copy again: */
+    int nm_cfg;       /* 0 (automatic), or 1 + the kernel configuration of SP24 (0..macko_nm_sp24_configs() - 1) or
+                         SP24WG (0..macko_nm_sp24_wg_configs() - 1) for every n (benchmarks) */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}
 /* The panel GEMM (MACKO_PANEL_GEMM_*) a device of properties dp takes: wgmma on compute capability 9.0 when the
  * library holds sm_90a code (MACKO_HAVE_SM90A, CMakeLists.txt), mma.sync otherwise. */
 int macko_panel_gemm_of(const macko_devprops *dp);
 /* The panel GEMM of forced value f (0 automatic, 1 mma.sync, 2 wgmma) on dp; -1 when dp cannot run it. */
 int macko_panel_gemm_forced(const macko_devprops *dp, int f);
-/* The N:M kind's kernels (kernels/nm.cu): GEN any pattern and type, one thread-row walk per row; SIMT the blocked
- * fp32 kernel for v >= 8 (large n); SP24 the 2:4 sparse tensor-core kernel (SP24 device layout). */
-enum { MACKO_NM_PATH_AUTO = 0, MACKO_NM_PATH_GEN = 1, MACKO_NM_PATH_SIMT = 2, MACKO_NM_PATH_SP24 = 3 };
+/* The N:M kind's kernels (kernels/nm.h): GEN any pattern and type, one thread-row walk per row; SIMT the blocked
+ * fp32 kernel for v >= 8 (large n); SP24 the 2:4 sparse tensor-core kernel (SP24 device layout, mma.sp); SP24WG the
+ * same layout on wgmma.mma_async.sp (sm_90a, large n). */
+enum {
+    MACKO_NM_PATH_AUTO = 0,
+    MACKO_NM_PATH_GEN = 1,
+    MACKO_NM_PATH_SIMT = 2,
+    MACKO_NM_PATH_SP24 = 3,
+    MACKO_NM_PATH_SP24WG = 4
+};
 /* Deepest prefetch of the incx == 1 SpMV per value type (macko_walk.cuh's LoadRing; deeper spills at 64 registers;
  * fp64 has no deep instances) */
 #define MACKO_SPMV_MAX_DEPTH 3

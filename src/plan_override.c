@@ -67,21 +67,30 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                           "op is %d; it must be MACKO_OPERATION_NON_TRANSPOSE (0) or MACKO_OPERATION_TRANSPOSE (1)",
                           (int)op);
     if (A->kind == MACKO_KIND_NM) {
-        const int path = f != NULL ? f->nm_path : 0;
+        const int path = f != NULL ? f->nm_path : 0, cfg = f != NULL ? f->nm_cfg : 0;
         const int type_ok = A->type == MACKO_R_16F || A->type == MACKO_R_16BF;
         int layout = A->nm.dev_layout;
         macko_status_t st2;
         if (op == MACKO_OPERATION_TRANSPOSE)
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 3, "op T is not supported on an N:M matrix");
-        if (path < MACKO_NM_PATH_AUTO || path > MACKO_NM_PATH_SP24)
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_path = %d out of range (0..3)", path);
-        if (path == MACKO_NM_PATH_SP24 && !(A->nm.m == 4 && A->nm.n <= 2 && type_ok))
-            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4, "the SP24 path needs m == 4, n <= 2 and 16-bit values");
+        if (path < MACKO_NM_PATH_AUTO || path > MACKO_NM_PATH_SP24WG)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_path = %d out of range (0..4)", path);
+        if (cfg < 0 || cfg > (path == MACKO_NM_PATH_SP24     ? macko_nm_sp24_configs()
+                              : path == MACKO_NM_PATH_SP24WG ? macko_nm_sp24_wg_configs()
+                                                             : 0))
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_cfg = %d out of range for nm_path = %d", cfg, path);
+        if ((path == MACKO_NM_PATH_SP24 || path == MACKO_NM_PATH_SP24WG) && !(A->nm.m == 4 && A->nm.n <= 2 && type_ok))
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4, "the %s path needs m == 4, n <= 2 and 16-bit values",
+                              path == MACKO_NM_PATH_SP24 ? "SP24" : "SP24WG");
+        if (path == MACKO_NM_PATH_SP24WG && !(A->nm.dev_layout == MACKO_NMDEV_SP24 ? A->nm.wg
+                                              : macko_panel_gemm_of(&handle->props) == MACKO_PANEL_GEMM_WG))
+            return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
+                              "the SP24WG path needs wgmma.sp: compute capability 9.0 and a build with sm_90a");
         if (path == MACKO_NM_PATH_SIMT &&
             !(A->type == MACKO_R_32F && macko_nm_simt_ok(A->nm.n, A->nm.m, A->nm.v, A->nm.kept)))
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
                               "the SIMT path needs fp32 values and v >= 8");
-        if (path == MACKO_NM_PATH_SP24)
+        if (path == MACKO_NM_PATH_SP24 || path == MACKO_NM_PATH_SP24WG)
             layout = MACKO_NMDEV_SP24;
         else if (path != MACKO_NM_PATH_AUTO)
             layout = MACKO_NMDEV_GEN;
@@ -96,6 +105,7 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                 return st2;
         }
         A->nm.path = path;
+        A->nm.cfg = cfg;
         return macko_ok();
     }
     if (op == MACKO_OPERATION_TRANSPOSE && (A->trans == NULL || !A->trans->has_device))

@@ -11,7 +11,10 @@
  * create_nm_dense_host; the refusals (op T, mixed precisions, the tile layout). */
 #include "conformance.h"
 
+#include "macko_internal.h"
 #include "plan.h"
+#include "../kernels/nm.h"
+#include "../kernels/spmm_tc.h"
 
 #include <algorithm>
 #include <cmath>
@@ -45,20 +48,36 @@ std::string pattern_name(Pattern p)
     return std::to_string(p.n) + "of" + std::to_string(p.m) + "v" + std::to_string(p.v);
 }
 
-/* The paths of macko_plan_forced.nm_path, and which (pattern, type) each can take. */
-const int kPaths[] = {MACKO_NM_PATH_AUTO, MACKO_NM_PATH_GEN, MACKO_NM_PATH_SIMT, MACKO_NM_PATH_SP24};
+/* The paths of macko_plan_forced.nm_path, and which (pattern, type, device) each can take. */
+const int kPaths[] = {MACKO_NM_PATH_AUTO, MACKO_NM_PATH_GEN, MACKO_NM_PATH_SIMT, MACKO_NM_PATH_SP24,
+                      MACKO_NM_PATH_SP24WG};
 const char *path_name(int path)
 {
-    return path == MACKO_NM_PATH_GEN ? "GEN" : path == MACKO_NM_PATH_SIMT ? "SIMT" : path == MACKO_NM_PATH_SP24 ? "SP24"
-                                                                                                               : "AUTO";
+    return path == MACKO_NM_PATH_GEN    ? "GEN"
+           : path == MACKO_NM_PATH_SIMT ? "SIMT"
+           : path == MACKO_NM_PATH_SP24 ? "SP24"
+           : path == MACKO_NM_PATH_SP24WG ? "SP24WG"
+                                          : "AUTO";
 }
-bool path_takes(int path, Pattern p, macko_datatype_t t)
+/* The device of h runs the wgmma.sp kernel (compute capability 9.0, a build with sm_90a). */
+bool runs_wg(macko_handle_t h) { return macko_panel_gemm_of(&h->props) == MACKO_PANEL_GEMM_WG; }
+bool path_takes(int path, Pattern p, macko_datatype_t t, macko_handle_t h)
 {
     if (path == MACKO_NM_PATH_SIMT)
         return t == MACKO_R_32F && p.v >= 8;
-    if (path == MACKO_NM_PATH_SP24)
-        return p.m == 4 && p.n <= 2 && (t == MACKO_R_16F || t == MACKO_R_16BF);
+    if (path == MACKO_NM_PATH_SP24 || path == MACKO_NM_PATH_SP24WG)
+        return p.m == 4 && p.n <= 2 && (t == MACKO_R_16F || t == MACKO_R_16BF) &&
+               (path == MACKO_NM_PATH_SP24 || runs_wg(h));
     return true;
+}
+/* The extra elements of ldb for a case with `extra` asked: on SP24WG ldb is rounded up to a multiple of 8 (the tensor
+ * map's condition), so that the forced wgmma.sp kernel really runs rather than SP24. */
+int64_t ldb_extra(int path, int64_t cols, int64_t extra)
+{
+    if (path != MACKO_NM_PATH_SP24WG)
+        return extra;
+    const int64_t ld = std::max<int64_t>(cols, 1) + extra;
+    return extra + (8 - ld % 8) % 8;
 }
 
 /* Structure of a generated matrix. */
@@ -133,7 +152,7 @@ template <class P> bool force(macko_handle_t h, macko_mat_t A, Pattern p, int pa
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.nm_path = path;
     const macko_status_t st = macko_plan_override(h, A, N, &f);
-    if (path_takes(path, p, P::type)) {
+    if (path_takes(path, p, P::type, h)) {
         EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << path_name(path) << " on " << pattern_name(p) << ": "
                                             << macko_get_last_error_message();
         return st == MACKO_STATUS_SUCCESS;
@@ -281,11 +300,15 @@ TEST_P(GpuNmProducts, MatchReference)
             gt::Mat A;
             if (!make_nm<P>(handle(), m, pat, A))
                 return;
-            const std::vector<int64_t> ns = big || quick ? std::vector<int64_t>{1, 8, 17, 64}
-                                                         : std::vector<int64_t>{1, 2, 3, 7, 8, 9, 16, 17, 33, 65};
             for (int path : kPaths) {
                 if (!force<P>(handle(), A.A, pat, path))
                     continue;
+                /* SP24WG: also several row and column blocks of its 128 x 256 tiles */
+                std::vector<int64_t> ns = big || quick ? std::vector<int64_t>{1, 8, 17, 64}
+                                                       : std::vector<int64_t>{1, 2, 3, 7, 8, 9, 16, 17, 33, 65};
+                if (path == MACKO_NM_PATH_SP24WG)
+                    ns.insert(ns.end(), big || quick ? std::initializer_list<int64_t>{300}
+                                                     : std::initializer_list<int64_t>{129, 300, 520});
                 int variant = 0;
                 for (int64_t n : ns) {
                     SCOPED_TRACE(testing::Message() << s.rows << "x" << s.cols << " path " << path_name(path)
@@ -295,10 +318,14 @@ TEST_P(GpuNmProducts, MatchReference)
                     c.from_seed(++seed);
                     c.positive = (s.structure & kPositive) != 0;
                     switch (variant) {
-                    case 0: c.scalars(1.0f, 0.0f); break;
-                    case 1: c.scalars(1.25f, -0.5f).extra_ld(3, 5); break;
-                    case 2: c.scalars(0.0f, 0.75f).every_column(&nanb).no_cublas(); break;
-                    default: c.scalars(-0.5f, 0.25f).pointers(MACKO_POINTER_MODE_DEVICE).extra_ld(1, 0).no_cublas();
+                    case 0: c.scalars(1.0f, 0.0f).extra_ld(ldb_extra(path, s.cols, 0), 0); break;
+                    case 1: c.scalars(1.25f, -0.5f).extra_ld(ldb_extra(path, s.cols, 3), 5); break;
+                    case 2:
+                        c.scalars(0.0f, 0.75f).every_column(&nanb).no_cublas().extra_ld(ldb_extra(path, s.cols, 0), 0);
+                        break;
+                    default:
+                        c.scalars(-0.5f, 0.25f).pointers(MACKO_POINTER_MODE_DEVICE)
+                            .extra_ld(ldb_extra(path, s.cols, 1), 0).no_cublas();
                     }
                     variant = (variant + 1) % 4;
                     conf::check_product<P>(handle(), blas(), m, A.A, c);
@@ -346,7 +373,8 @@ TYPED_TEST(GpuNm, IssueNListOnEveryPath)
             for (int64_t n : ns) {
                 SCOPED_TRACE(testing::Message() << pattern_name(pat) << " path " << path_name(path) << " n=" << n);
                 conf::check_product<P>(this->handle(), this->blas(), m, A.A,
-                                       Case(SPMM, n).from_seed(++seed).extra_ld(n % 2, n % 3 == 0 ? 2 : 0));
+                                       Case(SPMM, n).from_seed(++seed).extra_ld(ldb_extra(path, 200, n % 2),
+                                                                                n % 3 == 0 ? 2 : 0));
                 if (this->HasFailure())
                     return;
             }
@@ -439,7 +467,7 @@ TYPED_TEST(GpuNm, NonFiniteBAtPaddingStaysFinite)
             for (int64_t n : {1, 8, 33, 130})
                 for (float beta : {0.0f, 2.0f})
                     conf::check_product<P>(this->handle(), nullptr, m, A.A,
-                                           Case(SPMM, n).scalars(1.0f, beta).every_column(&x).extra_ld(3, 1)
+                                           Case(SPMM, n).scalars(1.0f, beta).every_column(&x).extra_ld(ldb_extra(path, 301, 3), 1)
                                                .no_cublas());
             conf::check_product<P>(this->handle(), nullptr, m, A.A, Case(SPMV).every_column(&x).no_cublas());
             if (this->HasFailure())
@@ -621,9 +649,10 @@ TYPED_TEST(GpuNm, StorageAndDownloadRoundTrip)
             EXPECT_EQ(entries, rows * kept);
             EXPECT_EQ(padded, rows * kept);
             /* what the device holds: the host arrays (GEN), or mma.sp's 16 x 32 units of 512 value and 64 metadata
-             * bytes (SP24: the automatic layout of 16-bit 2:4 and 1:4) */
-            const bool sp24 = path == MACKO_NM_PATH_SP24 ||
-                              (path == MACKO_NM_PATH_AUTO && path_takes(MACKO_NM_PATH_SP24, pat, P::type));
+             * bytes (SP24, for the SP24 and SP24WG paths: the automatic layout of 16-bit 2:4 and 1:4) */
+            const bool sp24 = path == MACKO_NM_PATH_SP24 || path == MACKO_NM_PATH_SP24WG ||
+                              (path == MACKO_NM_PATH_AUTO &&
+                               path_takes(MACKO_NM_PATH_SP24, pat, P::type, this->handle()));
             const int64_t want = sp24 ? (rows + 15) / 16 * ((cols + 31) / 32) * (512 + 64)
                                       : rows * kept * (int64_t)es + groups * kept;
             EXPECT_EQ(bytes, want) << "get_storage";
@@ -769,6 +798,85 @@ TYPED_TEST(GpuNm, Refusals)
         /* after all the refusals the products still run (a refusal writes nothing, changes nothing) */
         conf::check_product<P>(h, nullptr, m, A.A, Case(SPMM, 4).from_seed(92));
     }
+}
+
+/* The SP24 layout's two kernels: where the device runs wgmma.sp (compute capability 9.0, sm_90a build), a 2:4
+ * fp16 / bf16 matrix takes SP24WG from n = 128 on and SP24 below; a B that cannot take a tensor map (element stride
+ * not 1, ldb not a multiple of 8, B not 16-byte aligned) gives SP24 at every n, with the same results as the
+ * reference. Elsewhere SP24 at every n, and forcing SP24WG is refused (NOT_SUPPORTED, position 4). The configuration
+ * override: out of range refused, every SP24WG configuration gives the same bits. A matrix without columns: C = beta * C
+ * (SP24: there is no B for a tensor map). */
+class GpuNmWg : public conf::GpuSuite {};
+TEST_F(GpuNmWg, PathChoiceAndFallbacks)
+{
+    using P = conf::HP;
+    using E = P::E;
+    const Pattern pat{2, 4, 1};
+    const mt::Dense m = nm_matrix(300, 520, pat, 77, kEmptyRows, P::type);
+    gt::Mat A;
+    if (!make_nm<P>(handle(), m, pat, A))
+        return;
+    const bool wg = runs_wg(handle());
+    EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 1), MACKO_NM_PATH_SP24);
+    EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 127), MACKO_NM_PATH_SP24);
+    EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 128), wg ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24);
+    EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_B, 4096), wg ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24);
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.nm_path = MACKO_NM_PATH_SP24WG;
+    EXPECT_EQ(macko_plan_override(handle(), A.A, N, &f), wg ? MACKO_STATUS_SUCCESS : MACKO_STATUS_NOT_SUPPORTED);
+    if (!wg) {
+        EXPECT_NE(std::string(macko_get_last_error_message()).find("wgmma.sp"), std::string::npos)
+            << macko_get_last_error_message();
+        return;
+    }
+    EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 1), MACKO_NM_PATH_SP24WG);
+    f.nm_cfg = macko_nm_sp24_wg_configs() + 1; /* one past the last */
+    EXPECT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_INVALID_VALUE);
+    f.nm_cfg = 0;
+    /* automatic at n = 300 with each B the tensor map cannot take: SP24 instead, results as the reference */
+    f.nm_path = MACKO_NM_PATH_AUTO;
+    ASSERT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_SUCCESS);
+    uint64_t seed = 500;
+    conf::check_product<P>(handle(), blas(), m, A.A, Case(SPMM, 300).from_seed(++seed).extra_ld(1, 3));
+    conf::check_product<P>(handle(), blas(), m, A.A, Case(SPMM, 300).from_seed(++seed).extra_ld(8, 0));
+    conf::check_product<P>(handle(), blas(), m, A.A, Case(SPMM, 300).from_seed(++seed).strides(2, 1100, 1, 300));
+    /* every SP24WG configuration: the reference to rounding, the same bits twice, and the same bits as the others */
+    std::vector<std::vector<E>> outs;
+    for (int cfg = 1; cfg <= macko_nm_sp24_wg_configs(); cfg++) {
+        f.nm_path = MACKO_NM_PATH_SP24WG;
+        f.nm_cfg = cfg;
+        ASSERT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_SUCCESS);
+        conf::check_product<P>(handle(), blas(), m, A.A, Case(SPMM, 700).from_seed(900).scalars(0.5f, 0.0f));
+        Operands<P> o(300, 520, 700, 901);
+        outs.push_back(o.run(handle(), A.A, nullptr, (P::Scalar)1.0f, (P::Scalar)0.5f));
+        EXPECT_EQ(std::memcmp(o.run(handle(), A.A, nullptr, (P::Scalar)1.0f, (P::Scalar)0.5f).data(),
+                              outs.back().data(), outs.back().size() * sizeof(E)),
+                  0)
+            << "configuration " << cfg - 1 << " differs between two calls";
+    }
+    for (size_t i = 1; i < outs.size(); i++)
+        EXPECT_EQ(std::memcmp(outs[0].data(), outs[i].data(), outs[0].size() * sizeof(E)), 0)
+            << "configuration " << i << " differs from configuration 0 (the same instructions in the same order)";
+    f = MACKO_PLAN_FORCED_NONE;
+    ASSERT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_SUCCESS);
+    /* a 2:4 matrix without columns (no tensor map of B exists): SP24 at n = 300, C = beta * C */
+    const mt::Dense empty = nm_matrix(300, 0, pat, 78, 0, P::type);
+    gt::Mat Z;
+    if (!make_nm<P>(handle(), empty, pat, Z))
+        return;
+    EXPECT_EQ(macko_nm_path(Z.A, MACKO_COMBO_H, 300), MACKO_NM_PATH_SP24WG);
+    const std::vector<E> c0 = conf::encode<P>(std::vector<float>(300 * 300, 2.0f));
+    gt::DevMem dc(c0.size() * sizeof(E)), db(16);
+    ASSERT_EQ(cudaMemcpy(dc.p, c0.data(), dc.bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    const P::Scalar one = 1.0f, half = 0.5f;
+    ASSERT_EQ(P::mm(handle(), N, 300, &one, Z.A, db.as<E>(), 1, &half, dc.as<E>(), 300), MACKO_STATUS_SUCCESS)
+        << macko_get_last_error_message();
+    std::vector<E> out(c0.size());
+    ASSERT_EQ(cudaMemcpy(out.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    int64_t wrong = 0;
+    for (E e : out)
+        wrong += P::to(e) != 1.0;
+    EXPECT_EQ(wrong, 0) << "C = 0.5 * C with a 300 x 0 matrix";
 }
 
 } // namespace

@@ -1,0 +1,426 @@
+/* The SP24 layout's product on Hopper's sparse warpgroup tensor-core instruction (wgmma.mma_async.sp, sm_90a only):
+ * C = alpha*M*B + beta*C for a 2:4 matrix in the SP24 device layout (nm_sp24.cu, lapack_style_docs/FORMAT_NM.md),
+ * fp16 or bf16 M, B and C, fp32 accumulation. The plan takes it for large n (macko_nm_path, src/nm_device.c).
+ *
+ * Compiled for sm_90a in place of sm_90 (CMakeLists.txt, MACKO_WG_SOURCES); for every other architecture the kernel
+ * body is empty and the plan never takes it.
+ *
+ * The SP24 layout needs no decoding here either: a unit (16 rows x 32 columns) holds lane L's 16 bytes of values and
+ * the 16 metadata words exactly as a warp of wgmma.mma_async.sp.m64nNk32 takes them with A from registers (the
+ * warp's 16 rows of the warpgroup's 64; lanes 4g and 4g + 1 hold the metadata, sparsity selector 0), which is the
+ * register order of mma.sp.m16n8k32 for which the layout was made.
+ *
+ * One block of 384 threads computes a 128 x 256 tile of C:
+ *   - one thread of warpgroup 2 (the producer; the warpgroup gives its registers to the others with setmaxnreg) loads
+ *     K-slices of 64 columns into a ring of kStages shared-memory stages: the 8 bands' two units each (values and
+ *     metadata: one bulk copy apiece, both contiguous in the layout) and the 64 x 256 piece of B through a tensor map
+ *     (128-byte swizzle, zero fill past cols and n). The copies complete on the stage's "full" mbarrier;
+ *   - warpgroups 0 and 1 (the consumers, 64 rows each; warp w owns band 4*cw + w) load their fragments and metadata
+ *     from the stage, run two wgmma.mma_async.sp.m64n256k32 (A from registers, B by descriptor), wait for them and
+ *     hand the stage back on its "empty" mbarrier.
+ * Blocks run in groups of column blocks (WgP::group): the group's pieces of B stay in L2 while its row blocks pass.
+ * Bands past the matrix's end are not copied: their fragments are zero with valid metadata. Zero values meet B in
+ * the multiply (0 * Inf = NaN): an element whose sum is NaN is recomputed exactly over the row's nonzero values
+ * (put_c). Each element's sum is taken in a fixed order; no atomics, no allocation: bitwise reproducible and
+ * graph-capturable (the tensor map is a kernel parameter). */
+#include "nm.h"
+
+#include "nm_sp24.cuh"
+#include "wgmma.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <limits.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+namespace {
+
+constexpr int kBM = 128, kBN = 256, kBK = 64, kThreads = 384;
+constexpr int kBands = kBM / 16;
+constexpr uint32_t kUnitA = 512, kUnitM = 64;              /* bytes of a unit's values and metadata */
+constexpr uint32_t kStageB = kBN * kBK * 2;                /* 32 KiB: B's 64 x 256 piece */
+constexpr uint32_t kStageA = kBands * 2 * kUnitA;          /* two units of values per band */
+constexpr uint32_t kStageM = kBands * 2 * kUnitM;          /* and of metadata */
+/* the ring of S stages and the dynamic shared memory of a kernel with S stages */
+__host__ __device__ constexpr size_t ring_bytes(int S) { return (size_t)S * (kStageB + kStageA + kStageM); }
+__host__ __device__ constexpr size_t smem_bytes(int S) { return 1024 /* alignment slack */ + ring_bytes(S) + 2 * S * 8; }
+constexpr int kCStride = kBM + 4; /* floats between columns of the epilogue's C tile in shared memory */
+static_assert((size_t)kCStride * kBN * 4 <= ring_bytes(4), "the C tile fits the ring");
+
+/* The configurations (macko_nm_args.cfg; bench/NOTES.md, session 11): two fragment sets or one, the units by tensor
+ * maps or by bulk copies, the stages of the ring, the column blocks per group of the raster. */
+struct WgCfg {
+    bool pipe, tma;
+    int stages, group;
+};
+constexpr WgCfg kCfg[] = {{false, false, 4, 4}, {true, false, 4, 4}, {true, true, 4, 4}, {true, true, 5, 4},
+                          {true, true, 4, 8}, {true, true, 5, 8}, {true, true, 4, 2}, {true, true, 5, 2},
+                          {true, true, 4, 1}};
+constexpr int kCfgs = (int)(sizeof kCfg / sizeof kCfg[0]), kCfgAuto = 6;
+
+template <typename H> struct WgP {
+    P<H> p;
+    int mbn, nbn; /* blocks along rows and along n */
+    int nk;       /* K-slices of 64 columns */
+    int group;    /* column blocks per group of the raster */
+};
+
+#if MACKO_WG_DEVICE
+/* d += A * B for one 64 x 256 x 32 step of the sparse instruction: a[0..3] the warp's values (a unit's lane order),
+ * e the metadata word (sparsity selector 0), B from shared memory (descriptor). */
+#define MACKO_WGMMA_SP_64x256x32_RS(T, d, a, e, db) \
+    asm volatile("{\nwgmma.mma_async.sp.sync.aligned.m64n256k32.f32." T "." T " {\n" MACKO_WG_ACC_LIST \
+                 "}, {%128, %129, %130, %131}, %132, %133, 0, 1, 1, 1, 0;\n}\n" \
+                 : MACKO_WG_ACC_OPS(d) \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(e))
+
+template <typename H>
+__device__ __forceinline__ void wgmma_sp(float (&d)[128], const uint32_t (&a)[4], uint32_t e, uint64_t db)
+{
+    if constexpr (std::is_same<H, __nv_bfloat16>::value)
+        MACKO_WGMMA_SP_64x256x32_RS("bf16", d, a, e, db);
+    else
+        MACKO_WGMMA_SP_64x256x32_RS("f16", d, a, e, db);
+}
+#endif
+
+#if MACKO_WG_DEVICE
+/* put_c (nm_sp24.cuh) for rows r0 .. r0 + 7 of column j at once: one 16-byte load (beta != 0) and store of C
+ * (element stride 1, 16-byte aligned); a NaN sum is recomputed exactly as there. */
+template <typename H>
+__device__ __forceinline__ void put_c8(const P<H> &p, int64_t r0, int64_t j, float (&v)[8], float alpha, float beta)
+{
+    H *cp = p.c + r0 + j * p.ldc;
+    uint32_t old[4] = {0u, 0u, 0u, 0u}, out[4];
+    if (beta != 0.0f) {
+        const uint4 o = *reinterpret_cast<const uint4 *>(cp);
+        old[0] = o.x, old[1] = o.y, old[2] = o.z, old[3] = o.w;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        if (isnan(v[i]))
+            v[i] = row_dot(p, r0 + i, j);
+        float y = alpha * v[i];
+        if (beta != 0.0f)
+            y = fmaf(beta, Tc16<H>::to_float(Tc16<H>::from_bits((unsigned short)(old[i >> 1] >> (16 * (i & 1))))), y);
+        const H h = Tc16<H>::from_float(y);
+        const uint32_t bits = *reinterpret_cast<const unsigned short *>(&h);
+        out[i >> 1] = (i & 1) ? (out[i >> 1] | (bits << 16)) : bits;
+    }
+    *reinterpret_cast<uint4 *>(cp) = make_uint4(out[0], out[1], out[2], out[3]);
+}
+#endif
+
+template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __launch_bounds__(kThreads, 1)
+    sp24_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const __grid_constant__ CUtensorMap tm_v,
+                   const __grid_constant__ CUtensorMap tm_m, const WgP<H> w)
+{
+#if MACKO_WG_DEVICE
+    extern __shared__ __align__(16) unsigned char wg_smem[];
+    const P<H> &p = w.p;
+    const uint32_t raw0 = smem_addr(wg_smem);
+    const uint32_t base = (raw0 + 1023u) & ~1023u, abase = base + kStages * kStageB;
+    const uint32_t bars = abase + kStages * (kStageA + kStageM);
+    auto stB = [&](int s) { return base + s * kStageB; };
+    auto stA = [&](int s) { return abase + s * (kStageA + kStageM); }; /* values, then metadata at + kStageA */
+    auto full = [&](int s) { return bars + 8 * s; };
+    auto empty = [&](int s) { return bars + 8 * (kStages + s); };
+
+    /* grouped raster: the group's column blocks of one row block run one after the other */
+    const int lin = blockIdx.x, per = w.group * w.mbn, grp = lin / per, first = grp * w.group;
+    const int gsz = w.nbn - first < w.group ? w.nbn - first : w.group;
+    const int nb = first + (lin % per) % gsz, mb = (lin % per) / gsz;
+    const int band0 = mb * kBands;
+    const int64_t m0 = (int64_t)mb * kBM, n0 = (int64_t)nb * kBN;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
+    const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
+    if (alpha == 0.0f) { /* C = beta * C: A and B are not read */
+        for (int x = tid; x < kBM * kBN; x += kThreads) {
+            const int64_t r = m0 + x % kBM, j = n0 + x / kBM;
+            if (r < p.rows && j < p.n) {
+                H *cp = p.c + r * p.incc + j * p.ldc;
+                *cp = Tc16<H>::from_float(beta != 0.0f ? beta * Tc16<H>::to_float(*cp) : 0.0f);
+            }
+        }
+        return;
+    }
+    if (tid == 0) {
+        for (int s = 0; s < kStages; s++) {
+            mbar_init(full(s), 1);                  /* the producer's arrival (+ the copies' bytes) */
+            mbar_init(empty(s), 256); /* the consumers' threads */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (warp >= 8) { /* the producer warpgroup: its registers go to the consumers; one thread produces */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid != 256)
+            return;
+        const int nbands = p.bands - band0 < kBands ? p.bands - band0 : kBands;
+        const char *vals = reinterpret_cast<const char *>(p.vals);
+        const char *meta = reinterpret_cast<const char *>(p.meta);
+        for (int j = 0; j < w.nk; j++) {
+            const int s = j % kStages;
+            if (j >= kStages)
+                mbar_wait(empty(s), (uint32_t)((j / kStages - 1) & 1));
+            if (kTmaA) { /* three boxes; the units past the matrix are zero-filled (their bytes count) */
+                mbar_arrive_tx(full(s), kStageB + kStageA + kStageM);
+                tma_load_2d(stB(s), &tm_b, j * kBK, (int)n0, full(s));
+                tma_load_3d(stA(s), &tm_v, 0, 2 * j, band0, full(s));
+                tma_load_3d(stA(s) + kStageA, &tm_m, 0, 2 * j, band0, full(s));
+                continue;
+            }
+            const uint32_t units = p.ksteps - 2 * j < 2 ? 1u : 2u;
+            mbar_arrive_tx(full(s), kStageB + (uint32_t)nbands * units * (kUnitA + kUnitM));
+            tma_load_2d(stB(s), &tm_b, j * kBK, (int)n0, full(s));
+            for (int b = 0; b < nbands; b++) {
+                const int64_t unit = (int64_t)(band0 + b) * p.ksteps + 2 * j;
+                bulk_load(stA(s) + b * 2 * kUnitA, vals + unit * kUnitA, units * kUnitA, full(s));
+                bulk_load(stA(s) + kStageA + b * 2 * kUnitM, meta + unit * kUnitM, units * kUnitM, full(s));
+            }
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int cw = tid >> 7, cwarp = warp & 3, g = lane >> 2, t = lane & 3, bl = 4 * cw + cwarp;
+    const bool band_ok = band0 + bl < p.bands;
+    float d[128];
+#pragma unroll
+    for (int x = 0; x < 128; x++)
+        d[x] = 0.0f;
+    /* A slice's fragments: two units (k-steps) of values and metadata. A missing band (past the end) or k-step (past
+     * the last one) gets zero values with valid metadata (positions 0 and 1). */
+    struct Frag {
+        uint32_t a0[4], a1[4], e0, e1;
+    };
+    auto fetch = [&](int j, Frag &f) {
+        const int s = j % kStages;
+        mbar_wait(full(s), (uint32_t)((j / kStages) & 1));
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            f.a0[i] = f.a1[i] = 0u;
+        f.e0 = f.e1 = 0x44444444u;
+        if (band_ok) {
+            const uint32_t av = stA(s) + bl * 2 * kUnitA + lane * 16;
+            const uint32_t am = stA(s) + kStageA + bl * 2 * kUnitM + (2 * g + (t & 1)) * 4;
+            lds128(f.a0, av);
+            f.e0 = lds32(am);
+            if (2 * j + 1 < p.ksteps) {
+                lds128(f.a1, av + kUnitA);
+                f.e1 = lds32(am + kUnitM);
+            }
+        }
+    };
+    auto issue = [&](int j, Frag &f) {
+        const uint32_t b0 = stB(j % kStages);
+        wg_fence_acc(d);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        wgmma_sp<H>(d, f.a0, f.e0, wg_desc(b0));
+        wgmma_sp<H>(d, f.a1, f.e1, wg_desc(b0 + 64)); /* columns 32..63 of the slice: 64 bytes into the row */
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        wg_fence_acc(d);
+    };
+    auto done = [&](int s) { mbar_arrive(empty(s)); }; /* stage s is read: it may be refilled */
+    auto release = [&](Frag &f) { /* f's group is complete: its registers may go */
+        wg_fence_regs(f.a0);
+        wg_fence_regs(f.a1);
+        asm volatile("" : "+r"(f.e0), "+r"(f.e1)::"memory");
+    };
+    if (kPipe) {
+        /* two fragment sets: slice j's group is issued before slice j - 1's is waited for */
+        Frag x, y;
+        for (int j = 0; j < w.nk; j++) {
+            if ((j & 1) == 0) {
+                fetch(j, x);
+                issue(j, x);
+            } else {
+                fetch(j, y);
+                issue(j, y);
+            }
+            if (j > 0) {
+                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                wg_fence_acc(d);
+                if ((j & 1) == 0)
+                    release(y);
+                else
+                    release(x);
+                done((j - 1) % kStages);
+            }
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        wg_fence_acc(d);
+        release(x);
+        release(y);
+        if (w.nk > 0)
+            done((w.nk - 1) % kStages);
+    } else {
+        Frag x;
+        for (int j = 0; j < w.nk; j++) {
+            fetch(j, x);
+            issue(j, x);
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            wg_fence_acc(d);
+            release(x);
+            done(j % kStages);
+        }
+    }
+
+    /* Epilogue through shared memory (every stage has been consumed), as in spmm_panel_wg.cu: accumulator x of a
+     * thread is row 16*cwarp + lane/4 + 8*((x >> 1) & 1) of its warpgroup's 64, column 8*(x >> 2) + 2*(lane & 3) +
+     * (x & 1); C is then written in pieces of 8 rows of one column (16-byte accesses where C allows them). */
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    float *ct = reinterpret_cast<float *>(wg_smem + (base - raw0));
+    {
+        const int rr = cw * 64 + 16 * cwarp + g, c0 = 2 * t;
+#pragma unroll
+        for (int x = 0; x < 128; x++)
+            ct[(8 * (x >> 2) + c0 + (x & 1)) * kCStride + rr + 8 * ((x >> 1) & 1)] = d[x];
+    }
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    const bool vec = p.incc == 1 && (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0;
+    const uint32_t cts = smem_addr(ct);
+    for (int x = tid; x < (kBM / 8) * kBN; x += 256) {
+        const int ch = x % (kBM / 8), cl = x / (kBM / 8);
+        const int64_t r0 = m0 + 8 * ch, j = n0 + cl;
+        if (r0 >= p.rows || j >= p.n)
+            continue;
+        uint32_t u[2][4];
+        lds128(u[0], cts + 4u * (uint32_t)(cl * kCStride + 8 * ch));
+        lds128(u[1], cts + 4u * (uint32_t)(cl * kCStride + 8 * ch + 4));
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            v[i] = __uint_as_float(u[i >> 2][i & 3]);
+        if (vec && r0 + 8 <= p.rows)
+            put_c8(p, r0, j, v, alpha, beta);
+        else
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                if (r0 + i < p.rows)
+                    put_c(p, r0 + i, j, v[i], alpha, beta);
+    }
+#else
+    (void)tm_b;
+    (void)tm_v;
+    (void)tm_m;
+    (void)w;
+#endif
+}
+
+/* The kernel of configuration cfg (0 one fragment set, units by bulk copies; 1 two sets; 2 two sets, units by tensor
+ * maps). */
+/* The kernel of configuration c (kCfg). */
+template <typename H> auto kernel_of(const WgCfg &c)
+{
+    return !c.pipe         ? sp24_wg_kernel<H, false, false, 4>
+           : !c.tma        ? sp24_wg_kernel<H, true, false, 4>
+           : c.stages == 5 ? sp24_wg_kernel<H, true, true, 5>
+                           : sp24_wg_kernel<H, true, true, 4>;
+}
+
+template <typename H> cudaError_t wg_prepare()
+{
+    cudaError_t e = cudaSuccess;
+    for (int c = 0; c < kCfgs && e == cudaSuccess; c++)
+        e = cudaFuncSetAttribute(kernel_of<H>(kCfg[c]), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem_bytes(kCfg[c].stages));
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
+    return e;
+}
+
+/* A tensor map of the SP24 units: `inner` elements of type t per unit (a 512-byte unit of values, a 64-byte unit of
+ * metadata), ksteps units per band, bands bands; boxes of one whole unit x 2 k-steps x kBands bands, no swizzle,
+ * zero fill past the matrix. */
+bool encode_units(CUtensorMap *m, const void *ptr, CUtensorMapDataType t, int inner, int ksteps, int bands)
+{
+    const EncodeTiled fn = encoder();
+    if (fn == nullptr)
+        return false;
+    const cuuint64_t es = t == CU_TENSOR_MAP_DATA_TYPE_UINT16 ? 2 : 4;
+    const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)ksteps, (cuuint64_t)bands};
+    const cuuint64_t strides[2] = {(cuuint64_t)inner * es, (cuuint64_t)inner * es * (cuuint64_t)ksteps};
+    const cuuint32_t box[3] = {(cuuint32_t)inner, 2, (cuuint32_t)kBands};
+    const cuuint32_t estr[3] = {1, 1, 1};
+    return fn(m, t, 3, const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+              CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <typename H> cudaError_t wg_run(const macko_nm_args *a)
+{
+    WgP<H> w;
+    P<H> &p = w.p;
+    const cudaStream_t st = (cudaStream_t)a->k.stream;
+    cudaError_t e = cudaSuccess;
+    p.rows = a->k.rows;
+    p.cols = a->k.cols;
+    p.bands = (int)((a->k.rows + 15) / 16);
+    p.ksteps = (int)((a->k.cols + 31) / 32);
+    p.kps = p.ksteps;
+    p.vec = 1;
+    p.vals = (const uint4 *)a->values;
+    p.meta = (const uint32_t *)a->meta;
+    p.incb = a->k.incb;
+    p.ldb = a->k.ldb;
+    p.incc = a->k.incc;
+    p.ldc = a->k.ldc;
+    p.alpha_dev = a->k.alpha_dev;
+    p.beta_dev = a->k.beta_dev;
+    p.alpha = a->k.alpha;
+    p.beta = a->k.beta;
+    p.ws = nullptr;
+    w.mbn = (p.bands + kBands - 1) / kBands;
+    w.nk = (p.ksteps + 1) / 2;
+    const WgCfg &cfg = kCfg[a->cfg >= 0 && a->cfg < kCfgs ? a->cfg : kCfgAuto];
+    w.group = cfg.group;
+    /* the units as tensors: 16-bit values [band][k-step][256] and 32-bit metadata words [band][k-step][16] */
+    CUtensorMap tv, tm;
+    if (!encode_units(&tv, p.vals, CU_TENSOR_MAP_DATA_TYPE_UINT16, 256, p.ksteps, p.bands) ||
+        !encode_units(&tm, p.meta, CU_TENSOR_MAP_DATA_TYPE_UINT32, 16, p.ksteps, p.bands))
+        return cudaErrorInvalidValue;
+    /* column blocks per launch: the grid's one dimension holds mbn * nbn blocks */
+    int64_t most = (int64_t)INT_MAX / (w.mbn > 0 ? w.mbn : 1);
+    if (most > 65535)
+        most = 65535;
+    for (int64_t j0 = 0; j0 < a->k.n && e == cudaSuccess; j0 += most * kBN) {
+        p.n = a->k.n - j0 < most * kBN ? a->k.n - j0 : most * kBN;
+        p.b = (const H *)a->k.b + j0 * a->k.ldb;
+        p.c = (H *)a->k.c + j0 * a->k.ldc;
+        w.nbn = (int)((p.n + kBN - 1) / kBN);
+        CUtensorMap tb;
+        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
+            return cudaErrorInvalidValue;
+        kernel_of<H>(cfg)<<<(unsigned)((int64_t)w.mbn * w.nbn), kThreads, smem_bytes(cfg.stages), st>>>(tb, tv, tm,
+                                                                                                        w);
+        e = cudaGetLastError();
+    }
+    return e;
+}
+
+} // namespace
+
+extern "C" int macko_nm_sp24_wg_prepare(void)
+{
+    cudaError_t e = wg_prepare<__half>();
+    if (e == cudaSuccess)
+        e = wg_prepare<__nv_bfloat16>();
+    (void)encoder(); /* resolved here, at upload, not in a compute call */
+    return (int)e;
+}
+
+extern "C" int macko_nm_sp24_wg_ready(void) { return encoder() != nullptr; }
+
+extern "C" int macko_nm_sp24_wg_configs(void) { return kCfgs; }
+
+extern "C" int macko_nm_sp24_wg_spmm(const macko_nm_args *a)
+{
+    return a->combo == MACKO_COMBO_B ? (int)wg_run<__nv_bfloat16>(a) : (int)wg_run<__half>(a);
+}
