@@ -309,28 +309,13 @@ template <typename H> cudaError_t launch_cfg(int cfg, const P<H> &p, int splits,
 
 template <typename H> cudaError_t run(const macko_nm_args *a)
 {
-    P<H> p;
+    P<H> p = sp24_params<H>(a);
     const int cfg = a->cfg >= 0 && a->cfg < kCfgs ? a->cfg : macko_nm_sp24_config(a->k.n);
     const int nt = kCfg[cfg].wn * kCfg[cfg].nw, kks = kCfg[cfg].kc / 32;
     const cudaStream_t st = (cudaStream_t)a->k.stream;
     const int64_t max_n = (int64_t)65535 * nt;
     int64_t j0;
     cudaError_t e = cudaSuccess;
-    p.rows = a->k.rows;
-    p.cols = a->k.cols;
-    p.bands = (int)((a->k.rows + 15) / 16);
-    p.ksteps = (int)((a->k.cols + 31) / 32);
-    p.vals = (const uint4 *)a->values;
-    p.meta = (const uint32_t *)a->meta;
-    p.incb = a->k.incb;
-    p.ldb = a->k.ldb;
-    p.incc = a->k.incc;
-    p.ldc = a->k.ldc;
-    p.alpha_dev = a->k.alpha_dev;
-    p.beta_dev = a->k.beta_dev;
-    p.alpha = a->k.alpha;
-    p.beta = a->k.beta;
-    p.ws = a->ws;
     for (j0 = 0; j0 < a->k.n && e == cudaSuccess; j0 += max_n) {
         int splits = a->splits < 1 ? 1 : a->splits;
         p.n = a->k.n - j0 < max_n ? a->k.n - j0 : max_n;

@@ -6,6 +6,7 @@
 #define MACKO_NM_SP24_CUH
 
 #include "macko_mma.cuh"
+#include "nm.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -28,6 +29,33 @@ template <typename H> struct P {
     float alpha, beta;
     float *ws;
 };
+
+/* The parameters both kernels take from the launch arguments as they are (n, b, c, kps and vec: per launch). */
+template <typename H> P<H> sp24_params(const macko_nm_args *a)
+{
+    P<H> p;
+    p.rows = a->k.rows;
+    p.cols = a->k.cols;
+    p.n = a->k.n;
+    p.bands = (int)((a->k.rows + 15) / 16);
+    p.ksteps = (int)((a->k.cols + 31) / 32);
+    p.kps = p.ksteps;
+    p.vec = 0;
+    p.vals = (const uint4 *)a->values;
+    p.meta = (const uint32_t *)a->meta;
+    p.b = (const H *)a->k.b;
+    p.incb = a->k.incb;
+    p.ldb = a->k.ldb;
+    p.c = (H *)a->k.c;
+    p.incc = a->k.incc;
+    p.ldc = a->k.ldc;
+    p.alpha_dev = a->k.alpha_dev;
+    p.beta_dev = a->k.beta_dev;
+    p.alpha = a->k.alpha;
+    p.beta = a->k.beta;
+    p.ws = a->ws;
+    return p;
+}
 
 /* The exact sum of row r times column j of B over the row's nonzero values, in column order, fp32. */
 template <typename H> __device__ __forceinline__ float row_dot(const P<H> &p, int64_t r, int64_t j)
