@@ -12,9 +12,9 @@
  *   are stored in the instruction's A-fragment order and the positions as its metadata, so the kernel decodes nothing.
  *   Split K through the handle's workspace with a finishing launch that adds the partials in split order.
  * - SP24WG: the same layout on Hopper's sparse warpgroup instruction (wgmma.mma_async.sp, kernels/nm_sp24_wg.cu,
- *   sm_90a builds on compute capability 9.0 only): 128 x 256 tiles of C, the units and B's piece brought by the
- *   bulk-copy engine and a tensor map (B with unit element stride, 16-byte aligned, ldb a multiple of 8), no split.
- * Zeros of A meet B in the SIMT and SP24 paths' dense multiply-adds (0 * Inf = NaN): an element whose sum is NaN is
+ *   sm_90a builds on compute capability 9.0 only): 128 x 256 tiles of C, the units and B's piece brought by tensor
+ *   maps (B with unit element stride, 16-byte aligned, ldb a multiple of 8), no split.
+ * Zeros of A meet B in the SIMT, SP24 and SP24WG paths' dense multiply-adds (0 * Inf = NaN): an element whose sum is NaN is
  * recomputed exactly over the row's nonzero values in column order. */
 #ifndef MACKO_NM_KERNELS_H
 #define MACKO_NM_KERNELS_H
@@ -37,7 +37,8 @@ typedef struct macko_nm_args {
     int path;             /* MACKO_NM_PATH_GEN, _SIMT, _SP24 or _SP24WG */
     int splits;           /* SP24: blocks along K (>= 1; macko_nm_sp24_splits) */
     float *ws;            /* SP24 with splits > 1: splits * rows * n floats */
-    int cfg;              /* SP24 tile configuration, -1: macko_nm_sp24_config (benchmarks sweep it) */
+    int cfg;              /* SP24 tile configuration (-1: macko_nm_sp24_config) or SP24WG configuration (-1: its
+                             automatic one); benchmarks force them (macko_plan_forced.nm_cfg) */
 } macko_nm_args;
 
 /* SP24's tile configuration for n columns (0..5) and the blocks along K of a launch: at least 16 k-steps (512

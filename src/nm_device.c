@@ -339,8 +339,11 @@ macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const str
     /* SP24WG reads B through a tensor map: at least one column in A, B with unit element stride, 16-byte aligned, ldb
      * a multiple of 8 elements */
     if (a.path == MACKO_NM_PATH_SP24WG &&
-        !(M->nm.wg && M->cols > 0 && incb == 1 && ldb % 8 == 0 && ((uintptr_t)b & 15u) == 0))
+        !(M->nm.wg && M->cols > 0 && incb == 1 && ldb % 8 == 0 && ((uintptr_t)b & 15u) == 0)) {
         a.path = MACKO_NM_PATH_SP24;
+        if (M->nm.path == MACKO_NM_PATH_SP24WG)
+            a.cfg = -1; /* a forced configuration was SP24WG's */
+    }
     if (a.path == MACKO_NM_PATH_SP24) {
         a.splits = macko_nm_sp24_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
         a.ws = handle->ws.partial;
