@@ -123,6 +123,8 @@ static void usage(FILE *f)
             "                              TILES: the tile kernel, dense panels + GEMM, or the fused wgmma product\n"
             "                              (sm_90a) for every n (override)\n"
             "  --panel-gemm mma|wgmma      the dense-panel path's GEMM: mma.sync, or wgmma (sm_90a; override)\n"
+            "  --panel-rows R     ROWS: the dense-panel path's rows per panel, a multiple of 128 (override; 0 auto)\n"
+            "  --panel-splits S   the wgmma panel GEMM's blocks along K, 1..8 (override; 0 automatic)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
             "\n"
@@ -356,6 +358,12 @@ Config parse_args(int argc, char **argv)
                 cfg.panel_gemm = 2;
             else
                 die("--panel-gemm: '%s' is not mma or wgmma", t.c_str());
+        } else if (a == "--panel-rows") {
+            cfg.panel_rows = parse_int("--panel-rows", value(), 0, INT64_C(1) << 31);
+            if (cfg.panel_rows % 128 != 0)
+                die("--panel-rows: %lld is not a multiple of 128", (long long)cfg.panel_rows);
+        } else if (a == "--panel-splits") {
+            cfg.panel_splits = (int)parse_int("--panel-splits", value(), 0, 8);
         } else if (a == "--tiles-splits") {
             cfg.tiles_splits = (int)parse_int("--tiles-splits", value(), 0, 64);
         } else if (a == "--layout") {
@@ -410,5 +418,7 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.nm_path = cfg.nm_path;
     f.nm_cfg = cfg.nm_cfg;
     f.panel_gemm = cfg.panel_gemm;
+    f.panel_rows = cfg.panel_rows;
+    f.panel_splits = cfg.panel_splits;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

@@ -70,6 +70,8 @@ struct Config {
     int nm_path = 0;        /* --nm-path: MACKO_NM_PATH_GEN / SIMT / SP24 / SP24WG (0: automatic) */
     int nm_cfg = 0;         /* --nm-cfg: 1 + the forced path's kernel configuration (0: automatic) */
     int panel_gemm = 0;     /* --panel-gemm: 1 mma.sync, 2 wgmma (0: automatic) */
+    int64_t panel_rows = 0; /* --panel-rows: ROWS, the dense-panel path's rows per panel (0: automatic) */
+    int panel_splits = 0;   /* --panel-splits: the wgmma panel GEMM's blocks along K, 1..8 (0: automatic) */
     /* --kind nm: the matrices are random dense ones magnitude-pruned to each N:M pattern (instead of the densities'
      * random sparsity), encoded as MACKO_KIND_NM */
     bool nm = false;
@@ -80,7 +82,7 @@ struct Config {
     bool forced() const
     {
         return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0 ||
-               panel_gemm != 0;
+               panel_gemm != 0 || panel_rows != 0 || panel_splits != 0;
     }
 };
 

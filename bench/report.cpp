@@ -178,6 +178,10 @@ std::string report_header(const Config &cfg, const Env &env)
                                                         : "automatic");
     if (cfg.panel_gemm != 0)
         o += strf("- FORCED: the dense-panel path's GEMM is %s\n", cfg.panel_gemm == 1 ? "mma.sync" : "wgmma (sm_90a)");
+    if (cfg.panel_rows != 0 || cfg.panel_splits != 0)
+        o += strf("- FORCED: dense panels of %s rows, wgmma panel GEMM with %s blocks along K\n",
+                  cfg.panel_rows != 0 ? strf("%lld", (long long)cfg.panel_rows).c_str() : "automatic",
+                  cfg.panel_splits != 0 ? strf("%d", cfg.panel_splits).c_str() : "automatic");
     else if (!cfg.nm)
         o += "- the dense-panel path's GEMM: automatic (wgmma on compute capability 9.0 with the sm_90a build, else "
              "mma.sync)\n";

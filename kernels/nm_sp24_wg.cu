@@ -21,7 +21,7 @@
  * Blocks run in groups of column blocks (WgP::group): the group's pieces of B stay in L2 while its row blocks pass.
  * Bands past the matrix's end are not copied: their fragments are zero with valid metadata. Zero values meet B in
  * the multiply (0 * Inf = NaN): an element whose sum is NaN is recomputed exactly over the row's nonzero values
- * (put_c). Each element's sum is taken in a fixed order; no atomics, no allocation: bitwise reproducible and
+ * (wg_store_tile). Each element's sum is taken in a fixed order; no atomics, no allocation: bitwise reproducible and
  * graph-capturable (the tensor map is a kernel parameter). */
 #include "nm.h"
 
@@ -85,33 +85,6 @@ __device__ __forceinline__ void wgmma_sp(float (&d)[128], const uint32_t (&a)[4]
         MACKO_WGMMA_SP_64x256x32_RS("bf16", d, a, e, db);
     else
         MACKO_WGMMA_SP_64x256x32_RS("f16", d, a, e, db);
-}
-#endif
-
-#if MACKO_WG_DEVICE
-/* put_c (nm_sp24.cuh) for rows r0 .. r0 + 7 of column j at once: one 16-byte load (beta != 0) and store of C
- * (element stride 1, 16-byte aligned); a NaN sum is recomputed exactly as there. */
-template <typename H>
-__device__ __forceinline__ void put_c8(const P<H> &p, int64_t r0, int64_t j, float (&v)[8], float alpha, float beta)
-{
-    H *cp = p.c + r0 + j * p.ldc;
-    uint32_t old[4] = {0u, 0u, 0u, 0u}, out[4];
-    if (beta != 0.0f) {
-        const uint4 o = *reinterpret_cast<const uint4 *>(cp);
-        old[0] = o.x, old[1] = o.y, old[2] = o.z, old[3] = o.w;
-    }
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        if (isnan(v[i]))
-            v[i] = row_dot(p, r0 + i, j);
-        float y = alpha * v[i];
-        if (beta != 0.0f)
-            y = fmaf(beta, Tc16<H>::to_float(Tc16<H>::from_bits((unsigned short)(old[i >> 1] >> (16 * (i & 1))))), y);
-        const H h = Tc16<H>::from_float(y);
-        const uint32_t bits = *reinterpret_cast<const unsigned short *>(&h);
-        out[i >> 1] = (i & 1) ? (out[i >> 1] | (bits << 16)) : bits;
-    }
-    *reinterpret_cast<uint4 *>(cp) = make_uint4(out[0], out[1], out[2], out[3]);
 }
 #endif
 
@@ -272,40 +245,18 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
         }
     }
 
-    /* Epilogue through shared memory (every stage has been consumed), as in spmm_panel_wg.cu: accumulator x of a
-     * thread is row 16*cwarp + lane/4 + 8*((x >> 1) & 1) of its warpgroup's 64, column 8*(x >> 2) + 2*(lane & 3) +
-     * (x & 1); C is then written in pieces of 8 rows of one column (16-byte accesses where C allows them). */
+    /* Epilogue through shared memory (every stage has been consumed; wgmma.cuh's two halves): C is written in pieces
+     * of 8 rows of one column, 16-byte accesses where C allows them. */
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
     float *ct = reinterpret_cast<float *>(wg_smem + (base - raw0));
-    {
-        const int rr = cw * 64 + 16 * cwarp + g, c0 = 2 * t;
-#pragma unroll
-        for (int x = 0; x < 128; x++)
-            ct[(8 * (x >> 2) + c0 + (x & 1)) * kCStride + rr + 8 * ((x >> 1) & 1)] = d[x];
-    }
+    wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + g, lane);
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
     const bool vec = p.incc == 1 && (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0;
     const uint32_t cts = smem_addr(ct);
-    for (int x = tid; x < (kBM / 8) * kBN; x += 256) {
-        const int ch = x % (kBM / 8), cl = x / (kBM / 8);
-        const int64_t r0 = m0 + 8 * ch, j = n0 + cl;
-        if (r0 >= p.rows || j >= p.n)
-            continue;
-        uint32_t u[2][4];
-        lds128(u[0], cts + 4u * (uint32_t)(cl * kCStride + 8 * ch));
-        lds128(u[1], cts + 4u * (uint32_t)(cl * kCStride + 8 * ch + 4));
-        float v[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            v[i] = __uint_as_float(u[i >> 2][i & 3]);
-        if (vec && r0 + 8 <= p.rows)
-            put_c8(p, r0, j, v, alpha, beta);
-        else
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                if (r0 + i < p.rows)
-                    put_c(p, r0 + i, j, v[i], alpha, beta);
-    }
+    wg_store_tile<H, kBM, kBN>(
+        tid, 256, m0, n0, p.rows, p.n, p.c, p.incc, p.ldc, vec, alpha, beta,
+        [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); },
+        [&](int64_t r, int64_t j) { return row_dot(p, r, j); });
 #else
     (void)tm_b;
     (void)tm_v;

@@ -192,11 +192,16 @@ template <typename H> int panel_spmm(const macko_panel_args *a)
     p.alpha = m->alpha;
     p.beta = m->beta;
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(m->stream);
-    const int64_t prow_max = macko_panel_rows(m->cols, a->ws_bytes);
+    int64_t prow_max = macko_panel_rows(m->cols, a->ws_bytes);
     if (prow_max < kBM)
         return (int)cudaErrorInvalidValue;
     const bool vec = m->ldb % 8 == 0 && (reinterpret_cast<uintptr_t>(m->b) & 15u) == 0;
     const int64_t max_n = (int64_t)65535 * kBN;
+    const bool wg = a->gemm == MACKO_PANEL_GEMM_WG && vec && panel_wg_ready();
+    int splits = a->splits;
+    if (wg)
+        prow_max = macko_panel_rows_wg(m->rows, m->cols, m->n < max_n ? m->n : max_n, prow_max, a->fixed_rows,
+                                       a->sm_count, &splits);
     for (int64_t r0 = 0; r0 < m->rows; r0 += prow_max) {
         p.row0 = (int)r0;
         p.prow = (int)(m->rows - r0 < prow_max ? m->rows - r0 : prow_max);
@@ -211,8 +216,8 @@ template <typename H> int panel_spmm(const macko_panel_args *a)
             p.b = static_cast<const H *>(m->b) + j * m->ldb;
             p.c = static_cast<H *>(m->c) + j * m->ldc;
             p.n = (int)(m->n - j < max_n ? m->n - j : max_n);
-            if (a->gemm == MACKO_PANEL_GEMM_WG && vec && panel_wg_ready()) {
-                e = (cudaError_t)panel_wg_gemm<H>(p, st);
+            if (wg) {
+                e = (cudaError_t)panel_wg_gemm<H>(p, splits, st);
                 if (e != cudaSuccess)
                     return (int)e;
                 continue;
@@ -238,6 +243,53 @@ extern "C" int64_t macko_panel_rows(int64_t cols, int64_t ws_bytes)
     int64_t r = ws_bytes / (2 * (ldp > 0 ? ldp : 8));
     r = r / kBM * kBM;
     return r;
+}
+
+extern "C" int64_t macko_panel_rows_wg(int64_t rows, int64_t cols, int64_t n, int64_t prow_max, int fixed_rows,
+                                       int sm_count, int *splits)
+{
+    /* The wgmma GEMM runs one block per SM, a tile of 128 x 256 per block; with s splits a tile's K-slices of 64
+     * columns are shared by a cluster of s blocks, which then sum their partial tiles through distributed shared
+     * memory. A panel of q row blocks takes ceil(q * nb * s / slots) waves of blocks, each as long as ceil(slices / s)
+     * slices, the epilogue and the cluster's sum; every panel adds a fixed cost (its decode's launch and tail, the
+     * GEMM's pipeline fill). The model's times, from session-12 measurements on the H100 (bench/NOTES.md): a slice
+     * 0.76 us, an epilogue 4 us, a sum 1 + 0.5 s us, a panel 8 us; clusters are placed within GPCs of 16-18 SMs, so
+     * they count on 16 * floor(sm_count / 16) SMs. The least modelled time wins (the taller panel, then the fewer
+     * splits, on ties). */
+    const int64_t rb = (rows + kBM - 1) / kBM, qmax = prow_max / kBM, nb = (n + 255) / 256;
+    const int64_t kt = (cols + 63) / 64;
+    const int forced = *splits > 0 ? (int)(*splits < kt ? *splits : (kt > 0 ? kt : 1)) : 0;
+    int bs = forced > 0 ? forced : 1;
+    if (qmax < 1 || rb < 1 || nb < 1 || kt < 1) {
+        *splits = bs;
+        return prow_max;
+    }
+    const int64_t qtop = fixed_rows || qmax < rb ? qmax : rb, qlow = fixed_rows ? qmax : 1;
+    double best = -1.0;
+    int64_t bq = qtop;
+    for (int64_t q = qtop; q >= qlow; q--)
+        for (int s = 1; s <= 8; s *= 2) {
+            const int sc = forced > 0 ? forced : s;
+            if (forced > 0 && s > 1)
+                break;
+            if (forced == 0 && s > 1 && kt / s < 4)
+                break;
+            const int64_t sps = (kt + sc - 1) / sc, se = (kt + sps - 1) / sps;
+            const int64_t slots = se == 1 ? sm_count : (sm_count / 16) * 16;
+            const int64_t panels = (rb + q - 1) / q, last = rb - (panels - 1) * q, per = nb * se;
+            if (slots < se)
+                continue;
+            const int64_t waves = (panels - 1) * ((q * per + slots - 1) / slots) + (last * per + slots - 1) / slots;
+            const double wave_us = 0.76 * (double)sps + 4.0 + (se > 1 ? 1.0 + 0.5 * (double)se : 0.0);
+            const double t = (double)waves * wave_us + 8.0 * (double)panels;
+            if (best < 0.0 || t < best) {
+                best = t;
+                bq = q;
+                bs = (int)se;
+            }
+        }
+    *splits = bs;
+    return bq * kBM;
 }
 
 extern "C" int macko_panel_prepare(macko_datatype_t type)

@@ -69,9 +69,10 @@ __device__ __forceinline__ void panel_scale_c(const PanelParams<H> &p, float bet
 /* The wgmma GEMM (spmm_panel_wg.cu). panel_wg_prepare() sets its shared-memory size (a cudaError_t) and resolves the
  * driver's tensor-map encoder once; panel_wg_ready(): 1 when that encoder was found (a driver without it, which CUDA
  * 12.0 and later drivers all have, leaves the panel path on the mma.sync GEMM); panel_wg_gemm() launches it over one
- * panel (B 16-byte aligned, ldb a multiple of 8) and returns the cudaError_t of the launch. */
+ * panel (B 16-byte aligned, ldb a multiple of 8) with `splits` blocks along K (1..8: a cluster of that many blocks per
+ * tile of C; fewer where the panel has fewer K-slices) and returns the cudaError_t of the launch. */
 int panel_wg_ready();
 template <typename H> int panel_wg_prepare();
-template <typename H> int panel_wg_gemm(const PanelParams<H> &p, cudaStream_t st);
+template <typename H> int panel_wg_gemm(const PanelParams<H> &p, int splits, cudaStream_t st);
 
 #endif

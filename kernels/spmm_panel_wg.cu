@@ -14,6 +14,11 @@
  *   - warpgroups 1 and 2 (the consumers) each multiply 64 rows of the stage by its 256 columns with four
  *     wgmma.m64n256k16 (128 fp32 accumulators per thread), keep one group in flight, and arrive on the previous
  *     stage's "empty" mbarrier once its group has completed, which hands the stage back to the producer.
+ * Split K (gridDim.z = splits > 1, launched as clusters of `splits` blocks along z: the blocks of one tile of C): block
+ * z of a cluster multiplies K-slices z*sps .. z*sps + sps - 1 and keeps its fp32 tile in its shared memory; after a
+ * cluster barrier the cluster's blocks each write a share of the tile's pieces of C, summing the blocks' tiles in the
+ * order z = 0, 1, ... through distributed shared memory (no workspace, no atomics), and wait at a second barrier
+ * until every block's tile has been read.
  * Results: each element's sum is taken in a fixed order (K ascending, the instruction's internal order); an element
  * whose sum is NaN (a dense zero of the panel times an Inf of B) is recomputed exactly over the row's stored nonzeros,
  * as in the mma.sync GEMM. No atomics, no allocation: bitwise reproducible and graph-capturable (the tensor maps are
@@ -39,7 +44,7 @@ static_assert((size_t)kCStride * kBN * 4 <= (size_t)kStages * (kStageA + kStageB
 template <typename H>
 __global__ void __launch_bounds__(kThreads, 1)
     panel_wg_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
-                    const PanelParams<H> p)
+                    const PanelParams<H> p, const int sps)
 {
 #if MACKO_WG_DEVICE
     extern __shared__ __align__(16) unsigned char wg_smem[];
@@ -51,8 +56,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
     const int m0 = blockIdx.x * kBM, n0 = blockIdx.y * kBN;
     const int tid = threadIdx.x, wg = tid >> 7;
-    if (alpha == 0.0f) {
-        panel_scale_c(p, beta, m0, n0, kBM, kBN);
+    const int splits = (int)gridDim.z, z = (int)blockIdx.z; /* z: the block's rank in its cluster */
+    if (alpha == 0.0f) { /* C = beta * C, by the first block of each cluster (no block touches shared memory) */
+        if (z == 0)
+            panel_scale_c(p, beta, m0, n0, kBM, kBN);
         return;
     }
     if (tid == 0) {
@@ -64,13 +71,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
     const int ktiles = (p.ldp + kBK - 1) / kBK;
+    const int kt0 = z * sps, kt1 = kt0 + sps < ktiles ? kt0 + sps : ktiles, nk = kt1 - kt0; /* nk >= 1 (host) */
 
     if (wg == 0) { /* producer: one thread */
         if (tid == 0)
-            for (int kt = 0; kt < ktiles; kt++) {
-                const int s = kt % kStages;
-                if (kt >= kStages)
-                    mbar_wait(bars + 8 * (kStages + s), (uint32_t)((kt / kStages - 1) & 1));
+            for (int i = 0; i < nk; i++) {
+                const int s = i % kStages, kt = kt0 + i;
+                if (i >= kStages)
+                    mbar_wait(bars + 8 * (kStages + s), (uint32_t)((i / kStages - 1) & 1));
                 mbar_arrive_tx(bars + 8 * s, kStageA + kStageB);
                 tma_load_2d(sA + s * kStageA, &tm_a, kt * kBK, m0, bars + 8 * s);
                 tma_load_2d(sB + s * kStageB, &tm_b, kt * kBK, n0, bars + 8 * s);
@@ -84,9 +92,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < 128; i++)
         d[i] = 0.0f;
-    for (int kt = 0; kt < ktiles; kt++) {
-        const int s = kt % kStages;
-        mbar_wait(bars + 8 * s, (uint32_t)((kt / kStages) & 1));
+    for (int i = 0; i < nk; i++) {
+        const int s = i % kStages;
+        mbar_wait(bars + 8 * s, (uint32_t)((i / kStages) & 1));
         wg_fence_acc(d);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
         const uint32_t a0 = sA + s * kStageA + cw * 64 * 128, b0 = sB + s * kStageB;
@@ -97,34 +105,52 @@ __global__ void __launch_bounds__(kThreads, 1)
         wg_fence_acc(d);
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
         wg_fence_acc(d);
-        if (kt > 0)
-            mbar_arrive(bars + 8 * (kStages + (kt - 1) % kStages));
+        if (i > 0)
+            mbar_arrive(bars + 8 * (kStages + (i - 1) % kStages));
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     wg_fence_acc(d);
 
-    /* The epilogue goes through shared memory (the ring is free: every stage has been consumed), so that C is read
-     * and written a column at a time, coalesced. Accumulator i of a thread is row 16*warp + lane/4 + 8*((i >> 1) & 1)
-     * of its warpgroup's 64, column 8*(i >> 2) + 2*(lane & 3) + (i & 1); the tile is stored column-major with a
-     * column stride of kCStride floats (132: the 32 lanes of a store hit 32 different banks). */
+    /* The epilogue goes through shared memory (the ring is free: every stage has been consumed; wgmma.cuh's two
+     * halves): C is written in pieces of 8 rows of one column, 16-byte accesses where C allows them. */
     asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* both consumer warpgroups are done with the ring */
     float *ct = reinterpret_cast<float *>(wg_smem + (base - raw));
-    {
-        const int r0 = cw * 64 + 16 * warp + (lane >> 2), c0 = 2 * (lane & 3);
-#pragma unroll
-        for (int i = 0; i < 128; i++)
-            ct[(8 * (i >> 2) + c0 + (i & 1)) * kCStride + r0 + 8 * ((i >> 1) & 1)] = d[i];
-    }
+    wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * warp + (lane >> 2), lane);
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    for (int x = tid - 128; x < kBM * kBN; x += 256) {
-        const int row = x % kBM, cl = x / kBM, pr = m0 + row, col = n0 + cl;
-        if (pr < p.prow && col < p.n)
-            panel_store_c(p, p.row0 + pr, col, ct[cl * kCStride + row], alpha, beta);
+    const bool vec = (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0 && (p.row0 & 7) == 0;
+    const uint32_t cts = smem_addr(ct);
+    auto exact = [&](int64_t r, int64_t j) { return panel_row_dot(p, (int)r, j); };
+    if (splits == 1) {
+        wg_store_tile<H, kBM, kBN>(
+            tid - 128, 256, (int64_t)p.row0 + m0, n0, (int64_t)p.row0 + p.prow, p.n, p.c, 1, p.ldc, vec, alpha, beta,
+            [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
+        return;
     }
+    /* split K: the cluster's tiles are summed in rank order; block z writes every splits-th run of 256 pieces */
+    cluster_sync();
+    wg_store_tile<H, kBM, kBN>(
+        (tid - 128) + 256 * z, 256 * splits, (int64_t)p.row0 + m0, n0, (int64_t)p.row0 + p.prow, p.n, p.c, 1, p.ldc,
+        vec, alpha, beta,
+        [&](int ch, int cl, float(&v)[8]) {
+            const uint32_t off = cts + 4u * (uint32_t)(cl * kCStride + 8 * ch);
+            for (int r = 0; r < splits; r++) {
+                const uint32_t a = cluster_map(off, (uint32_t)r);
+                const float4 u = ld_cluster_f4(a), w = ld_cluster_f4(a + 16u);
+                if (r == 0) {
+                    v[0] = u.x, v[1] = u.y, v[2] = u.z, v[3] = u.w, v[4] = w.x, v[5] = w.y, v[6] = w.z, v[7] = w.w;
+                } else {
+                    v[0] += u.x, v[1] += u.y, v[2] += u.z, v[3] += u.w;
+                    v[4] += w.x, v[5] += w.y, v[6] += w.z, v[7] += w.w;
+                }
+            }
+        },
+        exact);
+    cluster_sync(); /* no block leaves while another may still read its tile */
 #else
     (void)tm_a;
     (void)tm_b;
     (void)p;
+    (void)sps;
 #endif
 }
 
@@ -142,17 +168,38 @@ template <typename H> int panel_wg_prepare()
 
 int panel_wg_ready() { return encoder() != nullptr; }
 
-template <typename H> int panel_wg_gemm(const PanelParams<H> &p, cudaStream_t st)
+template <typename H> int panel_wg_gemm(const PanelParams<H> &p, int splits, cudaStream_t st)
 {
     CUtensorMap ta, tb;
     if (!encode_map<H>(&ta, p.panel, p.ldp, p.prow, p.ldp, kBM) || !encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
         return (int)cudaErrorInvalidValue;
-    const dim3 grid((unsigned)((p.prow + kBM - 1) / kBM), (unsigned)((p.n + kBN - 1) / kBN));
-    panel_wg_kernel<H><<<grid, kThreads, kSmem, st>>>(ta, tb, p);
-    return (int)cudaGetLastError();
+    const int ktiles = (p.ldp + kBK - 1) / kBK;
+    if (splits > ktiles)
+        splits = ktiles;
+    const int sps = splits > 1 ? (ktiles + splits - 1) / splits : (ktiles > 0 ? ktiles : 1);
+    splits = splits > 1 ? (ktiles + sps - 1) / sps : 1; /* every block has at least one slice */
+    const dim3 grid((unsigned)((p.prow + kBM - 1) / kBM), (unsigned)((p.n + kBN - 1) / kBN), (unsigned)splits);
+    if (splits == 1) {
+        panel_wg_kernel<H><<<grid, kThreads, kSmem, st>>>(ta, tb, p, sps);
+        return (int)cudaGetLastError();
+    }
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = (unsigned)splits;
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = kSmem;
+    cfg.stream = st;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, panel_wg_kernel<H>, ta, tb, p, sps);
+    return (int)(e != cudaSuccess ? e : cudaGetLastError());
 }
 
 template int panel_wg_prepare<__half>();
 template int panel_wg_prepare<__nv_bfloat16>();
-template int panel_wg_gemm<__half>(const PanelParams<__half> &, cudaStream_t);
-template int panel_wg_gemm<__nv_bfloat16>(const PanelParams<__nv_bfloat16> &, cudaStream_t);
+template int panel_wg_gemm<__half>(const PanelParams<__half> &, int, cudaStream_t);
+template int panel_wg_gemm<__nv_bfloat16>(const PanelParams<__nv_bfloat16> &, int, cudaStream_t);

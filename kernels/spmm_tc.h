@@ -97,6 +97,10 @@ typedef struct macko_panel_args {
     const uint32_t *tiles_offs;
     int64_t tiles_tcols;
     int gemm;                /* MACKO_PANEL_GEMM_*: the GEMM the plan chose (WG only where macko_panel_wg_built()) */
+    int fixed_rows;          /* 1: every panel but the last fills ws_bytes (a forced panel_rows); 0: the wgmma GEMM's
+                              * panels are evened out over the GPU's waves (macko_panel_rows_wg) */
+    int splits;              /* the wgmma GEMM's blocks along K (a cluster per tile): 0 chosen with the panel height
+                              * (macko_panel_rows_wg), or forced (1..8) */
 } macko_panel_args;
 /* The GEMM of the panel path: mma.sync (every listed architecture), or wgmma (spmm_panel_wg.cu: compute capability
  * 9.0, a library built with the sm_90a target; B 16-byte aligned with ldb a multiple of 8, else mma.sync). */
@@ -104,6 +108,11 @@ enum { MACKO_PANEL_GEMM_MMA = 0, MACKO_PANEL_GEMM_WG = 1 };
 
 /* Rows of one panel that fit ws_bytes (a multiple of 128; 0 when not even 128 rows fit). */
 int64_t macko_panel_rows(int64_t cols, int64_t ws_bytes);
+/* The panel height and the blocks along K the wgmma GEMM takes for an n-column product on sm_count SMs: a multiple
+ * of 128 of at most prow_max (macko_panel_rows; fixed_rows: exactly prow_max) and, unless *splits > 0 on entry,
+ * 1..8 splits in *splits, chosen so that the panels fill the GPU's waves of blocks (a model; spmm_panel.cu). */
+int64_t macko_panel_rows_wg(int64_t rows, int64_t cols, int64_t n, int64_t prow_max, int fixed_rows, int sm_count,
+                            int *splits);
 int macko_panel_prepare(macko_datatype_t type);
 int macko_panel_spmm(const macko_panel_args *a);
 

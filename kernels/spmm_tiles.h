@@ -62,9 +62,10 @@ int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs,
  * workspace and running the panel GEMM (spmm_panel.cu) instead of the tile kernel (measured, bench/NOTES.md). */
 #define MACKO_TILES_PANEL_N 2048
 /* ... the same where the panel GEMM is wgmma (spmm_panel_wg.cu, compute capability 9.0): below it the fused wgmma
- * product (spmm_tiles_wg.cu) takes n >= MACKO_TILES_WG_N; at n = 2048 both are level on the quick shapes at d = 0.5,
- * at n = 8192 the panels are ahead (0.73x against 0.57x of cuBLAS; bench/NOTES.md, session 10). */
-#define MACKO_TILES_PANEL_N_WG 4096
+ * product (spmm_tiles_wg.cu) takes n >= MACKO_TILES_WG_N. Since the panels fill whole waves (session 12,
+ * bench/NOTES.md) they are ahead from n = 2048 on the four shapes measured at d = 0.5 (0.71-0.78x of cuBLAS against
+ * the fused product's 0.61-0.65x), level or behind at 1024. */
+#define MACKO_TILES_PANEL_N_WG 2048
 
 /* The fused wgmma product (spmm_tiles_wg.cu, sm_90a; compute capability 9.0 only): each block decodes the records it
  * needs straight into the shared-memory operand of wgmma (128 x 256 tiles of C, K-slices of 64 columns), no dense

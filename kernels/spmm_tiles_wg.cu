@@ -219,32 +219,29 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
         mbar_arrive(empty(s));
     }
 
-    /* Epilogue through shared memory (the ring is free), as in spmm_panel_wg.cu: accumulator x of a thread is row
-     * 16*cwarp + lane/4 + 8*((x >> 1) & 1) of its warpgroup's 64, column 8*(x >> 2) + 2*(lane & 3) + (x & 1). */
+    /* Epilogue through shared memory (the ring is free; wgmma.cuh's two halves): C is written in pieces of 8 rows of
+     * one column, 16-byte accesses where C allows them. */
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
     float *ct = reinterpret_cast<float *>(wg_smem + (base - raw0));
-    {
-        const int rr = cw * 64 + 16 * cwarp + gq, c0 = 2 * tq;
-#pragma unroll
-        for (int x = 0; x < 128; x++)
-            ct[(8 * (x >> 2) + c0 + (x & 1)) * kCStride + rr + 8 * ((x >> 1) & 1)] = d[x];
-    }
+    wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
     const int ct_id = mb * w.nbn + nb;
+    const bool vec = (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0;
+    auto exact = [&](int64_t r, int64_t j) { return panel_row_dot(p, (int)r, j); };
     if (gridDim.y == 1) {
-        for (int x = tid; x < kBM * kBN; x += 256) {
-            const int row = x % kBM, cl = x / kBM, pr = m0 + row, col = n0 + cl;
-            if (pr < p.rows && col < p.n)
-                panel_store_c(p, pr, col, ct[cl * kCStride + row], alpha, beta);
-        }
+        const uint32_t cts = smem_addr(ct);
+        wg_store_tile<H, kBM, kBN>(
+            tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
+            [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
         return;
     }
-    /* split K: this split's partial tile to the workspace; the last block of the tile sums them in split order */
+    /* split K: this split's partial tile to the workspace ([column][row], 16 bytes at a time); the last block of the
+     * tile sums them in split order */
     float *part = w.ws + (int64_t)ct_id * gridDim.y * (kBM * kBN);
     {
-        float *mine = part + (int64_t)blockIdx.y * (kBM * kBN);
-        for (int x = tid; x < kBM * kBN; x += 256)
-            mine[x] = ct[(x / kBM) * kCStride + x % kBM];
+        float4 *mine = reinterpret_cast<float4 *>(part + (int64_t)blockIdx.y * (kBM * kBN));
+        for (int x = tid; x < kBM * kBN / 4; x += 256)
+            mine[x] = *reinterpret_cast<const float4 *>(ct + (4 * x / kBM) * kCStride + (4 * x) % kBM);
     }
     __threadfence();
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
@@ -255,15 +252,20 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
     if (!last)
         return;
     __threadfence();
-    for (int x = tid; x < kBM * kBN; x += 256) {
-        const int row = x % kBM, cl = x / kBM, pr = m0 + row, col = n0 + cl;
-        if (pr < p.rows && col < p.n) {
-            float v = 0.0f;
-            for (unsigned z = 0; z < gridDim.y; z++)
-                v += __ldcg(part + (int64_t)z * (kBM * kBN) + x);
-            panel_store_c(p, pr, col, v, alpha, beta);
-        }
-    }
+    wg_store_tile<H, kBM, kBN>(
+        tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
+        [&](int ch, int cl, float(&v)[8]) {
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                v[i] = 0.0f;
+            const float4 *q = reinterpret_cast<const float4 *>(part + cl * kBM + 8 * ch);
+            for (unsigned z = 0; z < gridDim.y; z++, q += kBM * kBN / 4) {
+                const float4 u = __ldcg(q), w2 = __ldcg(q + 1);
+                v[0] += u.x, v[1] += u.y, v[2] += u.z, v[3] += u.w;
+                v[4] += w2.x, v[5] += w2.y, v[6] += w2.z, v[7] += w2.w;
+            }
+        },
+        exact);
     if (tid == 0)
         w.counters[ct_id] = 0; /* for the next call on the stream */
 #else

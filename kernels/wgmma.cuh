@@ -176,8 +176,114 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_
                  : "memory");
 }
 
+/* Thread-block clusters: this thread waits until every (non-exited) thread of the cluster has arrived; the shared-
+ * memory writes before the barrier are visible to the cluster's reads after it. */
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+/* The address of shared-memory location `addr` of this block in the block of cluster rank `rank`. */
+__device__ __forceinline__ uint32_t cluster_map(uint32_t addr, uint32_t rank)
+{
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+
+/* 16 bytes of another block's shared memory (an address from cluster_map). */
+__device__ __forceinline__ float4 ld_cluster_f4(uint32_t addr)
+{
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
 /* Makes this thread's ordinary shared-memory stores visible to the asynchronous proxy (wgmma operands). */
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+/* The epilogue of the 128 x 256 kernels, in two halves.
+ *
+ * First half: a consumer thread's 128 accumulators of a 64 x 256 wgmma tile into the block's fp32 tile ct in shared
+ * memory (column-major, S floats between columns; S = 132 makes the 32 lanes of a store hit 32 banks). Accumulator x
+ * of the thread is row `row` + 8*((x >> 1) & 1) of the tile, where row = the warpgroup's first row + 16*(warp in the
+ * warpgroup) + lane/4, and column 8*(x >> 2) + 2*(lane & 3) + (x & 1). */
+template <int S> __device__ __forceinline__ void wg_acc_to_smem(float *ct, const float (&d)[128], int row, int lane)
+{
+    const int c0 = 2 * (lane & 3);
+#pragma unroll
+    for (int x = 0; x < 128; x++)
+        ct[(8 * (x >> 2) + c0 + (x & 1)) * S + row + 8 * ((x >> 1) & 1)] = d[x];
+}
+
+/* Second half: C = alpha * T + beta * C for the BM x BN tile T of sums whose first element is (m0, n0) of C (rows x n),
+ * by threads t = 0 .. nt - 1, each step one piece of 8 rows of one column (the pieces of a column are consecutive
+ * threads: coalesced). load8(chunk, column, v) gives the tile's 8 sums of rows 8*chunk .. 8*chunk + 7 of that tile
+ * column; exact(r, j) the exact product of row r and column j over the stored nonzeros, which replaces a NaN sum (a
+ * stored zero times an Inf of B). C's element (r, j) lies at c + r*incc + j*ldc; with vec (incc == 1, ldc % 8 == 0, c
+ * 16-byte aligned, m0 % 8 == 0) a full piece is read (beta != 0) and written with one 16-byte access, otherwise an
+ * element at a time. beta == 0: C is not read. */
+template <typename H, int BM, int BN, typename Load8, typename Exact>
+__device__ __forceinline__ void wg_store_tile(int t, int nt, int64_t m0, int64_t n0, int64_t rows, int64_t n, H *c,
+                                              int64_t incc, int64_t ldc, bool vec, float alpha, float beta,
+                                              Load8 load8, Exact exact)
+{
+    for (int x = t; x < (BM / 8) * BN; x += nt) {
+        const int ch = x % (BM / 8), cl = x / (BM / 8);
+        const int64_t r0 = m0 + 8 * ch, j = n0 + cl;
+        if (r0 >= rows || j >= n)
+            continue;
+        float v[8];
+        load8(ch, cl, v);
+        H *cp = c + r0 * incc + j * ldc;
+        if (vec && r0 + 8 <= rows) {
+            uint32_t old[4] = {0u, 0u, 0u, 0u}, out[4];
+            if (beta != 0.0f) {
+                const uint4 o = *reinterpret_cast<const uint4 *>(cp);
+                old[0] = o.x, old[1] = o.y, old[2] = o.z, old[3] = o.w;
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                if (isnan(v[i]))
+                    v[i] = exact(r0 + i, j);
+                float y = alpha * v[i];
+                if (beta != 0.0f)
+                    y = fmaf(beta, Tc16<H>::to_float(Tc16<H>::from_bits((unsigned short)(old[i >> 1] >> (16 * (i & 1))))),
+                             y);
+                const H h = Tc16<H>::from_float(y);
+                const uint32_t bits = *reinterpret_cast<const unsigned short *>(&h);
+                out[i >> 1] = (i & 1) ? (out[i >> 1] | (bits << 16)) : bits;
+            }
+            *reinterpret_cast<uint4 *>(cp) = make_uint4(out[0], out[1], out[2], out[3]);
+            continue;
+        }
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            if (r0 + i < rows) {
+                const float s = isnan(v[i]) ? exact(r0 + i, j) : v[i];
+                H *e = cp + i * incc;
+                float y = alpha * s;
+                if (beta != 0.0f)
+                    y = fmaf(beta, Tc16<H>::to_float(*e), y);
+                *e = Tc16<H>::from_float(y);
+            }
+    }
+}
+
+/* load8 of wg_store_tile for a tile in shared memory at cts (32-bit address; column-major, S floats between columns,
+ * S % 4 == 0): two 16-byte loads. */
+template <int S> __device__ __forceinline__ void wg_smem_load8(uint32_t cts, int ch, int cl, float (&v)[8])
+{
+    uint32_t u[2][4];
+    lds128(u[0], cts + 4u * (uint32_t)(cl * S + 8 * ch));
+    lds128(u[1], cts + 4u * (uint32_t)(cl * S + 8 * ch + 4));
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        v[i] = __uint_as_float(u[i >> 2][i & 3]);
+}
 #endif
 
 /* cuTensorMapEncodeTiled, reached once through the runtime (no link against libcuda). */

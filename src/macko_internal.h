@@ -134,6 +134,7 @@ struct macko_mat_s {
         int path;   /* forced by a test (tiles_path): 0 automatic, 1 the tile kernel, 2 dense panels + GEMM, 3 the fused
                      * wgmma product */
         int panel_gemm; /* MACKO_PANEL_GEMM_* of the dense-panel path: macko_panel_gemm_of at upload, or forced */
+        int panel_splits; /* forced blocks along K of its wgmma GEMM (macko_plan_forced.panel_splits); 0: automatic */
     } td;
 
     macko_quant q;          /* kind QUANT: entries = q.outliers, entries_padded = q.slots (host: q.outliers) */

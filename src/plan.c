@@ -377,7 +377,9 @@ static void tc_rule(const macko_devprops *dp, const macko_plan *p, int path, int
 
 /* The TC/PANEL rows of the automatic rule, measured on the H100 (bench/NOTES.md): the CUDA-core tiles stay up to
  * n = 8 (up to 16 for matrices of fewer than 2^25 positions), the TC tiles of 16, 32 and 64 columns take n up to
- * 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace. */
+ * 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace. Where the panel GEMM is wgmma
+ * (clusters along K fill the GPU at one column block), PANEL takes n = 128 too (session 12: level or ahead of TC on
+ * the four shapes measured). */
 static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
 {
     const int small = (double)m->rows * (double)m->cols < 33554432.0;
@@ -389,7 +391,8 @@ static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, ma
     else
         tc_rule(dp, p, MACKO_MM_PATH_TC, 16, 16, &p->mm[i++]);
     tc_rule(dp, p, MACKO_MM_PATH_TC, 32, 32, &p->mm[i++]);
-    tc_rule(dp, p, MACKO_MM_PATH_TC, panel ? 128 : INT64_MAX, 64, &p->mm[i++]);
+    tc_rule(dp, p, MACKO_MM_PATH_TC, !panel ? INT64_MAX : macko_panel_gemm_of(dp) == MACKO_PANEL_GEMM_WG ? 127 : 128, 64,
+            &p->mm[i++]);
     if (panel)
         tc_rule(dp, p, MACKO_MM_PATH_PANEL, INT64_MAX, 128, &p->mm[i++]);
     p->mm_rules = i;
@@ -554,6 +557,10 @@ static macko_status_t check_forced(const struct macko_mat_s *m, const macko_plan
         snprintf(msg, n, "panel_gemm is %d; it must be 0 (automatic), 1 (mma.sync) or 2 (wgmma)", f->panel_gemm);
         return MACKO_STATUS_INVALID_VALUE;
     }
+    if (f->panel_splits < 0 || f->panel_splits > 8) {
+        snprintf(msg, n, "panel_splits is %d; it must be 0..8", f->panel_splits);
+        return MACKO_STATUS_INVALID_VALUE;
+    }
     if (f->mm_tile != 0 && f->mm_tile != 2 && f->mm_tile != 4 && f->mm_tile != 8 && f->mm_tile != 16) {
         snprintf(msg, n, "mm_tile is %d; it must be 0, 2, 4, 8 or 16", f->mm_tile);
         return MACKO_STATUS_INVALID_VALUE;
@@ -608,6 +615,7 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
             p.tc.group = f->tc_group;
         p.tc.splits = f->tc_splits;
         p.tc.panel_rows = f->panel_rows;
+        p.tc.panel_splits = f->panel_splits;
         p.tc.panel_gemm = macko_panel_gemm_forced(dp, f->panel_gemm);
         if (p.tc.panel_gemm < 0) {
             snprintf(msg, msg_size, "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for "
@@ -758,8 +766,12 @@ int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, c
         q.ws = ws->partial;
         q.ws_bytes = ws->partial_bytes;
         q.gemm = p->tc.panel_gemm;
-        if (p->tc.panel_rows > 0 && p->tc.panel_rows * row_bytes < q.ws_bytes)
-            q.ws_bytes = p->tc.panel_rows * row_bytes;
+        q.splits = p->tc.panel_splits;
+        if (p->tc.panel_rows > 0) {
+            if (p->tc.panel_rows * row_bytes < q.ws_bytes)
+                q.ws_bytes = p->tc.panel_rows * row_bytes;
+            q.fixed_rows = 1;
+        }
         return macko_panel_spmm(&q);
     }
 }

@@ -80,6 +80,7 @@ struct macko_tc_plan {
     int splits;            /* forced blocks along K (tests); 0: chosen per call from the grid */
     int64_t panel_rows;    /* forced rows per panel (tests); 0: as many as the handle's workspace holds */
     int panel_gemm;        /* MACKO_PANEL_GEMM_* (spmm_tc.h) of the PANEL path: macko_panel_gemm_of, or forced */
+    int panel_splits;      /* forced blocks along K of the wgmma panel GEMM (tests); 0: chosen per call */
     const uint32_t *tidx;  /* the tile index on the device (owned by the encoding's extras) */
     int64_t tidx_bytes;
 };
@@ -126,8 +127,11 @@ typedef struct macko_plan_forced {
     /* An NM device copy again: */
     int nm_cfg;       /* 0 (automatic), or 1 + the kernel configuration of SP24 (0..macko_nm_sp24_configs() - 1) or
                          SP24WG (0..macko_nm_sp24_wg_configs() - 1) for every n (benchmarks) */
+    /* The wgmma GEMM of the dense-panel path, ROWS (PANEL) and TILES alike: */
+    int panel_splits; /* 0 (automatic), or its blocks along K, one thread-block cluster per tile (1..8; at most one
+                         per K-slice of 64 columns) */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}
 /* The panel GEMM (MACKO_PANEL_GEMM_*) a device of properties dp takes: wgmma on compute capability 9.0 when the
  * library holds sm_90a code (MACKO_HAVE_SM90A, CMakeLists.txt), mma.sync otherwise. */
 int macko_panel_gemm_of(const macko_devprops *dp);

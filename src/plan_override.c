@@ -119,6 +119,9 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                               "tiles_splits = %d (0..64) / tiles_path = %d (0..3) out of range", sp, path);
         if (f != NULL && (f->panel_gemm < 0 || f->panel_gemm > 2))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "panel_gemm = %d out of range (0..2)", f->panel_gemm);
+        if (f != NULL && (f->panel_splits < 0 || f->panel_splits > 8))
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "panel_splits = %d out of range (0..8)",
+                              f->panel_splits);
         if (gemm < 0)
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
                               "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for sm_90a");
@@ -129,6 +132,7 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         A->td.splits = sp;
         A->td.path = path;
         A->td.panel_gemm = gemm;
+        A->td.panel_splits = f != NULL ? f->panel_splits : 0;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {

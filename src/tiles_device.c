@@ -133,6 +133,7 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     A->td.splits = 0;
     A->td.path = 0;
     A->td.panel_gemm = macko_panel_gemm_of(&handle->props);
+    A->td.panel_splits = 0;
     A->device = handle->device;
     A->has_device = 1;
     macko_tiles_free(&t);
@@ -245,6 +246,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
         q.tiles_offs = (const uint32_t *)M->dev.row_ptr;
         q.tiles_tcols = M->td.tcols;
         q.gemm = M->td.panel_gemm;
+        q.splits = M->td.panel_splits;
         err = macko_panel_spmm(&q);
         if (err != 0)
             return macko_launch_fail(handle, fn, err);

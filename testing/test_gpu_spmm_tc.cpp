@@ -34,18 +34,23 @@ struct Way {
     int kt, group, splits;
     int64_t panel_rows;
     int gemm; /* the panel GEMM: 0 automatic (wgmma where the library and device have it), 1 mma.sync */
+    int psplits; /* the wgmma panel GEMM's blocks along K (a cluster per tile): 0 automatic, 1..8 */
 };
 
 const Way kWays[] = {
-    {"auto", MACKO_MM_PATH_AUTO, 0, 0, 0, 0, 0},
-    {"tc", MACKO_MM_PATH_TC, 0, 0, 0, 0, 0},
+    {"auto", MACKO_MM_PATH_AUTO, 0, 0, 0, 0, 0, 0},
+    {"tc", MACKO_MM_PATH_TC, 0, 0, 0, 0, 0, 0},
     /* 32-column K-tiles, 4 lanes of 16 entries: dense rows need several passes; three blocks along K */
-    {"tc kt32 g4 split3", MACKO_MM_PATH_TC, 32, 4, 3, 0, 0},
-    {"tc kt48 g16 split1", MACKO_MM_PATH_TC, 48, 16, 1, 0, 0},
-    {"panel", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 0},
-    {"panel 128 rows", MACKO_MM_PATH_PANEL, 0, 0, 0, 128, 0},
-    {"panel mma", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 1},
-    {"panel mma 128 rows", MACKO_MM_PATH_PANEL, 0, 0, 0, 128, 1},
+    {"tc kt32 g4 split3", MACKO_MM_PATH_TC, 32, 4, 3, 0, 0, 0},
+    {"tc kt48 g16 split1", MACKO_MM_PATH_TC, 48, 16, 1, 0, 0, 0},
+    {"panel", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 0, 0},
+    {"panel 128 rows", MACKO_MM_PATH_PANEL, 0, 0, 0, 128, 0, 0},
+    {"panel mma", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 1, 0},
+    {"panel mma 128 rows", MACKO_MM_PATH_PANEL, 0, 0, 0, 128, 1, 0},
+    /* the wgmma GEMM (where the device runs it; mma.sync elsewhere) in clusters of 2, 3 and 8 blocks along K */
+    {"panel split2", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 0, 2},
+    {"panel 128 rows split3", MACKO_MM_PATH_PANEL, 0, 0, 0, 128, 0, 3},
+    {"panel split8", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 0, 8},
 };
 
 void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
@@ -61,6 +66,7 @@ void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
     f.tc_splits = w.splits;
     f.panel_rows = w.panel_rows;
     f.panel_gemm = w.gemm;
+    f.panel_splits = w.psplits;
     ASSERT_EQ(macko_plan_override(h, A, op, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
 }
 
@@ -91,7 +97,7 @@ TYPED_TEST(GpuSpmmTc, PathsAgainstTheDoubleReference)
         Mat A;
         gt::make_matrix<P>(h.h, m, false, A);
         for (const Way &w : kWays) {
-            if (quick && w.splits != 3 && w.panel_rows == 0)
+            if (quick && w.splits != 3 && w.panel_rows == 0 && w.psplits == 0)
                 continue;
             force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
             for (int64_t n : ns)
@@ -128,7 +134,7 @@ TYPED_TEST(GpuSpmmTc, IssueNListAgainstCublas)
         std::vector<uint8_t> dense = mt::to_bytes(m, P::type, MACKO_ORDER_COL, s.rows);
         DevMem dA(dense.size());
         ASSERT_EQ(cudaMemcpy(dA.p, dense.data(), dense.size(), cudaMemcpyHostToDevice), cudaSuccess);
-        for (const Way &w : {kWays[0], kWays[1], kWays[4], kWays[6]}) {
+        for (const Way &w : {kWays[0], kWays[1], kWays[4], kWays[6], kWays[8]}) {
             force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
             for (int64_t n : ns) {
                 const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, false, 5 * n);
@@ -183,6 +189,51 @@ TYPED_TEST(GpuSpmmTc, PanelGemmChoice)
     EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE);
 }
 
+/* The wgmma panel GEMM split along K in clusters (where the device runs it): every split count (clusters of 1 to 8
+ * blocks, 3 and 5 included; more splits than the panel has K-slices are cut to one per slice) against the double
+ * reference, over several panels and a partial column block, beta != 0 and NaN C with beta = 0; each count repeats
+ * bit for bit; an out-of-range count is INVALID_VALUE. */
+TYPED_TEST(GpuSpmmTc, PanelSplitsInClusters)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const mt::Dense m = matrix_of<P>(700, 2000, 0.4, 61, 3);
+    Mat A;
+    gt::make_matrix<P>(h.h, m, false, A);
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_PANEL;
+    f.panel_splits = 9;
+    EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE);
+    const bool quick = mt::repeat_count(100) < 100; /* compute-sanitizer: a subset */
+    for (int splits = 1; splits <= 8; splits++)
+        for (int64_t rows : {0, 256}) {
+            if (quick && (rows == 0 || (splits != 1 && splits != 3 && splits != 8)))
+                continue;
+            f.panel_splits = splits;
+            f.panel_rows = rows;
+            ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
+                << macko_get_last_error_message();
+            for (int v = 0; v < 2; v++) {
+                const Problem p = make_problem<P>(m, 300, v == 1, 1.25f, v == 0 ? 0.0f : -0.5f, false, v == 1, 7 + v);
+                const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false);
+                const std::string what = "splits " + std::to_string(splits) + " panel rows " + std::to_string(rows) +
+                                         " v=" + std::to_string(v);
+                ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
+                EXPECT_EQ(run<P>(h.h, A.A, p, false), out) << what << ": not repeatable";
+            }
+        }
+    /* a matrix of fewer K-slices than splits: 130 columns are 3 slices */
+    const mt::Dense t = matrix_of<P>(300, 130, 0.5, 62);
+    Mat B;
+    gt::make_matrix<P>(h.h, t, false, B);
+    f.panel_splits = 8;
+    f.panel_rows = 0;
+    ASSERT_EQ(macko_plan_override(h.h, B.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
+    const Problem p = make_problem<P>(t, 64, false, 1.0f, 0.25f, false, false, 9);
+    ASSERT_EQ(check_result<P>(p, run<P>(h.h, B.A, p, false), "300x130 splits 8"), 0);
+}
+
 /* Captured in a CUDA graph and replayed: the same bits as the direct call (TC with split K, and PANEL). */
 TYPED_TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
 {
@@ -195,7 +246,7 @@ TYPED_TEST(GpuSpmmTc, GraphCaptureGivesTheSameBits)
     const mt::Dense m = matrix_of<P>(700, 900, 0.4, 5);
     Mat A;
     gt::make_matrix<P>(h.h, m, false, A);
-    for (const Way &w : {kWays[2], kWays[5], kWays[7]}) {
+    for (const Way &w : {kWays[2], kWays[5], kWays[7], kWays[9]}) {
         force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
         const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3);
         expect_graph_replay_equal<P>(h.h, st, A.A, p, w.name);

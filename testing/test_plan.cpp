@@ -253,11 +253,11 @@ TEST(Plan, SpmmRuleOverN)
         EXPECT_EQ(L->block, 1024u);
         EXPECT_EQ(L->grid, 128u); /* one warp per row, at most one block per SM */
     }
-    /* then the tensor cores: tiles of 32 and 64 columns up to n = 128, the dense panels beyond */
+    /* then the tensor cores: tiles of 32 and 64 columns up to n = 127 (128), the dense panels beyond */
     EXPECT_EQ(p.tc.kt, 192); /* d = 0.5: 96 entries a segment, 8 lanes of 16 */
     EXPECT_EQ(p.tc.group, 8);
     EXPECT_EQ(p.tc.tidx_bytes, R * (4096 / 192 + 1 + 1) * 4);
-    for (const Want &w : {Want{17, 32, 0, 0, 0}, Want{32, 32, 0, 0, 0}, Want{33, 64, 0, 0, 0}, Want{128, 64, 0, 0, 0}}) {
+    for (const Want &w : {Want{17, 32, 0, 0, 0}, Want{32, 32, 0, 0, 0}, Want{33, 64, 0, 0, 0}, Want{127, 64, 0, 0, 0}}) {
         SCOPED_TRACE(w.n);
         const macko_launch *L = macko_plan_mm(&p, w.n, 4096, 1, 4096, 1);
         ASSERT_NE(L, nullptr);
@@ -266,6 +266,10 @@ TEST(Plan, SpmmRuleOverN)
         EXPECT_EQ(L->smem, (uint32_t)macko_tc_smem_bytes(192, w.tile));
         EXPECT_GE(L->blocks_per_sm, 2);
     }
+    /* n = 128: PANEL where its GEMM is wgmma (clusters along K), TC with mma.sync */
+    const macko_devprops hp = h100();
+    EXPECT_EQ(macko_plan_mm(&p, 128, 4096, 1, 4096, 1)->kernel,
+              macko_panel_gemm_of(&hp) == MACKO_PANEL_GEMM_WG ? MACKO_K_MM_PANEL : MACKO_K_MM_TC);
     EXPECT_EQ(macko_plan_mm(&p, 129, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
     EXPECT_EQ(macko_plan_mm(&p, 100000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
     /* strided B or C (the strided-batched SpMV): the widest CUDA-core row instead */
@@ -408,29 +412,32 @@ TEST(Plan, ForcedChoices)
         macko_status_t st;
     };
     const macko_mat_s big = shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), huge = shape(70000, 70000, MACKO_RP32_LIMIT);
-    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the tensor-core paths: 32-bit indices only */
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* SpMV prefetch depth: 1..MACKO_SPMV_MAX_DEPTH */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the panel GEMM: 0..2 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0}, MACKO_STATUS_INVALID_VALUE}};
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       /* the wgmma panel GEMM's splits: 0..8 */
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1}, MACKO_STATUS_INVALID_VALUE}};
     for (const Bad &b : bad) {
         macko_plan out;
         char msg[256];
@@ -668,6 +675,56 @@ TEST(Plan, PanelGemmPerDevice)
     f.panel_gemm = 2;
     EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &R, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
     EXPECT_NE(std::strstr(msg, "sm_90a"), nullptr) << msg;
+}
+
+/* The wgmma panel GEMM's panel height and blocks along K (a model of its waves, kernels/spmm_panel.cu): panels that
+ * fill whole waves rather than the workspace, clusters along K where the column blocks alone leave SMs idle; a
+ * forced height or split count is kept (the count cut to the K-slices there are). */
+TEST(Plan, PanelWgHeightAndSplits)
+{
+    int s = 0;
+    /* 12288 x 12288, 2688 rows fit the workspace: n = 2048 takes 6 panels of 2048 rows (128 blocks: one wave each)
+     * instead of 5 of 2688 (168 blocks: two waves each) */
+    EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 2048, 2688, 0, 132, &s), 2048);
+    EXPECT_EQ(s, 1);
+    s = 0;
+    EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 8192, 2688, 0, 132, &s), 2560);
+    EXPECT_EQ(s, 1);
+    /* n = 256: one column block, so 16 row blocks x 8 splits fill 128 SMs */
+    s = 0;
+    EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 256, 2688, 0, 132, &s), 2048);
+    EXPECT_EQ(s, 8);
+    /* 4096 x 4096, n = 256: one panel, 32 tiles in clusters of 4 */
+    s = 0;
+    EXPECT_EQ(macko_panel_rows_wg(4096, 4096, 256, 8192, 0, 132, &s), 4096);
+    EXPECT_EQ(s, 4);
+    /* a fixed height stays; the splits are still chosen */
+    s = 0;
+    EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 2048, 2688, 1, 132, &s), 2688);
+    EXPECT_EQ(s, 2);
+    /* forced splits are kept, cut to the K-slices: 130 columns are 3 slices */
+    s = 3;
+    EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 256, 2688, 0, 132, &s), 2688);
+    EXPECT_EQ(s, 3);
+    s = 8;
+    (void)macko_panel_rows_wg(300, 130, 64, 65536, 0, 132, &s);
+    EXPECT_EQ(s, 3);
+    /* one row block */
+    s = 0;
+    EXPECT_EQ(macko_panel_rows_wg(100, 100, 1, 128, 0, 132, &s), 128);
+    EXPECT_EQ(s, 1);
+    /* always a multiple of 128 within the workspace's rows, 1..8 splits of at least 4 slices each */
+    for (int64_t rows : {1, 700, 4096, 11008, 36864})
+        for (int64_t cols : {64, 1000, 4096, 12288})
+            for (int64_t n : {1, 128, 300, 2048, 8192})
+                for (int sms : {1, 16, 114, 132}) {
+                    const int64_t pmax = macko_panel_rows(cols, INT64_C(64) << 20);
+                    s = 0;
+                    const int64_t r = macko_panel_rows_wg(rows, cols, n, pmax, 0, sms, &s);
+                    EXPECT_TRUE(r % 128 == 0 && r >= 128 && r <= pmax) << rows << "x" << cols << " n=" << n;
+                    EXPECT_TRUE(s >= 1 && s <= 8 && (s == 1 || (cols + 63) / 64 / s >= 4))
+                        << rows << "x" << cols << " n=" << n << " splits " << s;
+                }
 }
 
 /* The fused wgmma product's blocks along K: only within one wave (one block of 128 x 256 per SM), each split at
