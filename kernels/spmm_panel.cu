@@ -250,12 +250,14 @@ extern "C" int64_t macko_panel_rows_wg(int64_t rows, int64_t cols, int64_t n, in
 {
     /* The wgmma GEMM runs one block per SM, a tile of 128 x 256 per block; with s splits a tile's K-slices of 64
      * columns are shared by a cluster of s blocks, which then sum their partial tiles through distributed shared
-     * memory. A panel of q row blocks takes ceil(q * nb * s / slots) waves of blocks, each as long as ceil(slices / s)
-     * slices, the epilogue and the cluster's sum; every panel adds a fixed cost (its decode's launch and tail, the
-     * GEMM's pipeline fill). The model's times, from session-12 measurements on the H100 (bench/NOTES.md): a slice
-     * 0.76 us, an epilogue 4 us, a sum 1 + 0.5 s us, a panel 8 us; clusters are placed within GPCs of 16-18 SMs, so
-     * they count on 16 * floor(sm_count / 16) SMs. The least modelled time wins (the taller panel, then the fewer
-     * splits, on ties). */
+     * memory. A panel of q row blocks runs q * nb * s blocks in ceil(q * nb * s / slots) waves; a wave takes
+     * ceil(slices / s) slices plus its end (epilogue, the cluster's sum, the next wave's pipeline fill), and every
+     * panel adds a fixed cost (its decode's launch and tail). The constants were fitted to 24 timings of forced
+     * splits 1, 2, 4, 8 (4096^2 and 12288^2 at d = 0.5, n = 128, 512, 1024; H100, bench/NOTES.md, session 12): a slice
+     * 0.45 us when the wave holds few blocks, 0.76 us when it fills the GPU; a wave's end 6, 8, 12, 20 us for 1, 2,
+     * 4, 8 splits; a panel 8 us; clusters are placed within GPCs of 16-18 SMs: 16 * floor(sm_count / 16) slots for
+     * clusters of 2 and 8, 14 * floor(sm_count / 16) for clusters of 4 (as measured). The least modelled time wins
+     * (the taller panel, then the fewer splits, on ties). */
     const int64_t rb = (rows + kBM - 1) / kBM, qmax = prow_max / kBM, nb = (n + 255) / 256;
     const int64_t kt = (cols + 63) / 64;
     const int forced = *splits > 0 ? (int)(*splits < kt ? *splits : (kt > 0 ? kt : 1)) : 0;
@@ -275,13 +277,18 @@ extern "C" int64_t macko_panel_rows_wg(int64_t rows, int64_t cols, int64_t n, in
             if (forced == 0 && s > 1 && kt / s < 4)
                 break;
             const int64_t sps = (kt + sc - 1) / sc, se = (kt + sps - 1) / sps;
-            const int64_t slots = se == 1 ? sm_count : (sm_count / 16) * 16;
-            const int64_t panels = (rb + q - 1) / q, last = rb - (panels - 1) * q, per = nb * se;
+            const int64_t slots = se == 1 ? sm_count : (sm_count / 16) * (se == 4 ? 14 : 16);
             if (slots < se)
                 continue;
-            const int64_t waves = (panels - 1) * ((q * per + slots - 1) / slots) + (last * per + slots - 1) / slots;
-            const double wave_us = 0.76 * (double)sps + 4.0 + (se > 1 ? 1.0 + 0.5 * (double)se : 0.0);
-            const double t = (double)waves * wave_us + 8.0 * (double)panels;
+            const double end_us = se == 1 ? 6.0 : se == 2 ? 8.0 : se <= 4 ? 12.0 : 20.0;
+            const int64_t panels = (rb + q - 1) / q, last = rb - (panels - 1) * q;
+            double t = 8.0 * (double)panels;
+            for (int k = 0; k < 2; k++) { /* the panels of q row blocks, then the last one */
+                const int64_t blocks = (k == 0 ? q : last) * nb * se, count = k == 0 ? panels - 1 : 1;
+                const int64_t waves = (blocks + slots - 1) / slots;
+                const double fill = blocks < slots ? (double)blocks / (double)slots : 1.0;
+                t += (double)count * (double)waves * ((0.45 + 0.31 * fill) * (double)sps + end_us);
+            }
             if (best < 0.0 || t < best) {
                 best = t;
                 bq = q;

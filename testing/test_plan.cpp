@@ -690,14 +690,14 @@ TEST(Plan, PanelWgHeightAndSplits)
     s = 0;
     EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 8192, 2688, 0, 132, &s), 2560);
     EXPECT_EQ(s, 1);
-    /* n = 256: one column block, so 16 row blocks x 8 splits fill 128 SMs */
+    /* n = 256: one column block, so the 21 row blocks of a panel run in clusters of 4 (84 blocks) */
     s = 0;
-    EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 256, 2688, 0, 132, &s), 2048);
-    EXPECT_EQ(s, 8);
-    /* 4096 x 4096, n = 256: one panel, 32 tiles in clusters of 4 */
+    EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 256, 2688, 0, 132, &s), 2688);
+    EXPECT_EQ(s, 4);
+    /* 4096 x 4096, n = 256: one panel, 32 tiles in clusters of 2 */
     s = 0;
     EXPECT_EQ(macko_panel_rows_wg(4096, 4096, 256, 8192, 0, 132, &s), 4096);
-    EXPECT_EQ(s, 4);
+    EXPECT_EQ(s, 2);
     /* a fixed height stays; the splits are still chosen */
     s = 0;
     EXPECT_EQ(macko_panel_rows_wg(12288, 12288, 2048, 2688, 1, 132, &s), 2688);
