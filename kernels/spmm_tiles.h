@@ -35,6 +35,7 @@ typedef struct macko_tiles_args {
     const void *stream;    /* the records, 16-byte aligned */
     int abuf;              /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
     int splits;            /* blocks along K (>= 1) */
+    int wg_bn;             /* the fused wgmma product's C-tile width: 64, 128 or 256 (macko_tiles_wg_bn) */
     float *ws;             /* splits > 1: macko_tiles_ws_floats() floats */
     int *counters;         /* splits > 1: macko_tiles_counters() ints, zero between calls */
 } macko_tiles_args;
@@ -68,23 +69,42 @@ int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs,
 #define MACKO_TILES_PANEL_N_WG 2048
 
 /* The fused wgmma product (spmm_tiles_wg.cu, sm_90a; compute capability 9.0 only): each block decodes the records it
- * needs straight into the shared-memory operand of wgmma (128 x 256 tiles of C, K-slices of 64 columns), no dense
- * panel in memory. Needs B with unit element stride, 16-byte aligned, ldb a multiple of 8 (a tensor map), and C with
- * unit element stride. Uses a->k (B, C, n, scalars, stream), bands / tcols / offs / stream, splits (blocks along K;
- * splits > 1 needs ws / counters of the sizes below). prepare: sets its shared-memory size on the current device
- * (at upload); ready: 1 when the driver's tensor-map encoder was found. */
+ * needs straight into the register operand of wgmma (128 x BN tiles of C, BN = 64, 128 or 256; K-slices of 64
+ * columns), no dense panel in memory. Needs B with unit element stride, 16-byte aligned, ldb a multiple of 8 (a
+ * tensor map), and C with unit element stride. Uses a->k (B, C, n, scalars, stream), bands / tcols / offs / stream,
+ * wg_bn, splits (blocks along K; splits > 1 needs ws / counters of the sizes below). prepare: sets the shared-memory
+ * sizes of its kernels on the current device (at upload); ready: 1 when the driver's tensor-map encoder was found. */
 int macko_tiles_wg_prepare(int bf16);
 int macko_tiles_wg_ready(void);
 int macko_tiles_wg_spmm(const macko_tiles_args *a);
-int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits);
-int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits);
-/* Blocks along K of the automatic rule: as many as one wave of blocks takes, each split at least 8 K-slices, within
- * the workspace (ws_floats floats, counters ints). */
-int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int sm_count, int64_t ws_floats, int64_t counters);
+/* The blocks of a C-tile width one SM holds (its launch bounds and shared memory). A width other than 64 or 128
+ * counts as 256 in these functions. */
+int macko_tiles_wg_blocks_per_sm(int bn);
+/* The blocks of that width one SM of the current device holds by the occupancy calculator, after
+ * macko_tiles_wg_prepare (-1 on a CUDA error; for tests: it must equal macko_tiles_wg_blocks_per_sm). */
+int macko_tiles_wg_occupancy(int bf16, int bn);
+int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits, int bn);
+int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, int bn);
+/* Blocks along K of the automatic rule: as many as one wave of blocks takes (SMs x blocks per SM), each split at least
+ * 8 K-slices, within the workspace (ws_floats floats, counters ints); width 64 takes 4 where that leaves more than 5 %
+ * of the wave empty or runs up to a quarter of a wave past it (measured, spmm_tiles_wg.cu). */
+int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
+                          int64_t counters);
+/* The C-tile width of the automatic rule: 64 up to n = 64, 128 up to 128, 256 beyond (measured, bench/NOTES.md,
+ * session 13: width 64 runs two blocks per SM, 0.82x of cuBLAS at n = 64 against 0.65x for width 128; at n = 128
+ * width 64 decodes every K-slice twice). */
+int macko_tiles_wg_bn(int64_t n);
+/* 1 when the fused product's blocks for n columns (width and splits of the rules above) fill at least 95 % of one
+ * wave and no more, 0 otherwise: the rule's test at n = MACKO_TILES_WG_N_FILL. */
+int macko_tiles_wg_fills(int64_t rows, int64_t tcols, int64_t n, int sm_count, int64_t ws_floats, int64_t counters);
 /* Columns from which the automatic rule takes the fused product on a device whose panel GEMM is wgmma, up to
- * MACKO_TILES_PANEL_N_WG (measured, bench/NOTES.md, session 10: at n = 64 the tile kernel is level or ahead, at 128
- * the fused product by 1.1-1.5x on three of four shapes). */
-#define MACKO_TILES_WG_N 128
+ * MACKO_TILES_PANEL_N_WG; at n = MACKO_TILES_WG_N_FILL it takes it where its blocks fill a wave
+ * (macko_tiles_wg_fills). Measured (bench/NOTES.md, session 13, H100, 6 quick shapes, d = 0.5): at n = 32 the fused
+ * product of width 64 is 0.73-1.04x of cuBLAS against the tile kernel's 0.54-1.00x, ahead on all six shapes; at
+ * n = 16 ahead on two of the three shapes whose blocks fill a wave (0.94-0.95x against 0.85x), level on the third,
+ * behind on the three large shapes (the tile kernel 1.04-1.19x). */
+#define MACKO_TILES_WG_N 17
+#define MACKO_TILES_WG_N_FILL 16
 
 #ifdef __cplusplus
 }

@@ -37,32 +37,57 @@
 
 namespace {
 
-constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4;
-constexpr int kThreads = 384; /* warpgroups 0 and 1: consumers (232 registers); warp 8 of warpgroup 2: producer (40) */
-constexpr uint32_t kStageB = kBN * kBK * 2;             /* 32 KiB */
+constexpr int kBM = 128, kBK = 64;
 constexpr uint32_t kFullRec = 35 * 16;                  /* a record of 256 nonzeros: 40 + 512 bytes, 35 words */
 constexpr uint32_t kRaw = 8 * 4 * kFullRec;             /* 17920 bytes: the records of 8 bands x 4 tiles at most */
 constexpr uint32_t kTab = 32 * 4;                       /* each record's word offset in the raw area */
-constexpr uint32_t kStage = (kStageB + kRaw + kTab + 1023u) & ~1023u; /* B stays 1024-aligned */
 constexpr int kOffRing = 8;       /* slices of record offsets the producer has in flight */
-constexpr size_t kSmem = 1024 + (size_t)kStages * kStage + 2 * kStages * 8 + kOffRing * 256;
 constexpr int kCStride = kBM + 4; /* floats between columns of the epilogue's C tile in shared memory */
-static_assert((size_t)kCStride * kBN * 4 <= (size_t)kStages * kStage, "the C tile fits the ring");
 constexpr int kGroupM = 8;        /* block raster: 8 row blocks share each column block's turn (L2 reuse) */
+
+/* The three widths of the C tile. Warpgroups 0 and 1 are the consumers, warp 8 the producer.
+ * BN = 256 (n > 128) and 128: one block of 384 threads per SM, 4 stages; warpgroup 2 (the producer's) gives its
+ * registers to the consumers (setmaxnreg 40 / 232). BN = 128 halves the MMA per slice for the same decode; two blocks
+ * of it per SM would need at most 112 registers a thread, and it spills there.
+ * BN = 64: a quarter of the MMA per slice, and two blocks of 288 threads (no warps besides the producer) per SM, so
+ * that one block's decode runs beside the other's MMA (a consumer's decode sits in line with its own wgmma group, and
+ * with one block per SM the warps mostly wait: ncu, 12288^2 n = 64, 2.2 warps per scheduler, 50 % of cycles without an
+ * eligible warp). The 18 warps of two blocks put 5 on some SM sub-partition, whose 16384 registers then allow 96 a
+ * thread (not 112), and the two blocks' 214 KiB of shared memory need the largest carveout. */
+template <int BN> struct WgCfg;
+template <> struct WgCfg<256> {
+    static constexpr int stages = 4, blocks = 1, threads = 384, maxreg = 168, creg = 232, preg = 40;
+};
+template <> struct WgCfg<128> {
+    static constexpr int stages = 4, blocks = 1, threads = 384, maxreg = 168, creg = 232, preg = 40;
+};
+template <> struct WgCfg<64> {
+    static constexpr int stages = 4, blocks = 2, threads = 288, maxreg = 96, creg = 0, preg = 0;
+};
+template <int BN> struct WgShape {
+    static constexpr int kStages = WgCfg<BN>::stages;
+    static constexpr uint32_t kStageB = BN * kBK * 2;                               /* B's piece: 8-32 KiB */
+    static constexpr uint32_t kStage = (kStageB + kRaw + kTab + 1023u) & ~1023u;    /* B stays 1024-aligned */
+    static constexpr size_t kSmem = 1024 + (size_t)kStages * kStage + 2 * kStages * 8 + kOffRing * 256;
+    static_assert((size_t)kCStride * BN * 4 <= (size_t)kStages * kStage, "the C tile fits the ring");
+    static_assert(WgCfg<BN>::blocks * (kSmem + 1024) <= 228 * 1024, "the blocks fit one SM's shared memory");
+};
 
 template <typename H> struct WgParams {
     PanelParams<H> p;    /* rows, cols, tstream, toffs, tcols, b, ldb, c, ldc, n, scalars; row0 = 0, prow = rows */
     int bands, mbn, nbn; /* bands of 16 rows, blocks along rows and along n */
     int nk, sps;         /* K-slices of 64 columns, and slices per split */
     int group;           /* row blocks per group of the raster (kGroupM) */
-    float *ws;           /* gridDim.y > 1: partial tiles, [tile][split][kBN][kBM] */
+    float *ws;           /* gridDim.y > 1: partial tiles, [tile][split][BN][kBM] */
     int *counters;       /* gridDim.y > 1: one per tile, zero between calls */
 };
 
-template <typename H> __global__ void __launch_bounds__(kThreads, 1)
+template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::maxreg)
     tiles_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const WgParams<H> w)
 {
 #if MACKO_WG_DEVICE
+    constexpr int kStages = WgShape<BN>::kStages;
+    constexpr uint32_t kStageB = WgShape<BN>::kStageB, kStage = WgShape<BN>::kStage;
     extern __shared__ __align__(16) unsigned char wg_smem[];
     const PanelParams<H> &p = w.p;
     const uint32_t raw0 = smem_addr(wg_smem);
@@ -78,14 +103,14 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
     const int lin = blockIdx.x, per = w.group * w.nbn, g = lin / per, first = g * w.group;
     const int gsz = w.mbn - first < w.group ? w.mbn - first : w.group;
     const int mb = first + (lin % per) % gsz, nb = (lin % per) / gsz;
-    const int m0 = mb * kBM, n0 = nb * kBN;
+    const int m0 = mb * kBM, n0 = nb * BN;
     const int k0 = blockIdx.y * w.sps, k1 = k0 + w.sps < w.nk ? k0 + w.sps : w.nk;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
     const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
     if (alpha == 0.0f) { /* C = beta * C, once per element: by the blocks of the first split */
         if (blockIdx.y == 0)
-            panel_scale_c(p, beta, m0, n0, kBM, kBN);
+            panel_scale_c(p, beta, m0, n0, kBM, BN);
         return;
     }
     if (tid == 0) {
@@ -97,8 +122,9 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
 
-    if (warp >= 8) { /* the producer warpgroup: its registers go to the consumers; warp 8 produces */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (warp >= 8) { /* the producer warp 8 (BN = 256: its warpgroup's registers go to the consumers) */
+        if constexpr (WgCfg<BN>::preg > 0)
+            asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WgCfg<BN>::preg) : "memory");
         if (warp != 8)
             return;
         /* The record offsets arrive through a ring of kOffRing slots in shared memory (cp.async, one group per slice,
@@ -158,14 +184,15 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
      * stage's B: four wgmma.m64n256k16 with A from registers, completed before the fragments are redefined
      * (registers an outstanding wgmma reads may not be written: ptxas would serialize the instructions); the next
      * slice's record headers are loaded while the group runs. */
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    if constexpr (WgCfg<BN>::creg > 0)
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WgCfg<BN>::creg) : "memory");
     const int cw = tid >> 7, cwarp = warp & 3, gq = lane >> 2, tq = lane & 3, hs = gq >> 2;
     const int sh = (8 * gq + 2 * tq) & 31, bl = 4 * cw + cwarp;
     const uint32_t below = (1u << sh) - 1u;
     const bool band_ok = mb * 8 + bl < w.bands;
-    float d[128];
+    float d[BN / 2];
 #pragma unroll
-    for (int x = 0; x < 128; x++)
+    for (int x = 0; x < BN / 2; x++)
         d[x] = 0.0f;
     /* A slice in two steps: head() waits for its stage and loads the 4 records' bitmaps and counts (issued while the
      * previous slice's group runs: none of these registers is a wgmma operand); the loop then gathers the values
@@ -206,7 +233,7 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t b0 = stB(s);
 #pragma unroll
         for (int tl = 0; tl < 4; tl++)
-            wgmma_m64n256k16_rs<H>(d, a[tl], wg_desc(b0 + 32 * tl));
+            wgmma_rs<H>(d, a[tl], wg_desc(b0 + 32 * tl));
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         wg_fence_acc(d);
         if (j + 1 < k1)
@@ -230,17 +257,17 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
     auto exact = [&](int64_t r, int64_t j) { return panel_row_dot(p, (int)r, j); };
     if (gridDim.y == 1) {
         const uint32_t cts = smem_addr(ct);
-        wg_store_tile<H, kBM, kBN>(
+        wg_store_tile<H, kBM, BN>(
             tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
             [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
         return;
     }
     /* split K: this split's partial tile to the workspace ([column][row], 16 bytes at a time); the last block of the
      * tile sums them in split order */
-    float *part = w.ws + (int64_t)ct_id * gridDim.y * (kBM * kBN);
+    float *part = w.ws + (int64_t)ct_id * gridDim.y * (kBM * BN);
     {
-        float4 *mine = reinterpret_cast<float4 *>(part + (int64_t)blockIdx.y * (kBM * kBN));
-        for (int x = tid; x < kBM * kBN / 4; x += 256)
+        float4 *mine = reinterpret_cast<float4 *>(part + (int64_t)blockIdx.y * (kBM * BN));
+        for (int x = tid; x < kBM * BN / 4; x += 256)
             mine[x] = *reinterpret_cast<const float4 *>(ct + (4 * x / kBM) * kCStride + (4 * x) % kBM);
     }
     __threadfence();
@@ -252,14 +279,14 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
     if (!last)
         return;
     __threadfence();
-    wg_store_tile<H, kBM, kBN>(
+    wg_store_tile<H, kBM, BN>(
         tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
         [&](int ch, int cl, float(&v)[8]) {
 #pragma unroll
             for (int i = 0; i < 8; i++)
                 v[i] = 0.0f;
             const float4 *q = reinterpret_cast<const float4 *>(part + cl * kBM + 8 * ch);
-            for (unsigned z = 0; z < gridDim.y; z++, q += kBM * kBN / 4) {
+            for (unsigned z = 0; z < gridDim.y; z++, q += kBM * BN / 4) {
                 const float4 u = __ldcg(q), w2 = __ldcg(q + 1);
                 v[0] += u.x, v[1] += u.y, v[2] += u.z, v[3] += u.w;
                 v[4] += w2.x, v[5] += w2.y, v[6] += w2.z, v[7] += w2.w;
@@ -274,17 +301,30 @@ template <typename H> __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-template <typename H> int wg_prepare()
+template <typename H, int BN> int wg_prepare_one()
 {
-    const cudaError_t e =
-        cudaFuncSetAttribute(tiles_wg_kernel<H>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmem);
+    cudaError_t e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)WgShape<BN>::kSmem);
+    if (e == cudaSuccess && WgCfg<BN>::blocks > 1)
+        e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 (int)cudaSharedmemCarveoutMaxShared);
     if (e != cudaSuccess)
         (void)cudaGetLastError();
-    (void)encoder();
     return (int)e;
 }
 
-template <typename H> int wg_launch(const macko_tiles_args *a)
+template <typename H> int wg_prepare()
+{
+    int e = wg_prepare_one<H, 256>();
+    if (e == 0)
+        e = wg_prepare_one<H, 128>();
+    if (e == 0)
+        e = wg_prepare_one<H, 64>();
+    (void)encoder();
+    return e;
+}
+
+template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
 {
     WgParams<H> w;
     PanelParams<H> &p = w.p;
@@ -316,23 +356,37 @@ template <typename H> int wg_launch(const macko_tiles_args *a)
     w.ws = a->ws;
     w.counters = a->counters;
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->k.stream);
-    const int64_t max_n = (int64_t)(0x7FFFFFFF / w.mbn) * kBN; /* grid.x < 2^31 */
+    const int64_t max_n = (int64_t)(0x7FFFFFFF / w.mbn) * BN; /* grid.x < 2^31 */
     for (int64_t j = 0; j < a->k.n; j += max_n) {
         p.b = static_cast<const H *>(a->k.b) + j * a->k.ldb;
         p.c = static_cast<H *>(a->k.c) + j * a->k.ldc;
         p.n = (int)(a->k.n - j < max_n ? a->k.n - j : max_n);
-        w.nbn = (p.n + kBN - 1) / kBN;
+        w.nbn = (p.n + BN - 1) / BN;
         CUtensorMap tb;
-        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
+        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, BN))
             return (int)cudaErrorInvalidValue;
         const dim3 grid((unsigned)(w.mbn * w.nbn), (unsigned)(zs < 1 ? 1 : zs));
-        tiles_wg_kernel<H><<<grid, kThreads, kSmem, st>>>(tb, w);
+        tiles_wg_kernel<H, BN><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, w);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return (int)e;
     }
     return 0;
 }
+
+template <typename H> int wg_launch_bn(const macko_tiles_args *a)
+{
+    switch (a->wg_bn) {
+    case 64:
+        return wg_launch<H, 64>(a);
+    case 128:
+        return wg_launch<H, 128>(a);
+    default:
+        return wg_launch<H, 256>(a);
+    }
+}
+
+int bn_of(int bn) { return bn == 64 || bn == 128 ? bn : 256; }
 
 } // namespace
 
@@ -342,38 +396,100 @@ extern "C" int macko_tiles_wg_ready(void) { return encoder() != nullptr; }
 
 extern "C" int macko_tiles_wg_spmm(const macko_tiles_args *a)
 {
-    return a->bf16 ? wg_launch<__nv_bfloat16>(a) : wg_launch<__half>(a);
+    return a->bf16 ? wg_launch_bn<__nv_bfloat16>(a) : wg_launch_bn<__half>(a);
 }
 
-extern "C" int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits)
+
+extern "C" int macko_tiles_wg_blocks_per_sm(int bn)
 {
+    switch (bn_of(bn)) {
+    case 64:
+        return WgCfg<64>::blocks;
+    case 128:
+        return WgCfg<128>::blocks;
+    default:
+        return WgCfg<256>::blocks;
+    }
+}
+
+template <typename H, int BN> int wg_occupancy()
+{
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, tiles_wg_kernel<H, BN>, WgCfg<BN>::threads,
+                                                      WgShape<BN>::kSmem) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return blocks;
+}
+
+extern "C" int macko_tiles_wg_occupancy(int bf16, int bn)
+{
+    switch (bn_of(bn)) {
+    case 64:
+        return bf16 ? wg_occupancy<__nv_bfloat16, 64>() : wg_occupancy<__half, 64>();
+    case 128:
+        return bf16 ? wg_occupancy<__nv_bfloat16, 128>() : wg_occupancy<__half, 128>();
+    default:
+        return bf16 ? wg_occupancy<__nv_bfloat16, 256>() : wg_occupancy<__half, 256>();
+    }
+}
+
+extern "C" int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits, int bn)
+{
+    bn = bn_of(bn);
     if (splits <= 1)
         return 0;
-    return ((rows + kBM - 1) / kBM) * ((n + kBN - 1) / kBN) * splits * (int64_t)(kBM * kBN);
+    return ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn) * splits * (int64_t)(kBM * bn);
 }
 
-extern "C" int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits)
+extern "C" int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, int bn)
 {
+    bn = bn_of(bn);
     if (splits <= 1)
         return 0;
-    return ((rows + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
+    return ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn);
 }
 
-extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int sm_count, int64_t ws_floats,
+extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
                                      int64_t counters)
 {
-    /* Blocks along K only while they fit one wave (one block per SM), each split at least 8 K-slices, within the
-     * workspace. Splitting a grid of more than half a wave did not pay (12288 x 12288, H100: 96 tiles in 4 splits
-     * 231 us against 206 us unsplit at n = 128, 192 tiles in 2 splits 535 against 509 us at n = 512: the partial
-     * tiles' traffic and the pipeline fills outweigh the fuller wave). */
-    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + kBN - 1) / kBN), nk = (tcols + 3) / 4;
+    /* Blocks along K while they fit one wave (the blocks one SM holds at this width, times the SMs), each split at
+     * least 8 K-slices, within the workspace. Splitting a grid of width 256 into more than a wave did not pay (12288 x
+     * 12288, H100: 96 tiles in 4 splits 231 us against 206 us unsplit at n = 128, 192 tiles in 2 splits 535 against
+     * 509 us at n = 512: the partial tiles' traffic and the pipeline fills outweigh the fuller wave).
+     * Width 64 where that leaves more than 5 % of the wave empty, or its blocks run up to a quarter of a wave past it:
+     * 4 splits (at least 8 slices each, within the workspace). Measured on the three quick shapes where this applies (session 13, n = 32 / 64): 12288^2 113 / 114
+     * us against 140 / 144 with the wave's 2 splits, 28672 x 8192 168 / 173 against 175 / 181 unsplit, 36864 x 12288
+     * 302 / 308 against 378 / 427 unsplit; 3, 6 and 8 splits were slower than 4 on all three. */
+    bn = bn_of(bn);
+    const int64_t wave = (int64_t)sm_count * macko_tiles_wg_blocks_per_sm(bn);
+    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn), nk = (tcols + 3) / 4;
+    auto fits = [&](int s) {
+        return nk / s >= 8 && macko_tiles_wg_ws_floats(rows, n, s, bn) <= ws_floats &&
+               macko_tiles_wg_counters(rows, n, s, bn) <= counters;
+    };
     int best = 1;
     for (int s = 2; s <= 16; s++) {
-        if (tiles * s > sm_count || nk / s < 8)
-            break;
-        if (macko_tiles_wg_ws_floats(rows, n, s) > ws_floats || macko_tiles_wg_counters(rows, n, s) > counters)
+        if (tiles * s > wave || !fits(s))
             break;
         best = s;
     }
+    const int64_t blocks = tiles * best;
+    if (bn == 64 && best < 4 && (20 * blocks < 19 * wave || (blocks > wave && 4 * blocks <= 5 * wave)) && fits(4))
+        best = 4;
     return best;
+}
+
+extern "C" int macko_tiles_wg_bn(int64_t n) { return n <= 64 ? 64 : n <= 128 ? 128 : 256; }
+
+extern "C" int macko_tiles_wg_fills(int64_t rows, int64_t tcols, int64_t n, int sm_count, int64_t ws_floats,
+                                    int64_t counters)
+{
+    const int bn = macko_tiles_wg_bn(n);
+    const int64_t slots = (int64_t)(sm_count < 1 ? 1 : sm_count) * macko_tiles_wg_blocks_per_sm(bn);
+    const int64_t blocks = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn) *
+                           macko_tiles_wg_splits(rows, tcols, n, bn, sm_count, ws_floats, counters);
+    /* at least 95 % of one wave, and no more (width 64's fallback of 4 splits goes past it) */
+    return blocks <= slots && 20 * blocks >= 19 * slots;
 }

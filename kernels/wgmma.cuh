@@ -115,6 +115,37 @@ __device__ __forceinline__ uint64_t wg_desc(uint32_t saddr)
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
+/* The accumulators of the narrower tiles with A from registers (the fused tile product's BN = 64 / 128 variants):
+ * 32 (64 x 64) and 64 (64 x 128) registers. */
+#define MACKO_WG_ACC_LIST32 \
+        "%0, %1, %2, %3, %4, %5, %6, %7," \
+        "%8, %9, %10, %11, %12, %13, %14, %15," \
+        "%16, %17, %18, %19, %20, %21, %22, %23," \
+        "%24, %25, %26, %27, %28, %29, %30, %31"
+#define MACKO_WG_ACC_OPS32(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define MACKO_WG_ACC_LIST64 \
+        "%0, %1, %2, %3, %4, %5, %6, %7," \
+        "%8, %9, %10, %11, %12, %13, %14, %15," \
+        "%16, %17, %18, %19, %20, %21, %22, %23," \
+        "%24, %25, %26, %27, %28, %29, %30, %31," \
+        "%32, %33, %34, %35, %36, %37, %38, %39," \
+        "%40, %41, %42, %43, %44, %45, %46, %47," \
+        "%48, %49, %50, %51, %52, %53, %54, %55," \
+        "%56, %57, %58, %59, %60, %61, %62, %63"
+#define MACKO_WG_ACC_OPS64(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
 /* d += A * B for one 64 x 256 x 16 step, A and B from shared memory (descriptors); the operand type is the string T. */
 #define MACKO_WGMMA_64x256x16(T, d, da, db) \
     asm volatile("{\nwgmma.mma_async.sync.aligned.m64n256k16.f32." T "." T " {\n" MACKO_WG_ACC_LIST \
@@ -148,6 +179,38 @@ __device__ __forceinline__ void wgmma_m64n256k16_rs(float (&d)[128], const uint3
         MACKO_WGMMA_64x256x16_RS("f16", d, a, db);
 }
 
+/* d += A * B for one 64 x N x 16 step (N = 64, 128 or 256; N / 2 accumulators), A from registers as above. */
+template <typename H, int NA> __device__ __forceinline__ void wgmma_rs(float (&d)[NA], const uint32_t (&a)[4], uint64_t db)
+{
+    static_assert(NA == 32 || NA == 64 || NA == 128, "64 x 64, 64 x 128 or 64 x 256");
+    constexpr bool bf = std::is_same<H, __nv_bfloat16>::value;
+    if constexpr (NA == 128) {
+        wgmma_m64n256k16_rs<H>(d, a, db);
+    } else if constexpr (NA == 64) {
+        if constexpr (bf)
+            asm volatile("{\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {\n" MACKO_WG_ACC_LIST64
+                         "}, {%64, %65, %66, %67}, %68, 1, 1, 1, 0;\n}\n"
+                         : MACKO_WG_ACC_OPS64(d)
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+        else
+            asm volatile("{\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {\n" MACKO_WG_ACC_LIST64
+                         "}, {%64, %65, %66, %67}, %68, 1, 1, 1, 0;\n}\n"
+                         : MACKO_WG_ACC_OPS64(d)
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+    } else {
+        if constexpr (bf)
+            asm volatile("{\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {\n" MACKO_WG_ACC_LIST32
+                         "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n}\n"
+                         : MACKO_WG_ACC_OPS32(d)
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+        else
+            asm volatile("{\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {\n" MACKO_WG_ACC_LIST32
+                         "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n}\n"
+                         : MACKO_WG_ACC_OPS32(d)
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+    }
+}
+
 /* Keeps the compiler from reusing registers an asynchronous wgmma may still read. */
 template <int N> __device__ __forceinline__ void wg_fence_regs(uint32_t (&r)[N])
 {
@@ -157,10 +220,10 @@ template <int N> __device__ __forceinline__ void wg_fence_regs(uint32_t (&r)[N])
 }
 
 /* Keeps the compiler from moving accesses of the accumulators across the asynchronous instructions. */
-__device__ __forceinline__ void wg_fence_acc(float (&d)[128])
+template <int NA> __device__ __forceinline__ void wg_fence_acc(float (&d)[NA])
 {
 #pragma unroll
-    for (int i = 0; i < 128; i++)
+    for (int i = 0; i < NA; i++)
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
@@ -205,17 +268,18 @@ __device__ __forceinline__ float4 ld_cluster_f4(uint32_t addr)
 /* Makes this thread's ordinary shared-memory stores visible to the asynchronous proxy (wgmma operands). */
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-/* The epilogue of the 128 x 256 kernels, in two halves.
+/* The epilogue of the 128-row wgmma kernels, in two halves.
  *
- * First half: a consumer thread's 128 accumulators of a 64 x 256 wgmma tile into the block's fp32 tile ct in shared
- * memory (column-major, S floats between columns; S = 132 makes the 32 lanes of a store hit 32 banks). Accumulator x
- * of the thread is row `row` + 8*((x >> 1) & 1) of the tile, where row = the warpgroup's first row + 16*(warp in the
- * warpgroup) + lane/4, and column 8*(x >> 2) + 2*(lane & 3) + (x & 1). */
-template <int S> __device__ __forceinline__ void wg_acc_to_smem(float *ct, const float (&d)[128], int row, int lane)
+ * First half: a consumer thread's NA accumulators of a 64 x 2*NA wgmma tile (128 for 64 x 256) into the block's fp32
+ * tile ct in shared memory (column-major, S floats between columns; S = 132 makes the 32 lanes of a store hit 32
+ * banks). Accumulator x of the thread is row `row` + 8*((x >> 1) & 1) of the tile, where row = the warpgroup's first
+ * row + 16*(warp in the warpgroup) + lane/4, and column 8*(x >> 2) + 2*(lane & 3) + (x & 1). */
+template <int S, int NA>
+__device__ __forceinline__ void wg_acc_to_smem(float *ct, const float (&d)[NA], int row, int lane)
 {
     const int c0 = 2 * (lane & 3);
 #pragma unroll
-    for (int x = 0; x < 128; x++)
+    for (int x = 0; x < NA; x++)
         ct[(8 * (x >> 2) + c0 + (x & 1)) * S + row + 8 * ((x >> 1) & 1)] = d[x];
 }
 

@@ -122,6 +122,9 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         if (f != NULL && (f->panel_splits < 0 || f->panel_splits > 8))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "panel_splits = %d out of range (0..8)",
                               f->panel_splits);
+        if (f != NULL && f->tiles_wg_bn != 0 && f->tiles_wg_bn != 64 && f->tiles_wg_bn != 128 && f->tiles_wg_bn != 256)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_bn = %d is not 0, 64, 128 or 256",
+                              f->tiles_wg_bn);
         if (gemm < 0)
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
                               "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for sm_90a");
@@ -133,6 +136,7 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         A->td.path = path;
         A->td.panel_gemm = gemm;
         A->td.panel_splits = f != NULL ? f->panel_splits : 0;
+        A->td.wg_bn = f != NULL ? f->tiles_wg_bn : 0;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {

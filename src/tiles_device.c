@@ -134,6 +134,7 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     A->td.path = 0;
     A->td.panel_gemm = macko_panel_gemm_of(&handle->props);
     A->td.panel_splits = 0;
+    A->td.wg_bn = 0;
     A->device = handle->device;
     A->has_device = 1;
     macko_tiles_free(&t);
@@ -211,18 +212,23 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     k.n = n;
     macko_kargs_scalars(handle, combo, alpha, beta, &k);
     k.stream = handle->stream;
-    if (M->td.path == 3 || (M->td.path == 0 && M->td.panel_gemm == MACKO_PANEL_GEMM_WG && n >= MACKO_TILES_WG_N &&
-                            n < MACKO_TILES_PANEL_N_WG)) {
+    if (M->td.path == 3 ||
+        (M->td.path == 0 && M->td.panel_gemm == MACKO_PANEL_GEMM_WG && n < MACKO_TILES_PANEL_N_WG &&
+         (n >= MACKO_TILES_WG_N ||
+          (n >= MACKO_TILES_WG_N_FILL &&
+           macko_tiles_wg_fills(M->rows, M->td.tcols, n, handle->props.sm_count,
+                                ws->partial_bytes / (int64_t)sizeof(float), MACKO_WS_COUNTERS))))) {
         /* the fused wgmma product, where B can be described by a tensor map (else the rules below) */
         if (M->td.panel_gemm == MACKO_PANEL_GEMM_WG && incb == 1 && incc == 1 && ldb % 8 == 0 &&
             ((uintptr_t)b & 15u) == 0 && macko_tiles_wg_ready()) {
             const int64_t wsf = ws->partial_bytes / (int64_t)sizeof(float);
             tiles_args_of(M, &k, &a);
+            a.wg_bn = M->td.wg_bn > 0 ? M->td.wg_bn : macko_tiles_wg_bn(n);
             a.splits = M->td.splits > 0 ? M->td.splits
-                                        : macko_tiles_wg_splits(M->rows, M->td.tcols, n, handle->props.sm_count, wsf,
-                                                                MACKO_WS_COUNTERS);
-            if (macko_tiles_wg_ws_floats(M->rows, n, a.splits) > wsf ||
-                macko_tiles_wg_counters(M->rows, n, a.splits) > MACKO_WS_COUNTERS)
+                                        : macko_tiles_wg_splits(M->rows, M->td.tcols, n, a.wg_bn, handle->props.sm_count,
+                                                                wsf, MACKO_WS_COUNTERS);
+            if (macko_tiles_wg_ws_floats(M->rows, n, a.splits, a.wg_bn) > wsf ||
+                macko_tiles_wg_counters(M->rows, n, a.splits, a.wg_bn) > MACKO_WS_COUNTERS)
                 a.splits = 1;
             a.ws = ws->partial;
             a.counters = ws->counters;

@@ -3,9 +3,9 @@
  * over the stored nonzeros and against cublasGemmEx: odd shapes, empty and dense rows, gaps longer than 16, a single
  * row / column, all-positive values, Inf/NaN in B at columns a row does not store, the alpha/beta rules (beta = 0
  * never reads C, alpha = 0 reads neither A nor B), odd ldb/ldc, both pointer modes, split K forced and automatic,
- * every output written, bitwise determinism, graph capture; SpMV and the strided batch (strided B); download back to
- * the MACKO rows; the layout switch; the refusals (fp32 vectors) and op T through macko_analysis; matrices of
- * different group buffers side by side. */
+ * every output written, bitwise determinism, graph capture, the fused wgmma product's three C-tile widths; SpMV and
+ * the strided batch (strided B); download back to the MACKO rows; the layout switch; the refusals (fp32 vectors) and
+ * op T through macko_analysis; matrices of different group buffers side by side. */
 #include "gpu_fixtures.h"
 #include "macko_internal.h"
 #include "plan.h"
@@ -27,8 +27,9 @@ using gt::Mat;
 using namespace s16;
 
 /* Uploads A in the tile layout with `splits` blocks along K (0: automatic) and the path (0 automatic, 1 the tile
- * kernel, 2 dense panels + GEMM, 3 the fused wgmma product) forced. */
-void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0)
+ * kernel, 2 dense panels + GEMM, 3 the fused wgmma product) forced; bn: the fused product's C-tile width (0
+ * automatic, 64, 128, 256). */
+void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0, int bn = 0)
 {
     macko_layout_t cur = MACKO_LAYOUT_ROWS;
     ASSERT_EQ(macko_mat_get_layout(A, &cur), MACKO_STATUS_SUCCESS);
@@ -40,6 +41,7 @@ void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm =
     f.tiles_splits = splits;
     f.tiles_path = path;
     f.panel_gemm = gemm; /* the dense panels' GEMM: 0 automatic (wgmma on sm_90a), 1 mma.sync */
+    f.tiles_wg_bn = bn;
     ASSERT_EQ(macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
 }
@@ -80,14 +82,16 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
         upload_tiles<P>(h.h, m, A);
         const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG; /* compute capability 9.0, sm_90a build */
         /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + the automatic GEMM; + mma.sync;
-         * the fused wgmma product with automatic and 3 blocks along K (B's ldb a multiple of 8 there, so that the
-         * fused product runs for every shape, an odd ldc in v = 1) */
-        for (int way = 0; way < 7; way++) {
-            const int splits = way == 1 || way == 5 ? 1 : way == 2 || way == 6 ? 3 : 0;
+         * the fused wgmma product with automatic and 3 blocks along K and the automatic C-tile width; the widths 64
+         * (automatic splits, and 3), 128 and 256 for every n (B's ldb a multiple of 8 there, so that the fused
+         * product runs for every shape, an odd ldc in v = 1) */
+        for (int way = 0; way < 11; way++) {
+            const int splits = way == 1 || way == 5 ? 1 : way == 2 || way == 6 || way == 8 ? 3 : 0;
             const int path = way == 1 || way == 2 ? 1 : way == 3 || way == 4 ? 2 : way >= 5 ? 3 : 0;
-            if ((quick && way == 1) || (way >= 5 && !wg))
+            const int bn = way == 7 || way == 8 ? 64 : way == 9 ? 128 : way == 10 ? 256 : 0;
+            if ((quick && (way == 1 || way == 10)) || (way >= 5 && !wg))
                 continue;
-            tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0);
+            tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0, bn);
             for (int64_t n : ns)
                 for (int v = 0; v < 4; v++) {
                     /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
@@ -134,6 +138,23 @@ TYPED_TEST(GpuTiles, IssueNListAgainstCublas)
     }
 }
 
+/* The fused product's widths run as many blocks per SM as its split and width models assume (two of width 64: their
+ * registers and shared memory must fit twice). */
+TYPED_TEST(GpuTiles, FusedWidthsOccupancy)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const mt::Dense m = matrix_of<P>(64, 64, 0.5, 3);
+    Mat A;
+    upload_tiles<P>(h.h, m, A); /* prepares the kernels on this device */
+    if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG)
+        GTEST_SKIP() << "no wgmma on this device or build";
+    const int bf16 = P::type == MACKO_R_16BF;
+    for (int bn : {64, 128, 256})
+        EXPECT_EQ(macko_tiles_wg_occupancy(bf16, bn), macko_tiles_wg_blocks_per_sm(bn)) << bn;
+}
+
 /* Captured in a CUDA graph and replayed: the same bits as the direct call (split K; dense panels). */
 TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
 {
@@ -147,11 +168,13 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     Mat A;
     upload_tiles<P>(h.h, m, A, 3);
     const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG;
-    for (int path : {1, 2, 3, 4}) { /* 3: dense panels with the mma.sync GEMM; 4: the fused wgmma product */
-        if (path == 4 && !wg)
+    /* 3: dense panels with the mma.sync GEMM; 4, 5, 6: the fused wgmma product of C-tile width 256, 64, 128 */
+    for (int path : {1, 2, 3, 4, 5, 6}) {
+        if (path >= 4 && !wg)
             continue;
-        tiles(h.h, A.A, 3, path == 3 ? 2 : path == 4 ? 3 : path, path == 3 ? 1 : 0);
-        const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3, path == 4);
+        tiles(h.h, A.A, 3, path == 3 ? 2 : path >= 4 ? 3 : path, path == 3 ? 1 : 0,
+              path == 4 ? 256 : path == 5 ? 64 : path == 6 ? 128 : 0);
+        const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3, path >= 4);
         expect_graph_replay_equal<P>(h.h, st, A.A, p, "path " + std::to_string(path));
     }
     ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
@@ -195,6 +218,13 @@ TYPED_TEST(GpuTiles, TransposeAndRefusals)
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.tiles_path = 4;
     EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE);
+    f.tiles_path = 0;
+    for (int bn : {-1, 1, 32, 100, 512}) {
+        f.tiles_wg_bn = bn;
+        EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE) << bn;
+        EXPECT_EQ(macko_get_last_error_position(), 4);
+    }
+    f.tiles_wg_bn = 0;
     f.tiles_path = 3;
     f.panel_gemm = 1;
     EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_SUPPORTED);

@@ -412,32 +412,32 @@ TEST(Plan, ForcedChoices)
         macko_status_t st;
     };
     const macko_mat_s big = shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), huge = shape(70000, 70000, MACKO_RP32_LIMIT);
-    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the tensor-core paths: 32-bit indices only */
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* SpMV prefetch depth: 1..MACKO_SPMV_MAX_DEPTH */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the panel GEMM: 0..2 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the wgmma panel GEMM's splits: 0..8 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1}, MACKO_STATUS_INVALID_VALUE}};
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1, 0}, MACKO_STATUS_INVALID_VALUE}};
     for (const Bad &b : bad) {
         macko_plan out;
         char msg[256];
@@ -727,28 +727,82 @@ TEST(Plan, PanelWgHeightAndSplits)
                 }
 }
 
-/* The fused wgmma product's blocks along K: only within one wave (one block of 128 x 256 per SM), each split at
- * least 8 K-slices of 64 columns, within the workspace; workspace and counters as the kernel indexes them. */
+/* The fused wgmma product's blocks along K: only within one wave (SMs x the blocks of the width one SM holds: one of
+ * 128 x 256 or 128 x 128, two of 128 x 64), each split at least 8 K-slices of 64 columns, within the workspace;
+ * workspace and counters as the kernel indexes them. */
 TEST(Plan, TilesWgSplits)
 {
     const int64_t big = INT64_C(1) << 40;
     /* 12288 x 12288 (768 tiles of 16 columns): n = 256, 96 tiles: a second split would need 192 blocks on 132 SMs */
-    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 256, 132, big, big), 1);
-    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 512, 132, big, big), 1);
+    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 256, 256, 132, big, big), 1);
+    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 512, 256, 132, big, big), 1);
     /* 4096 x 4096, n = 256: 32 tiles, 4 splits (128 blocks) of 16 slices */
-    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 132, big, big), 4);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 256, 132, big, big), 4);
     /* 4096 x 11008 (688 tiles of 16 columns, 172 slices), n = 64: 32 tiles, 4 splits */
-    EXPECT_EQ(macko_tiles_wg_splits(4096, 688, 64, 132, big, big), 4);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 688, 64, 256, 132, big, big), 4);
     /* a short K: 4096 x 1024 (16 slices): at most 2 splits of 8 */
-    EXPECT_EQ(macko_tiles_wg_splits(4096, 64, 64, 132, big, big), 2);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 64, 64, 256, 132, big, big), 2);
     /* a small grid on many SMs: capped at 16 */
-    EXPECT_EQ(macko_tiles_wg_splits(128, 4096, 8, 1000, big, big), 16);
+    EXPECT_EQ(macko_tiles_wg_splits(128, 4096, 8, 256, 1000, big, big), 16);
     /* the workspace decides: 4 splits of 32 tiles need 4 * 32 * 128 * 256 floats */
-    EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 256, 4), INT64_C(4) * 32 * 128 * 256);
-    EXPECT_EQ(macko_tiles_wg_counters(4096, 256, 4), 32);
-    EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 256, 1), 0);
-    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 132, INT64_C(3) * 32 * 128 * 256, big), 3);
-    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 132, big, 31), 1);
+    EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 256, 4, 256), INT64_C(4) * 32 * 128 * 256);
+    EXPECT_EQ(macko_tiles_wg_counters(4096, 256, 4, 256), 32);
+    EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 256, 1, 256), 0);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 256, 132, INT64_C(3) * 32 * 128 * 256, big), 3);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 256, 256, 132, big, 31), 1);
     /* one tile or none */
-    EXPECT_EQ(macko_tiles_wg_splits(1, 1, 1, 132, big, big), 1);
+    EXPECT_EQ(macko_tiles_wg_splits(1, 1, 1, 256, 132, big, big), 1);
+
+    /* the narrowest tiles: two blocks per SM, so a wave is 264 blocks on 132 SMs */
+    EXPECT_EQ(macko_tiles_wg_blocks_per_sm(64), 2);
+    EXPECT_EQ(macko_tiles_wg_blocks_per_sm(128), 1);
+    EXPECT_EQ(macko_tiles_wg_blocks_per_sm(256), 1);
+    EXPECT_EQ(macko_tiles_wg_blocks_per_sm(7), 1); /* any other width counts as 256 */
+    /* 12288 x 12288, n = 64, BN = 64: 96 tiles; the wave takes 2 splits (192 blocks; 3 would be 288), which leaves
+     * 27 % of it empty: 4 instead */
+    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 64, 64, 132, big, big), 4);
+    /* 28672 x 8192 and 36864 x 12288: 224 and 288 tiles, unsplit within the wave or past it: 4 */
+    EXPECT_EQ(macko_tiles_wg_splits(28672, 512, 32, 64, 132, big, big), 4);
+    EXPECT_EQ(macko_tiles_wg_splits(36864, 768, 64, 64, 132, big, big), 4);
+    /* ... unless the workspace or K cannot take 4: 4096 x 96 columns (tcols 6: 2 slices), and a workspace for 2 */
+    EXPECT_EQ(macko_tiles_wg_splits(28672, 6, 32, 64, 132, big, big), 1);
+    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 64, 64, 132, INT64_C(2) * 96 * 128 * 64, big), 2);
+    /* more than a quarter of a wave past it: the wave rule (46080 rows: 360 tiles, 1.36 waves) */
+    EXPECT_EQ(macko_tiles_wg_splits(46080, 768, 64, 64, 132, big, big), 1);
+    /* width 256 keeps the wave rule (11008 x 4096, n = 200: 86 tiles, 1 split) */
+    EXPECT_EQ(macko_tiles_wg_splits(11008, 256, 200, 256, 132, big, big), 1);
+    /* the same n with BN = 128 (one block per SM): 96 tiles, no second split */
+    EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 64, 128, 132, big, big), 1);
+    /* 4096 x 4096 (64 slices), n = 64, BN = 64: 32 tiles, 8 splits of 8 slices (256 blocks) */
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 64, 64, 132, big, big), 8);
+    /* n = 128 at BN = 64: two column blocks, 64 tiles, 4 splits (256 blocks: the wave is full) */
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 128, 64, 132, big, big), 4);
+    EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 64, 4, 64), INT64_C(4) * 32 * 128 * 64);
+    EXPECT_EQ(macko_tiles_wg_counters(4096, 128, 4, 64), 64);
+    EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 100, 2, 128), INT64_C(2) * 32 * 128 * 128);
+}
+
+/* The fused product's C-tile width by n: 64 up to 64 columns, 128 up to 128, 256 beyond; and the wave test of the
+ * rule at n = 16 (the quick shapes on 132 SMs, ample workspace: the three 4096-sized ones fill 97-98 % of a wave of
+ * two blocks per SM; 12288^2, 28672 x 8192 and 36864 x 12288 take 4 splits, past one wave). */
+TEST(Plan, TilesWgWidth)
+{
+    for (int64_t n : {INT64_C(1), INT64_C(8), INT64_C(33), INT64_C(64)})
+        EXPECT_EQ(macko_tiles_wg_bn(n), 64) << n;
+    for (int64_t n : {INT64_C(65), INT64_C(100), INT64_C(128)})
+        EXPECT_EQ(macko_tiles_wg_bn(n), 128) << n;
+    for (int64_t n : {INT64_C(129), INT64_C(256), INT64_C(2047), INT64_C(1) << 40})
+        EXPECT_EQ(macko_tiles_wg_bn(n), 256) << n;
+    const int64_t big = INT64_C(1) << 40;
+    for (int64_t n : {INT64_C(16), INT64_C(32)}) {
+        EXPECT_EQ(macko_tiles_wg_fills(4096, 256, n, 132, big, big), 1) << n;   /* 32 tiles x 8 splits: 256 of 264 */
+        EXPECT_EQ(macko_tiles_wg_fills(4096, 688, n, 132, big, big), 1) << n;   /* 32 x 8 */
+        EXPECT_EQ(macko_tiles_wg_fills(11008, 256, n, 132, big, big), 1) << n;  /* 86 x 3: 258 */
+        EXPECT_EQ(macko_tiles_wg_fills(12288, 768, n, 132, big, big), 0) << n;  /* 96 x 4: 384 */
+        EXPECT_EQ(macko_tiles_wg_fills(28672, 512, n, 132, big, big), 0) << n;  /* 224 x 4 */
+        EXPECT_EQ(macko_tiles_wg_fills(36864, 768, n, 132, big, big), 0) << n;  /* 288 x 4 */
+    }
+    /* a workspace too small for the splits: 32 unsplit blocks do not fill the wave */
+    EXPECT_EQ(macko_tiles_wg_fills(4096, 256, 32, 132, 0, 0), 0);
+    EXPECT_EQ(macko_tiles_wg_fills(1, 1, 16, 0, 0, 0), 0);
 }
