@@ -298,6 +298,8 @@ template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threa
 #else
     (void)tm_b;
     (void)w;
+    (void)WgCfg<BN>::creg; /* the register split is sm_90a code only */
+    (void)WgCfg<BN>::preg;
 #endif
 }
 
