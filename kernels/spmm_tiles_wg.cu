@@ -7,20 +7,20 @@
  * This file is compiled for sm_90a in place of sm_90 (CMakeLists.txt); for every other architecture the kernel body
  * is empty and the plan never takes it (src/tiles_device.c: only where the panel GEMM is wgmma).
  *
- * One block of 384 threads computes a 128 x 256 tile of C over a range of K-slices of 64 columns:
- *   - warp 8 (the producer; warpgroup 2 gives its registers to the consumers with setmaxnreg) reads the record offsets
- *     of the slice's 8 bands x 4 tiles (cp.async, 7 slices ahead), writes where each record will lie in the stage,
- *     and has the bulk-copy engine bring the 8 bands' records (one contiguous run of the stream per band: a band's
- *     tiles are stored left to right) and, by a tensor map, the slice's 64 x 256 piece of B (128-byte swizzle) into
- *     one of 4 stages; all of it completes on the stage's "full" mbarrier;
+ * One block computes a 128 x BN tile of C (BN = 64, 128 or 256: WgCfg below) over a range of K-slices of 64 columns:
+ *   - warp 8 (the producer; for BN >= 128 warpgroup 2 gives its registers to the consumers with setmaxnreg) reads the
+ *     record offsets of the slice's 8 bands x 4 tiles (cp.async, 7 slices ahead), writes where each record will lie
+ *     in the stage, and has the bulk-copy engine bring the 8 bands' records (one contiguous run of the stream per
+ *     band: a band's tiles are stored left to right) and, by a tensor map, the slice's 64 x BN piece of B (128-byte
+ *     swizzle) into one of 4 stages; all of it completes on the stage's "full" mbarrier;
  *   - warpgroups 0 and 1 (the consumers): warp w of warpgroup g owns band 4g + w. Per slice it loads its 4 records'
  *     bitmaps and counts, gathers each lane's 8 values of a record with one popcount per value pair (the four
  *     subtiles of a record are the four registers of an A fragment, in order), and issues four
- *     wgmma.m64n256k16 with A from registers and B from the stage; the next slice's bitmaps are loaded while the
+ *     wgmma.m64nBNk16 with A from registers and B from the stage; the next slice's bitmaps are loaded while the
  *     group runs, and the stage goes back to the producer ("empty") once the group has completed.
  * The stage's raw area holds the worst case (8 bands x 4 full records, 17920 bytes).
  *
- * Split K (grid.y = splits, for grids of less than half a wave): a block writes its fp32 tile to the workspace; the last
+ * Split K (grid.y = splits; macko_tiles_wg_splits): a block writes its fp32 tile to the workspace; the last
  * block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order, so results do not depend
  * on the order of arrival. An element whose sum is NaN (a zero of the tile times an Inf of B) is recomputed exactly
  * over the row's stored nonzeros, as in the panel GEMMs. No allocation; bitwise reproducible and graph-capturable
@@ -181,7 +181,7 @@ template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threa
     /* The consumers: warp cwarp of warpgroup cw owns band 4*cw + cwarp of the block (rows 16 of 128) and, per slice,
      * decodes its band's 4 records from the stage straight into the A fragments of wgmma (the subtiles of a record
      * are the fragment's four registers, in order; one popcount per value pair), then multiplies them by the
-     * stage's B: four wgmma.m64n256k16 with A from registers, completed before the fragments are redefined
+     * stage's B: four wgmma.m64nBNk16 with A from registers, completed before the fragments are redefined
      * (registers an outstanding wgmma reads may not be written: ptxas would serialize the instructions); the next
      * slice's record headers are loaded while the group runs. */
     if constexpr (WgCfg<BN>::creg > 0)
