@@ -157,6 +157,13 @@ __device__ __forceinline__ void wgmma_m64n256k16_rs(float (&d)[128], const uint3
         MACKO_WGMMA_64x256x16_RS("f16", d, a, db);
 }
 
+/* The narrower shapes of MACKO_WGMMA_64x256x16_RS: SHAPE "m64n128k16" with LIST / OPS the 64-accumulator lists and
+ * AREGS "{%64, %65, %66, %67}, %68", or "m64n64k16" with the 32-accumulator lists and "{%32, %33, %34, %35}, %36". */
+#define MACKO_WGMMA_RS_NARROW(SHAPE, T, LIST, OPS, AREGS, d, a, db) \
+    asm volatile("{\nwgmma.mma_async.sync.aligned." SHAPE ".f32." T "." T " {\n" LIST "}, " AREGS ", 1, 1, 1, 0;\n}\n" \
+                 : OPS(d) \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db))
+
 /* d += A * B for one 64 x N x 16 step (N = 64, 128 or 256; N / 2 accumulators), A from registers as above. */
 template <typename H, int NA> __device__ __forceinline__ void wgmma_rs(float (&d)[NA], const uint32_t (&a)[4], uint64_t db)
 {
@@ -166,26 +173,18 @@ template <typename H, int NA> __device__ __forceinline__ void wgmma_rs(float (&d
         wgmma_m64n256k16_rs<H>(d, a, db);
     } else if constexpr (NA == 64) {
         if constexpr (bf)
-            asm volatile("{\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {\n" MACKO_WG_ACC_LIST64
-                         "}, {%64, %65, %66, %67}, %68, 1, 1, 1, 0;\n}\n"
-                         : MACKO_WG_ACC_OPS64(d)
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+            MACKO_WGMMA_RS_NARROW("m64n128k16", "bf16", MACKO_WG_ACC_LIST64, MACKO_WG_ACC_OPS64,
+                                  "{%64, %65, %66, %67}, %68", d, a, db);
         else
-            asm volatile("{\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {\n" MACKO_WG_ACC_LIST64
-                         "}, {%64, %65, %66, %67}, %68, 1, 1, 1, 0;\n}\n"
-                         : MACKO_WG_ACC_OPS64(d)
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+            MACKO_WGMMA_RS_NARROW("m64n128k16", "f16", MACKO_WG_ACC_LIST64, MACKO_WG_ACC_OPS64,
+                                  "{%64, %65, %66, %67}, %68", d, a, db);
     } else {
         if constexpr (bf)
-            asm volatile("{\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {\n" MACKO_WG_ACC_LIST32
-                         "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n}\n"
-                         : MACKO_WG_ACC_OPS32(d)
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+            MACKO_WGMMA_RS_NARROW("m64n64k16", "bf16", MACKO_WG_ACC_LIST32, MACKO_WG_ACC_OPS32,
+                                  "{%32, %33, %34, %35}, %36", d, a, db);
         else
-            asm volatile("{\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {\n" MACKO_WG_ACC_LIST32
-                         "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n}\n"
-                         : MACKO_WG_ACC_OPS32(d)
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+            MACKO_WGMMA_RS_NARROW("m64n64k16", "f16", MACKO_WG_ACC_LIST32, MACKO_WG_ACC_OPS32,
+                                  "{%32, %33, %34, %35}, %36", d, a, db);
     }
 }
 
