@@ -126,6 +126,7 @@ static void usage(FILE *f)
             "  --panel-rows R     ROWS: the dense-panel path's rows per panel, a multiple of 128 (override; 0 auto)\n"
             "  --panel-splits S   the wgmma panel GEMM's blocks along K, 1..8 (override; 0 automatic)\n"
             "  --tiles-bn W       TILES: the fused wgmma product's C-tile width, 64, 128 or 256 (override; 0 auto)\n"
+            "  --tiles-stream G   TILES: the fused product's stream-K, -1 off or G blocks (override; 0 auto)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
             "\n"
@@ -365,6 +366,8 @@ Config parse_args(int argc, char **argv)
                 die("--panel-rows: %lld is not a multiple of 128", (long long)cfg.panel_rows);
         } else if (a == "--panel-splits") {
             cfg.panel_splits = (int)parse_int("--panel-splits", value(), 0, 8);
+        } else if (a == "--tiles-stream") {
+            cfg.tiles_wg_stream = (int)parse_int("--tiles-stream", value(), -1, 1 << 20);
         } else if (a == "--tiles-bn") {
             cfg.tiles_wg_bn = (int)parse_int("--tiles-bn", value(), 0, 256);
             if (cfg.tiles_wg_bn != 0 && cfg.tiles_wg_bn != 64 && cfg.tiles_wg_bn != 128 && cfg.tiles_wg_bn != 256)
@@ -397,7 +400,8 @@ Config parse_args(int argc, char **argv)
     if (cfg.nm) {
         cfg.patterns = parse_patterns(patterns);
         if (cfg.layout != MACKO_LAYOUT_ROWS || cfg.spmv_geometry >= 0 || cfg.mm_path != 0 || cfg.tiles_path != 0 ||
-            cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.panel_gemm != 0)
+            cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.tiles_wg_stream != 0 ||
+            cfg.panel_gemm != 0)
             die("--kind nm: --layout, --spmv-geometry, --mm-path and --tiles-* are for MACKO matrices (use --nm-path)");
     } else if (cfg.nm_path != 0 || cfg.check_generator) {
         die("--nm-path and --check-nm-generator need --kind nm");
@@ -426,5 +430,6 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.panel_rows = cfg.panel_rows;
     f.panel_splits = cfg.panel_splits;
     f.tiles_wg_bn = cfg.tiles_wg_bn;
+    f.tiles_wg_stream = cfg.tiles_wg_stream;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

@@ -73,6 +73,7 @@ struct Config {
     int64_t panel_rows = 0; /* --panel-rows: ROWS, the dense-panel path's rows per panel (0: automatic) */
     int panel_splits = 0;   /* --panel-splits: the wgmma panel GEMM's blocks along K, 1..8 (0: automatic) */
     int tiles_wg_bn = 0;    /* --tiles-bn: TILES, the fused wgmma product's C-tile width 64 / 128 / 256 (0: automatic) */
+    int tiles_wg_stream = 0; /* --tiles-stream: TILES, the fused product's stream-K: -1 off, G blocks (0: automatic) */
     /* --kind nm: the matrices are random dense ones magnitude-pruned to each N:M pattern (instead of the densities'
      * random sparsity), encoded as MACKO_KIND_NM */
     bool nm = false;
@@ -83,7 +84,7 @@ struct Config {
     bool forced() const
     {
         return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0 ||
-               panel_gemm != 0 || panel_rows != 0 || panel_splits != 0 || tiles_wg_bn != 0;
+               panel_gemm != 0 || panel_rows != 0 || panel_splits != 0 || tiles_wg_bn != 0 || tiles_wg_stream != 0;
     }
 };
 

@@ -36,6 +36,8 @@ typedef struct macko_tiles_args {
     int abuf;              /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
     int splits;            /* blocks along K (>= 1) */
     int wg_bn;             /* the fused wgmma product's C-tile width: 64, 128 or 256 (macko_tiles_wg_bn) */
+    int stream_blocks;     /* the fused product: > 0 stream-K over this many blocks (splits unused; ws holds
+                              macko_tiles_wg_stream_ws_floats(), counters one per tile); 0: `splits` blocks per tile */
     float *ws;             /* splits > 1: macko_tiles_ws_floats() floats */
     int *counters;         /* splits > 1: macko_tiles_counters() ints, zero between calls */
 } macko_tiles_args;
@@ -72,7 +74,8 @@ int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs,
  * needs straight into the register operand of wgmma (128 x BN tiles of C, BN = 64, 128 or 256; K-slices of 64
  * columns), no dense panel in memory. Needs B with unit element stride, 16-byte aligned, ldb a multiple of 8 (a
  * tensor map), and C with unit element stride. Uses a->k (B, C, n, scalars, stream), bands / tcols / offs / stream,
- * wg_bn, splits (blocks along K; splits > 1 needs ws / counters of the sizes below). prepare: sets the shared-memory
+ * wg_bn, splits (blocks along K; splits > 1 needs ws / counters of the sizes below), stream_blocks (stream-K, widths
+ * 128 and 256: ws / counters of macko_tiles_wg_stream_ws_floats and one per tile; splits unused). prepare: sets the shared-memory
  * sizes of its kernels on the current device (at upload); ready: 1 when the driver's tensor-map encoder was found. */
 int macko_tiles_wg_prepare(int bf16);
 int macko_tiles_wg_ready(void);
@@ -90,6 +93,12 @@ int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, int bn);
  * of the wave empty or runs up to a quarter of a wave past it (measured, spmm_tiles_wg.cu). */
 int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
                           int64_t counters);
+/* Stream-K (macko_tiles_args.stream_blocks): the blocks of the automatic rule, one wave (SMs x blocks per SM) where
+ * a model of the waves says split K leaves enough of the GPU idle, else 0; and the workspace floats of `blocks`
+ * stream-K blocks (two partial tiles each; counters: one per tile). */
+int macko_tiles_wg_stream(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
+                          int64_t counters);
+int64_t macko_tiles_wg_stream_ws_floats(int blocks, int bn);
 /* The C-tile width of the automatic rule: 64 up to n = 64, 128 up to 128, 256 beyond (measured, bench/NOTES.md,
  * session 13: width 64 runs two blocks per SM, 0.82x of cuBLAS at n = 64 against 0.65x for width 128; at n = 128
  * width 64 decodes every K-slice twice). */

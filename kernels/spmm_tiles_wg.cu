@@ -22,7 +22,15 @@
  *
  * Split K (grid.y = splits; macko_tiles_wg_splits): a block writes its fp32 tile to the workspace; the last
  * block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order, so results do not depend
- * on the order of arrival. An element whose sum is NaN (a zero of the tile times an Inf of B) is recomputed exactly
+ * on the order of arrival. It sums them into the C tile in shared memory (eight 16-byte loads in flight per thread)
+ * and writes C from there as an unsplit block does.
+ * Stream-K (widths 128 and 256; macko_tiles_args.stream_blocks = G, macko_tiles_wg_stream): the grid is G blocks
+ * (one wave) and block b takes the K-slices [b I / G, (b + 1) I / G) of the I = tiles x nk slices in tile order. A
+ * block computes the part of each tile its range holds (a "unit"); a tile it holds whole it writes as above, a part of
+ * one goes to the workspace (slot 2b for the tile its range starts in, 2b + 1 for the one it ends in), and the last of
+ * the tile's blocks to arrive sums the parts in block order. Between units the producer waits (mbarrier "epi") until
+ * the consumers' epilogue has left the ring, which holds the C tile. Where one block per tile and split would leave
+ * much of a wave idle (12288^2 at n = 128: 96 tiles on 132 SMs), the SMs finish together. An element whose sum is NaN (a zero of the tile times an Inf of B) is recomputed exactly
  * over the row's stored nonzeros, as in the panel GEMMs. No allocation; bitwise reproducible and graph-capturable
  * (the tensor map is a kernel parameter). */
 #include "spmm_panel.cuh"
@@ -68,7 +76,7 @@ template <int BN> struct WgShape {
     static constexpr int kStages = WgCfg<BN>::stages;
     static constexpr uint32_t kStageB = BN * kBK * 2;                               /* B's piece: 8-32 KiB */
     static constexpr uint32_t kStage = (kStageB + kRaw + kTab + 1023u) & ~1023u;    /* B stays 1024-aligned */
-    static constexpr size_t kSmem = 1024 + (size_t)kStages * kStage + 2 * kStages * 8 + kOffRing * 256;
+    static constexpr size_t kSmem = 1024 + (size_t)kStages * kStage + 2 * kStages * 8 + kOffRing * 256 + 16;
     static_assert((size_t)kCStride * BN * 4 <= (size_t)kStages * kStage, "the C tile fits the ring");
     static_assert(WgCfg<BN>::blocks * (kSmem + 1024) <= 228 * 1024, "the blocks fit one SM's shared memory");
 };
@@ -78,11 +86,26 @@ template <typename H> struct WgParams {
     int bands, mbn, nbn; /* bands of 16 rows, blocks along rows and along n */
     int nk, sps;         /* K-slices of 64 columns, and slices per split */
     int group;           /* row blocks per group of the raster (kGroupM) */
-    float *ws;           /* gridDim.y > 1: partial tiles, [tile][split][BN][kBM] */
-    int *counters;       /* gridDim.y > 1: one per tile, zero between calls */
+    int sk;              /* 1: stream-K (gridDim.x blocks share the tiles x nk slices evenly, each at least one) */
+    int tiles;           /* mbn * nbn */
+    float *ws;           /* partial tiles [slot][BN][kBM]; split K: slot = tile * gridDim.y + split; stream-K: 2 per
+                            block (slot 2b for the tile its range starts in, 2b + 1 for the one it ends in) */
+    int *counters;       /* partial tiles: one per tile, zero between calls */
 };
 
-template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::maxreg)
+/* Tile t of the grouped raster over (row block, column block): kGroupM row blocks share each column block's turn. */
+template <typename H> __device__ __forceinline__ void wg_tile_rc(const WgParams<H> &w, int t, int &mb, int &nb)
+{
+    const int per = w.group * w.nbn, g = t / per, first = g * w.group;
+    const int gsz = w.mbn - first < w.group ? w.mbn - first : w.group;
+    mb = first + (t % per) % gsz;
+    nb = (t % per) / gsz;
+}
+
+/* SK: the stream-K instance (w.sk set by the launch; widths 128 and 256); the other runs one block per tile and split
+ * with the loops of a single tile (its code as before stream-K came: bench/NOTES.md, session 14). */
+template <typename H, int BN, bool SK>
+__global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::maxreg)
     tiles_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const WgParams<H> w)
 {
 #if MACKO_WG_DEVICE
@@ -98,19 +121,36 @@ template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threa
     auto stT = [&](int s) { return base + s * kStage + kStageB + kRaw; };
     auto full = [&](int s) { return bars + 8 * s; };
     auto empty = [&](int s) { return bars + 8 * (kStages + s); };
+    const uint32_t epi = bars + 2 * kStages * 8 + kOffRing * 256; /* stream-K: the consumers' epilogue is done */
 
-    /* grouped raster over the (row block, column block) tiles */
-    const int lin = blockIdx.x, per = w.group * w.nbn, g = lin / per, first = g * w.group;
-    const int gsz = w.mbn - first < w.group ? w.mbn - first : w.group;
-    const int mb = first + (lin % per) % gsz, nb = (lin % per) / gsz;
-    const int m0 = mb * kBM, n0 = nb * BN;
-    const int k0 = blockIdx.y * w.sps, k1 = k0 + w.sps < w.nk ? k0 + w.sps : w.nk;
+    /* This block's slices: a range [it0, it1) of the tiles x nk slices taken tile by tile (a "unit" is the part of the
+     * range in one tile). One block per tile and split (grid.y), or stream-K: block b takes [b I / G, (b + 1) I / G). */
+    const int nk = w.nk;
+    constexpr bool sk = SK;
+    static_assert(!SK || BN != 64, "stream-K for widths 128 and 256 (width 64 has no registers to spare: 96 a thread)");
+    const int64_t iters = (int64_t)w.tiles * nk, nblk = gridDim.x;
+    int64_t it0, it1;
+    if (sk) {
+        it0 = blockIdx.x * iters / nblk;
+        it1 = (blockIdx.x + 1) * iters / nblk;
+    } else {
+        const int64_t tb = (int64_t)blockIdx.x * nk;
+        const int k0 = blockIdx.y * w.sps, k1 = k0 + w.sps < nk ? k0 + w.sps : nk;
+        it0 = tb + k0;
+        it1 = tb + k1;
+    }
+    auto tile_of = [&](int64_t it) { return sk ? (int)(it / nk) : (int)blockIdx.x; };
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
     const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f) { /* C = beta * C, once per element: by the blocks of the first split */
-        if (blockIdx.y == 0)
-            panel_scale_c(p, beta, m0, n0, kBM, BN);
+    if (alpha == 0.0f) { /* C = beta * C, once per element: by the block whose range holds the tile's first slice */
+        const int tf = sk ? (int)((it0 + nk - 1) / nk) : (blockIdx.y == 0 ? (int)blockIdx.x : 1);
+        const int te = sk ? (int)((it1 + nk - 1) / nk) : (blockIdx.y == 0 ? (int)blockIdx.x + 1 : 0);
+        for (int t = tf; t < te; t++) {
+            int mb, nb;
+            wg_tile_rc(w, t, mb, nb);
+            panel_scale_c(p, beta, mb * kBM, nb * BN, kBM, BN);
+        }
         return;
     }
     if (tid == 0) {
@@ -118,6 +158,7 @@ template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threa
             mbar_init(full(s), 32); /* the producer warp's lanes (+ the copies' bytes) */
             mbar_init(empty(s), 256);
         }
+        mbar_init(epi, 256);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -129,24 +170,23 @@ template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threa
             return;
         /* The record offsets arrive through a ring of kOffRing slots in shared memory (cp.async, one group per slice,
          * issued kOffRing - 1 slices ahead): lane l holds the start and end of tile l & 3 of band l >> 2. */
-        const int bl = lane >> 2, tl = lane & 3, gband = mb * 8 + bl;
+        const int bl = lane >> 2, tl = lane & 3;
         const uint32_t ring = bars + 2 * kStages * 8;
-        auto fetch = [&](int j) { /* slice j's offsets into its slot (zeros where there is no tile) */
-            const int t = 4 * j + tl;
-            const bool v = j < k1 && gband < w.bands && t < p.tcols;
-            const uint32_t *src = v ? p.toffs + ((int64_t)gband * p.tcols + t) : p.toffs;
-            const uint32_t dst = ring + ((j - k0) % kOffRing) * 256 + 8 * lane;
+        /* slice j's offsets (row block mb) into ring slot q: zeros where there is no tile */
+        auto fetch = [&](int q, int mb, int j, bool in_range) {
+            const int gband = mb * 8 + bl, tc = 4 * j + tl;
+            const bool v = in_range && gband < w.bands && tc < p.tcols;
+            const uint32_t *src = v ? p.toffs + ((int64_t)gband * p.tcols + tc) : p.toffs;
+            const uint32_t dst = ring + q * 256 + 8 * lane;
             const int n = v ? 4 : 0;
             asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(n) : "memory");
             asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst + 4), "l"(src + 1), "r"(n)
                          : "memory");
             asm volatile("cp.async.commit_group;\n" ::: "memory");
         };
-        for (int d = 0; d < kOffRing - 1; d++)
-            fetch(k0 + d);
-        for (int j = k0; j < k1; j++) {
-            const int i = j - k0, s = i % kStages;
-            fetch(j + kOffRing - 1);
+        /* the i-th slice of the range (K-slice j, column block nb) into stage i % kStages, once the stage is empty */
+        auto issue = [&](int i, int j, int nb) {
+            const int s = i % kStages;
             asm volatile("cp.async.wait_group %0;\n" ::"n"(kOffRing - 1) : "memory");
             const uint32_t slot = ring + (i % kOffRing) * 256 + 8 * lane;
             const uint32_t st = lds32(slot), en = lds32(slot + 4);
@@ -172,7 +212,53 @@ template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threa
             if (tl == 0 && band_end > excl)
                 bulk_load(stR(s) + excl * 16u, p.tstream + st, (band_end - excl) * 16u, full(s));
             if (lane == 0)
-                tma_load_2d(stB(s), &tm_b, j * kBK, n0, full(s));
+                tma_load_2d(stB(s), &tm_b, j * kBK, nb * BN, full(s));
+        };
+        if constexpr (!SK) { /* one tile: K-slices k0 .. k1 - 1 */
+            int mb, nb;
+            wg_tile_rc(w, (int)blockIdx.x, mb, nb);
+            const int k0 = (int)(it0 - (int64_t)blockIdx.x * nk), k1 = (int)(it1 - (int64_t)blockIdx.x * nk);
+            for (int d = 0; d < kOffRing - 1; d++)
+                fetch(d, mb, k0 + d, k0 + d < k1);
+            for (int j = k0; j < k1; j++) {
+                const int i = j - k0;
+                fetch((i + kOffRing - 1) % kOffRing, mb, j + kOffRing - 1, j + kOffRing - 1 < k1);
+                issue(i, j, nb);
+            }
+        } else {
+            /* Two cursors over the range (tile, K-slice, row block, column block), stepped slice by slice (no
+             * division per slice): the slice whose offsets are fetched, kOffRing - 1 ahead, and the slice issued. */
+            struct Cur {
+                int t, j, mb, nb;
+            };
+            const int tfirst = tile_of(it0);
+            Cur cf = {tfirst, (int)(it0 - (int64_t)tfirst * nk), 0, 0};
+            wg_tile_rc(w, cf.t, cf.mb, cf.nb);
+            Cur cm = cf;
+            auto step = [&](Cur &c) {
+                if (++c.j == nk) {
+                    c.j = 0;
+                    if (++c.t < w.tiles)
+                        wg_tile_rc(w, c.t, c.mb, c.nb);
+                }
+            };
+            const int n_it = (int)(it1 - it0);
+            int nf = 0; /* slices fetched */
+            auto fetch_next = [&]() {
+                fetch(nf % kOffRing, cf.mb, cf.j, nf < n_it);
+                if (nf < n_it)
+                    step(cf);
+                nf++;
+            };
+            for (int d = 0; d < kOffRing - 1; d++)
+                fetch_next();
+            int units = 0;
+            for (int i = 0; i < n_it; i++, step(cm)) {
+                if (cm.j == 0 && i > 0) /* a new unit: the consumers' epilogue of the last one used the ring */
+                    mbar_wait(epi, (uint32_t)(units++ & 1));
+                fetch_next();
+                issue(i, cm.j, cm.nb);
+            }
         }
         asm volatile("cp.async.wait_all;\n" ::: "memory");
         return;
@@ -189,112 +275,172 @@ template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threa
     const int cw = tid >> 7, cwarp = warp & 3, gq = lane >> 2, tq = lane & 3, hs = gq >> 2;
     const int sh = (8 * gq + 2 * tq) & 31, bl = 4 * cw + cwarp;
     const uint32_t below = (1u << sh) - 1u;
-    const bool band_ok = mb * 8 + bl < w.bands;
-    float d[BN / 2];
-#pragma unroll
-    for (int x = 0; x < BN / 2; x++)
-        d[x] = 0.0f;
-    /* A slice in two steps: head() waits for its stage and loads the 4 records' bitmaps and counts (issued while the
-     * previous slice's group runs: none of these registers is a wgmma operand); the loop then gathers the values
-     * into the fragments once that group has completed. */
-    uint32_t rec[4], wd[4][4], cnt[4];
-    auto head = [&](int j) {
-        const int i = j - k0, s = i % kStages;
-        mbar_wait(full(s), (uint32_t)((i / kStages) & 1));
-        const uint32_t r0 = stR(s), t0 = stT(s);
-#pragma unroll
-        for (int tl = 0; tl < 4; tl++) {
-            const bool ok = band_ok && 4 * j + tl < p.tcols;
-            rec[tl] = ok ? r0 + 16u * lds32(t0 + 4 * (4 * bl + tl)) : 0u;
-            wd[tl][0] = wd[tl][1] = wd[tl][2] = wd[tl][3] = cnt[tl] = 0u;
-            if (ok) {
-                lds128(wd[tl], rec[tl] + 16 * hs);
-                cnt[tl] = lds32(rec[tl] + 32 + 4 * hs);
-            }
-        }
+    /* the slot of a partial tile: split K by (tile, split); stream-K by (block, the tile its range starts in or not) */
+    auto slot_of = [&](int t, int64_t b) {
+        if (!sk)
+            return (int64_t)t * gridDim.y + b;
+        return 2 * b + (t == (int)(b * iters / nblk / nk) ? 0 : 1);
     };
-    uint32_t a[4][4];
-    if (k0 < k1)
-        head(k0);
-    for (int j = k0; j < k1; j++) {
-        const int s = (j - k0) % kStages;
+    auto owner = [&](int64_t it) { return ((it + 1) * nblk - 1) / iters; }; /* stream-K: the block of slice it */
+    int64_t u = it0;
+    do { /* the units of the range (one at least, so that a matrix without K-slices still scales C) */
+        const int t = tile_of(u);
+        const int64_t tb = (int64_t)t * nk, ue = it1 < tb + nk ? it1 : tb + nk;
+        int mb, nb;
+        wg_tile_rc(w, t, mb, nb);
+        const int m0 = mb * kBM, n0 = nb * BN;
+        const bool band_ok = mb * 8 + bl < w.bands;
+        float d[BN / 2];
 #pragma unroll
-        for (int tl = 0; tl < 4; tl++)
+        for (int x = 0; x < BN / 2; x++)
+            d[x] = 0.0f;
+        /* A slice in two steps: head() waits for its stage and loads the 4 records' bitmaps and counts (issued while
+         * the previous slice's group runs: none of these registers is a wgmma operand); the loop then gathers the
+         * values into the fragments once that group has completed. */
+        uint32_t rec[4], wd[4][4], cnt[4];
+        auto head = [&](int i, int j) { /* ring index i, K-slice j of the tile */
+            const int s = i % kStages;
+            mbar_wait(full(s), (uint32_t)((i / kStages) & 1));
+            const uint32_t r0 = stR(s), t0 = stT(s);
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                const uint32_t idx = ((cnt[tl] >> (8 * q)) & 0xFFu) + __popc(wd[tl][q] & below);
-                const uint32_t two = (wd[tl][q] >> sh) & 3u, va = rec[tl] + MACKO_TILES_HEADER + 2u * idx;
-                const uint32_t lo = (two & 1u) ? ldsu16(va) : 0u;
-                const uint32_t hv = (two & 2u) ? ldsu16(va + 2u * (two & 1u)) : 0u;
-                a[tl][q] = lo | (hv << 16);
+            for (int tl = 0; tl < 4; tl++) {
+                const bool ok = band_ok && 4 * j + tl < p.tcols;
+                rec[tl] = ok ? r0 + 16u * lds32(t0 + 4 * (4 * bl + tl)) : 0u;
+                wd[tl][0] = wd[tl][1] = wd[tl][2] = wd[tl][3] = cnt[tl] = 0u;
+                if (ok) {
+                    lds128(wd[tl], rec[tl] + 16 * hs);
+                    cnt[tl] = lds32(rec[tl] + 32 + 4 * hs);
+                }
             }
-        wg_fence_acc(d);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        const uint32_t b0 = stB(s);
+        };
+        uint32_t a[4][4];
+        const int i0 = (int)(u - it0), j0 = (int)(u - tb), ns = (int)(ue - u);
+        if (ns > 0)
+            head(i0, j0);
+        for (int x = 0; x < ns; x++) {
+            const int s = (i0 + x) % kStages;
 #pragma unroll
-        for (int tl = 0; tl < 4; tl++)
-            wgmma_rs<H>(d, a[tl], wg_desc(b0 + 32 * tl));
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        wg_fence_acc(d);
-        if (j + 1 < k1)
-            head(j + 1);
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        wg_fence_acc(d);
+            for (int tl = 0; tl < 4; tl++)
 #pragma unroll
-        for (int tl = 0; tl < 4; tl++)
-            wg_fence_regs(a[tl]); /* the group is complete: its fragments may go */
-        mbar_arrive(empty(s));
-    }
+                for (int q = 0; q < 4; q++) {
+                    const uint32_t idx = ((cnt[tl] >> (8 * q)) & 0xFFu) + __popc(wd[tl][q] & below);
+                    const uint32_t two = (wd[tl][q] >> sh) & 3u, va = rec[tl] + MACKO_TILES_HEADER + 2u * idx;
+                    const uint32_t lo = (two & 1u) ? ldsu16(va) : 0u;
+                    const uint32_t hv = (two & 2u) ? ldsu16(va + 2u * (two & 1u)) : 0u;
+                    a[tl][q] = lo | (hv << 16);
+                }
+            wg_fence_acc(d);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+            const uint32_t b0 = stB(s);
+#pragma unroll
+            for (int tl = 0; tl < 4; tl++)
+                wgmma_rs<H>(d, a[tl], wg_desc(b0 + 32 * tl));
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            wg_fence_acc(d);
+            if (x + 1 < ns)
+                head(i0 + x + 1, j0 + x + 1);
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            wg_fence_acc(d);
+#pragma unroll
+            for (int tl = 0; tl < 4; tl++)
+                wg_fence_regs(a[tl]); /* the group is complete: its fragments may go */
+            mbar_arrive(empty(s));
+        }
 
-    /* Epilogue through shared memory (the ring is free; wgmma.cuh's two halves): C is written in pieces of 8 rows of
-     * one column, 16-byte accesses where C allows them. */
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    float *ct = reinterpret_cast<float *>(wg_smem + (base - raw0));
-    wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    const int ct_id = mb * w.nbn + nb;
-    const bool vec = (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0;
-    auto exact = [&](int64_t r, int64_t j) { return panel_row_dot(p, (int)r, j); };
-    if (gridDim.y == 1) {
-        const uint32_t cts = smem_addr(ct);
-        wg_store_tile<H, kBM, BN>(
-            tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
-            [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
-        return;
-    }
-    /* split K: this split's partial tile to the workspace ([column][row], 16 bytes at a time); the last block of the
-     * tile sums them in split order */
-    float *part = w.ws + (int64_t)ct_id * gridDim.y * (kBM * BN);
-    {
-        float4 *mine = reinterpret_cast<float4 *>(part + (int64_t)blockIdx.y * (kBM * BN));
-        for (int x = tid; x < kBM * BN / 4; x += 256)
-            mine[x] = *reinterpret_cast<const float4 *>(ct + (4 * x / kBM) * kCStride + (4 * x) % kBM);
-    }
-    __threadfence();
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    __shared__ int last;
-    if (tid == 0)
-        last = atomicAdd(w.counters + ct_id, 1) == (int)gridDim.y - 1;
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    if (!last)
-        return;
-    __threadfence();
-    wg_store_tile<H, kBM, BN>(
-        tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
-        [&](int ch, int cl, float(&v)[8]) {
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                v[i] = 0.0f;
-            const float4 *q = reinterpret_cast<const float4 *>(part + cl * kBM + 8 * ch);
-            for (unsigned z = 0; z < gridDim.y; z++, q += kBM * BN / 4) {
-                const float4 u = __ldcg(q), w2 = __ldcg(q + 1);
-                v[0] += u.x, v[1] += u.y, v[2] += u.z, v[3] += u.w;
-                v[4] += w2.x, v[5] += w2.y, v[6] += w2.z, v[7] += w2.w;
+        /* Epilogue through shared memory (the ring is free: the producer waits for this unit's end before it loads
+         * the next unit; wgmma.cuh's two halves): C is written in pieces of 8 rows of one column, 16-byte accesses
+         * where C allows them. */
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        float *ct = reinterpret_cast<float *>(wg_smem + (base - raw0));
+        const bool vec = (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0;
+        auto exact = [&](int64_t r, int64_t j) { return panel_row_dot(p, (int)r, j); };
+        wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        const bool whole = sk ? (u == tb && ue == tb + nk) : gridDim.y == 1;
+        if (whole) {
+            const uint32_t cts = smem_addr(ct);
+            wg_store_tile<H, kBM, BN>(
+                tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
+                [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
+        } else {
+            /* this block's partial tile to the workspace ([column][row], 16 bytes at a time); the last block of the
+             * tile to arrive sums the tile's partials in a fixed order (split, or block) */
+            const int64_t me = sk ? (int64_t)blockIdx.x : (int64_t)blockIdx.y;
+            const int64_t c0 = sk ? owner(tb) : 0, nc = sk ? owner(tb + nk - 1) - c0 + 1 : (int64_t)gridDim.y;
+            {
+                float4 *mine = reinterpret_cast<float4 *>(w.ws + slot_of(t, me) * (kBM * BN));
+                for (int x = tid; x < kBM * BN / 4; x += 256)
+                    mine[x] = *reinterpret_cast<const float4 *>(ct + (4 * x / kBM) * kCStride + (4 * x) % kBM);
             }
-        },
-        exact);
-    if (tid == 0)
-        w.counters[ct_id] = 0; /* for the next call on the stream */
+            __threadfence();
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            __shared__ int last;
+            if (tid == 0)
+                last = atomicAdd(w.counters + t, 1) == (int)nc - 1;
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            if (last && !SK) { /* split K: the partials summed piece by piece as C is written */
+                __threadfence();
+                wg_store_tile<H, kBM, BN>(
+                    tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
+                    [&](int ch, int cl, float(&v)[8]) {
+#pragma unroll
+                        for (int i = 0; i < 8; i++)
+                            v[i] = 0.0f;
+                        const float4 *q = reinterpret_cast<const float4 *>(w.ws + slot_of(t, 0) * (kBM * BN) +
+                                                                           cl * kBM + 8 * ch);
+                        for (unsigned z = 0; z < gridDim.y; z++, q += kBM * BN / 4) {
+                            const float4 u4 = __ldcg(q), w4 = __ldcg(q + 1);
+                            v[0] += u4.x, v[1] += u4.y, v[2] += u4.z, v[3] += u4.w;
+                            v[4] += w4.x, v[5] += w4.y, v[6] += w4.z, v[7] += w4.w;
+                        }
+                    },
+                    exact);
+            }
+            if (last && SK) {
+                /* the sums into the C tile in shared memory (this block's partial is in the workspace too), eight
+                 * 16-byte loads in flight per thread and partial, in contributor order; then C as for a whole tile */
+                __threadfence();
+                constexpr int kV = kBM * BN / 4 / 256; /* float4 a thread: 8, 16, 32 */
+                static_assert(kV % 8 == 0, "whole rounds of 8");
+#pragma unroll 1
+                for (int r = 0; r < kV; r += 8) {
+                    float4 acc[8];
+#pragma unroll
+                    for (int k = 0; k < 8; k++)
+                        acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    for (int64_t z = 0; z < nc; z++) {
+                        const float4 *q = reinterpret_cast<const float4 *>(w.ws + slot_of(t, c0 + z) * (kBM * BN));
+                        float4 v4[8];
+#pragma unroll
+                        for (int k = 0; k < 8; k++)
+                            v4[k] = __ldcg(q + tid + 256 * (r + k));
+#pragma unroll
+                        for (int k = 0; k < 8; k++) {
+                            acc[k].x += v4[k].x, acc[k].y += v4[k].y;
+                            acc[k].z += v4[k].z, acc[k].w += v4[k].w;
+                        }
+                    }
+#pragma unroll
+                    for (int k = 0; k < 8; k++) {
+                        const int x = tid + 256 * (r + k);
+                        *reinterpret_cast<float4 *>(ct + (4 * x / kBM) * kCStride + (4 * x) % kBM) = acc[k];
+                    }
+                }
+                asm volatile("bar.sync 1, 256;\n" ::: "memory");
+                const uint32_t cts = smem_addr(ct);
+                wg_store_tile<H, kBM, BN>(
+                    tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
+                    [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
+            }
+            if (last && tid == 0)
+                w.counters[t] = 0; /* for the next call on the stream */
+        }
+        u = ue;
+        if (sk && u < it1) { /* the ring goes back to the producer for the next unit (generic writes before async ones) */
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            mbar_arrive(epi);
+        }
+    } while (sk && u < it1); /* one unit without stream-K */
 #else
     (void)tm_b;
     (void)w;
@@ -303,16 +449,25 @@ template <typename H, int BN> __global__ void __launch_bounds__(WgCfg<BN>::threa
 #endif
 }
 
-template <typename H, int BN> int wg_prepare_one()
+template <typename H, int BN, bool SK> int wg_prepare_kernel()
 {
-    cudaError_t e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaError_t e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN, SK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)WgShape<BN>::kSmem);
     if (e == cudaSuccess && WgCfg<BN>::blocks > 1)
-        e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN>, cudaFuncAttributePreferredSharedMemoryCarveout,
+        e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN, SK>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                  (int)cudaSharedmemCarveoutMaxShared);
     if (e != cudaSuccess)
         (void)cudaGetLastError();
     return (int)e;
+}
+
+template <typename H, int BN> int wg_prepare_one()
+{
+    int e = wg_prepare_kernel<H, BN, false>();
+    if constexpr (BN != 64)
+        if (e == 0)
+            e = wg_prepare_kernel<H, BN, true>();
+    return e;
 }
 
 template <typename H> int wg_prepare()
@@ -364,11 +519,24 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
         p.c = static_cast<H *>(a->k.c) + j * a->k.ldc;
         p.n = (int)(a->k.n - j < max_n ? a->k.n - j : max_n);
         w.nbn = (p.n + BN - 1) / BN;
+        w.tiles = w.mbn * w.nbn;
+        /* stream-K (widths 128 and 256) over at most one block per slice (every block takes one at least) */
+        const int64_t iters = (int64_t)w.tiles * w.nk;
+        const int64_t sk = a->stream_blocks < iters ? a->stream_blocks : iters;
+        w.sk = BN != 64 && sk > 0;
         CUtensorMap tb;
         if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, BN))
             return (int)cudaErrorInvalidValue;
-        const dim3 grid((unsigned)(w.mbn * w.nbn), (unsigned)(zs < 1 ? 1 : zs));
-        tiles_wg_kernel<H, BN><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, w);
+        const dim3 grid(w.sk ? (unsigned)sk : (unsigned)w.tiles, w.sk ? 1u : (unsigned)(zs < 1 ? 1 : zs));
+        if constexpr (BN != 64)
+            if (w.sk) {
+                tiles_wg_kernel<H, BN, true><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, w);
+                const cudaError_t e = cudaGetLastError();
+                if (e != cudaSuccess)
+                    return (int)e;
+                continue;
+            }
+        tiles_wg_kernel<H, BN, false><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, w);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return (int)e;
@@ -417,7 +585,7 @@ extern "C" int macko_tiles_wg_blocks_per_sm(int bn)
 template <typename H, int BN> int wg_occupancy()
 {
     int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, tiles_wg_kernel<H, BN>, WgCfg<BN>::threads,
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, tiles_wg_kernel<H, BN, false>, WgCfg<BN>::threads,
                                                       WgShape<BN>::kSmem) != cudaSuccess) {
         (void)cudaGetLastError();
         return -1;
@@ -453,6 +621,11 @@ extern "C" int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, 
     return ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn);
 }
 
+extern "C" int64_t macko_tiles_wg_stream_ws_floats(int blocks, int bn)
+{
+    return blocks > 0 ? 2 * (int64_t)blocks * kBM * bn_of(bn) : 0;
+}
+
 extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
                                      int64_t counters)
 {
@@ -481,6 +654,27 @@ extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int
     if (bn == 64 && best < 4 && (20 * blocks < 19 * wave || (blocks > wave && 4 * blocks <= 5 * wave)) && fits(4))
         best = 4;
     return best;
+}
+
+extern "C" int macko_tiles_wg_stream(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
+                                     int64_t counters)
+{
+    /* Stream-K (widths 128 and 256) where one block per tile and split leaves a wave part empty: a wave of blocks shares the tiles x nk
+     * K-slices evenly. A model in slices per block: split K (the rule above) takes ceil(blocks / wave) waves of
+     * ceil(nk / splits) slices; stream-K ceil(tiles nk / wave) slices plus kSkFix for the partial tiles' traffic and
+     * the second pipeline start. Taken where the model gives at most kSkGain of split K's time, every block has at
+     * least 8 slices, and the workspace holds two partial tiles per block and one counter per tile. */
+    constexpr int64_t kSkFix = 8, kSkGain = 90; /* percent */
+    bn = bn_of(bn);
+    const int64_t wave = (int64_t)(sm_count < 1 ? 1 : sm_count) * macko_tiles_wg_blocks_per_sm(bn);
+    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn), nk = (tcols + 3) / 4;
+    if (bn == 64 || nk < 1 || tiles * nk < 8 * wave || tiles > counters || wave > 0x7FFFFFFF ||
+        macko_tiles_wg_stream_ws_floats((int)wave, bn) > ws_floats)
+        return 0;
+    const int s = macko_tiles_wg_splits(rows, tcols, n, bn, sm_count, ws_floats, counters);
+    const int64_t t_split = (tiles * s + wave - 1) / wave * ((nk + s - 1) / s);
+    const int64_t t_sk = (tiles * nk + wave - 1) / wave + kSkFix;
+    return 100 * t_sk <= kSkGain * t_split ? (int)wave : 0;
 }
 
 extern "C" int macko_tiles_wg_bn(int64_t n) { return n <= 64 ? 64 : n <= 128 ? 128 : 256; }

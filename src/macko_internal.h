@@ -136,6 +136,8 @@ struct macko_mat_s {
         int panel_gemm; /* MACKO_PANEL_GEMM_* of the dense-panel path: macko_panel_gemm_of at upload, or forced */
         int panel_splits; /* forced blocks along K of its wgmma GEMM (macko_plan_forced.panel_splits); 0: automatic */
         int wg_bn;        /* forced C-tile width of the fused product (macko_plan_forced.tiles_wg_bn); 0: automatic */
+        int wg_stream;    /* forced stream-K of the fused product (macko_plan_forced.tiles_wg_stream): -1 off, 0 the
+                             rule, > 0 that many blocks */
     } td;
 
     macko_quant q;          /* kind QUANT: entries = q.outliers, entries_padded = q.slots (host: q.outliers) */

@@ -135,6 +135,7 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     A->td.panel_gemm = macko_panel_gemm_of(&handle->props);
     A->td.panel_splits = 0;
     A->td.wg_bn = 0;
+    A->td.wg_stream = 0;
     A->device = handle->device;
     A->has_device = 1;
     macko_tiles_free(&t);
@@ -230,6 +231,17 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
             if (macko_tiles_wg_ws_floats(M->rows, n, a.splits, a.wg_bn) > wsf ||
                 macko_tiles_wg_counters(M->rows, n, a.splits, a.wg_bn) > MACKO_WS_COUNTERS)
                 a.splits = 1;
+            /* stream-K: forced (a block count), off (-1 or forced splits), or by the rule */
+            if (M->td.wg_stream > 0)
+                a.stream_blocks = M->td.wg_stream;
+            else if (M->td.wg_stream == 0 && M->td.splits == 0)
+                a.stream_blocks = macko_tiles_wg_stream(M->rows, M->td.tcols, n, a.wg_bn, handle->props.sm_count, wsf,
+                                                        MACKO_WS_COUNTERS);
+            /* a forced block count the workspace cannot take (two parts per block; one counter per tile, which is
+             * what the counters of a split launch come to) */
+            if (macko_tiles_wg_stream_ws_floats(a.stream_blocks, a.wg_bn) > wsf ||
+                macko_tiles_wg_counters(M->rows, n, 2, a.wg_bn) > MACKO_WS_COUNTERS)
+                a.stream_blocks = 0;
             a.ws = ws->partial;
             a.counters = ws->counters;
             err = macko_tiles_wg_spmm(&a);

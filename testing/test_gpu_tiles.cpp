@@ -28,8 +28,8 @@ using namespace s16;
 
 /* Uploads A in the tile layout with `splits` blocks along K (0: automatic) and the path (0 automatic, 1 the tile
  * kernel, 2 dense panels + GEMM, 3 the fused wgmma product) forced; bn: the fused product's C-tile width (0
- * automatic, 64, 128, 256). */
-void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0, int bn = 0)
+ * automatic, 64, 128, 256); stream: its stream-K (0 automatic, -1 off, > 0 that many blocks). */
+void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0, int bn = 0, int stream = 0)
 {
     macko_layout_t cur = MACKO_LAYOUT_ROWS;
     ASSERT_EQ(macko_mat_get_layout(A, &cur), MACKO_STATUS_SUCCESS);
@@ -42,6 +42,7 @@ void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm =
     f.tiles_path = path;
     f.panel_gemm = gemm; /* the dense panels' GEMM: 0 automatic (wgmma on sm_90a), 1 mma.sync */
     f.tiles_wg_bn = bn;
+    f.tiles_wg_stream = stream;
     ASSERT_EQ(macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
 }
@@ -83,15 +84,17 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
         const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG; /* compute capability 9.0, sm_90a build */
         /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + the automatic GEMM; + mma.sync;
          * the fused wgmma product with automatic and 3 blocks along K and the automatic C-tile width; the widths 64
-         * (automatic splits, and 3), 128 and 256 for every n (B's ldb a multiple of 8 there, so that the fused
-         * product runs for every shape, an odd ldc in v = 1) */
-        for (int way = 0; way < 11; way++) {
+         * (automatic splits, and 3), 128 and 256 for every n; stream-K over 4 blocks of width 128 and 7 of width
+         * 256 (blocks whose slices start or end inside a tile, or cover whole tiles between; B's ldb a multiple of 8
+         * there, so that the fused product runs for every shape, an odd ldc in v = 1) */
+        for (int way = 0; way < 13; way++) {
             const int splits = way == 1 || way == 5 ? 1 : way == 2 || way == 6 || way == 8 ? 3 : 0;
             const int path = way == 1 || way == 2 ? 1 : way == 3 || way == 4 ? 2 : way >= 5 ? 3 : 0;
-            const int bn = way == 7 || way == 8 ? 64 : way == 9 ? 128 : way == 10 ? 256 : 0;
+            const int bn = way == 7 || way == 8 ? 64 : way == 9 || way == 11 ? 128 : way == 10 || way == 12 ? 256 : 0;
+            const int stream = way == 11 ? 4 : way == 12 ? 7 : way >= 7 ? -1 : 0;
             if ((quick && (way == 1 || way == 10)) || (way >= 5 && !wg))
                 continue;
-            tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0, bn);
+            tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0, bn, stream);
             for (int64_t n : ns)
                 for (int v = 0; v < 4; v++) {
                     /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
@@ -168,12 +171,13 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     Mat A;
     upload_tiles<P>(h.h, m, A, 3);
     const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG;
-    /* 3: dense panels with the mma.sync GEMM; 4, 5, 6: the fused wgmma product of C-tile width 256, 64, 128 */
-    for (int path : {1, 2, 3, 4, 5, 6}) {
+    /* 3: dense panels with the mma.sync GEMM; 4, 5, 6: the fused wgmma product of C-tile width 256, 64, 128; 7, 8:
+     * widths 256 and 128 in stream-K over 5 blocks */
+    for (int path : {1, 2, 3, 4, 5, 6, 7, 8}) {
         if (path >= 4 && !wg)
             continue;
         tiles(h.h, A.A, 3, path == 3 ? 2 : path >= 4 ? 3 : path, path == 3 ? 1 : 0,
-              path == 4 ? 256 : path == 5 ? 64 : path == 6 ? 128 : 0);
+              path == 4 || path == 7 ? 256 : path == 5 ? 64 : path == 6 || path == 8 ? 128 : 0, path >= 7 ? 5 : 0);
         const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3, path >= 4);
         expect_graph_replay_equal<P>(h.h, st, A.A, p, "path " + std::to_string(path));
     }
@@ -225,6 +229,12 @@ TYPED_TEST(GpuTiles, TransposeAndRefusals)
         EXPECT_EQ(macko_get_last_error_position(), 4);
     }
     f.tiles_wg_bn = 0;
+    for (int sk : {-2, (1 << 20) + 1}) {
+        f.tiles_wg_stream = sk;
+        EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE) << sk;
+        EXPECT_EQ(macko_get_last_error_position(), 4);
+    }
+    f.tiles_wg_stream = 0;
     f.tiles_path = 3;
     f.panel_gemm = 1;
     EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_SUPPORTED);

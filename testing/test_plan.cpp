@@ -412,32 +412,32 @@ TEST(Plan, ForcedChoices)
         macko_status_t st;
     };
     const macko_mat_s big = shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), huge = shape(70000, 70000, MACKO_RP32_LIMIT);
-    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the tensor-core paths: 32-bit indices only */
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* SpMV prefetch depth: 1..MACKO_SPMV_MAX_DEPTH */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the panel GEMM: 0..2 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the wgmma panel GEMM's splits: 0..8 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1, 0}, MACKO_STATUS_INVALID_VALUE}};
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0}, MACKO_STATUS_INVALID_VALUE}};
     for (const Bad &b : bad) {
         macko_plan out;
         char msg[256];
@@ -780,6 +780,33 @@ TEST(Plan, TilesWgSplits)
     EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 64, 4, 64), INT64_C(4) * 32 * 128 * 64);
     EXPECT_EQ(macko_tiles_wg_counters(4096, 128, 4, 64), 64);
     EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 100, 2, 128), INT64_C(2) * 32 * 128 * 128);
+}
+
+/* Stream-K of the fused product (widths 128 and 256): a wave of blocks where one block per tile and split leaves
+ * enough of the wave idle (the model in spmm_tiles_wg.cu), never for width 64, within the workspace (two partial
+ * tiles per block) and the counters (one per tile). */
+TEST(Plan, TilesWgStream)
+{
+    const int64_t big = INT64_C(1) << 40;
+    /* 12288 x 12288 (192 slices): 96 tiles at n = 128 and 256 (a wave 73 % full), 192 at n = 512 (1.45 waves) */
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 128, 128, 132, big, big), 132);
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 256, 256, 132, big, big), 132);
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 512, 256, 132, big, big), 132);
+    /* 4096 x 4096, n = 256: 32 tiles in 4 splits fill 97 % of the wave: none */
+    EXPECT_EQ(macko_tiles_wg_stream(4096, 256, 256, 256, 132, big, big), 0);
+    /* width 64, or too few slices for 8 a block, or nothing at all: none */
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 64, 64, 132, big, big), 0);
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 8, 128, 128, 132, big, big), 0);
+    EXPECT_EQ(macko_tiles_wg_stream(1, 1, 1, 256, 132, big, big), 0);
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 0, 128, 128, 132, big, big), 0);
+    /* the workspace: two partial tiles of 128 x 128 floats per block; one counter per tile */
+    EXPECT_EQ(macko_tiles_wg_stream_ws_floats(132, 128), INT64_C(2) * 132 * 128 * 128);
+    EXPECT_EQ(macko_tiles_wg_stream_ws_floats(0, 256), 0);
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 128, 128, 132, INT64_C(2) * 132 * 128 * 128, 96), 132);
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 128, 128, 132, INT64_C(2) * 132 * 128 * 128 - 1, big), 0);
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 128, 128, 132, big, 95), 0);
+    /* a wave of a GPU with more SMs */
+    EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 128, 128, 144, big, big), 144);
 }
 
 /* The fused product's C-tile width by n: 64 up to 64 columns, 128 up to 128, 256 beyond; and the wave test of the
