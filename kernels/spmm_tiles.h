@@ -71,12 +71,12 @@ int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs,
 #define MACKO_TILES_PANEL_N_WG 2048
 
 /* The fused wgmma product (spmm_tiles_wg.cu, sm_90a; compute capability 9.0 only): each block decodes the records it
- * needs straight into the register operand of wgmma (128 x BN tiles of C, BN = 64, 128 or 256; K-slices of 64
- * columns), no dense panel in memory. Needs B with unit element stride, 16-byte aligned, ldb a multiple of 8 (a
- * tensor map), and C with unit element stride. Uses a->k (B, C, n, scalars, stream), bands / tcols / offs / stream,
- * wg_bn, splits (blocks along K; splits > 1 needs ws / counters of the sizes below), stream_blocks (stream-K, widths
- * 128 and 256: ws / counters of macko_tiles_wg_stream_ws_floats and one per tile; splits unused). prepare: sets the shared-memory
- * sizes of its kernels on the current device (at upload); ready: 1 when the driver's tensor-map encoder was found. */
+ * needs straight into the register operand of wgmma (128 x BN tiles of C, BN = 64, 128 or 256; K-slices of 64 columns),
+ * no dense panel in memory. Needs B with unit element stride, 16-byte aligned, ldb a multiple of 8 (a tensor map), and
+ * C with unit element stride. Uses a->k (B, C, n, scalars, stream), bands / tcols / offs / stream, wg_bn, splits
+ * (blocks along K; splits > 1 needs ws / counters of the sizes below), stream_blocks (stream-K, widths 128 and 256: ws
+ * / counters of macko_tiles_wg_stream_ws_floats and one per tile; splits unused). prepare: sets the shared-memory sizes
+ * of its kernels on the current device (at upload); ready: 1 when the driver's tensor-map encoder was found. */
 int macko_tiles_wg_prepare(int bf16);
 int macko_tiles_wg_ready(void);
 int macko_tiles_wg_spmm(const macko_tiles_args *a);

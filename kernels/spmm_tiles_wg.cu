@@ -22,15 +22,16 @@
  *
  * Split K (grid.y = splits; macko_tiles_wg_splits): a block writes its fp32 tile to the workspace; the last
  * block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order, so results do not depend
- * on the order of arrival. It sums them into the C tile in shared memory (eight 16-byte loads in flight per thread)
- * and writes C from there as an unsplit block does.
- * Stream-K (widths 128 and 256; macko_tiles_args.stream_blocks = G, macko_tiles_wg_stream): the grid is G blocks
- * (one wave) and block b takes the K-slices [b I / G, (b + 1) I / G) of the I = tiles x nk slices in tile order. A
- * block computes the part of each tile its range holds (a "unit"); a tile it holds whole it writes as above, a part of
- * one goes to the workspace (slot 2b for the tile its range starts in, 2b + 1 for the one it ends in), and the last of
- * the tile's blocks to arrive sums the parts in block order. Between units the producer waits (mbarrier "epi") until
- * the consumers' epilogue has left the ring, which holds the C tile. Where one block per tile and split would leave
- * much of a wave idle (12288^2 at n = 128: 96 tiles on 132 SMs), the SMs finish together. An element whose sum is NaN (a zero of the tile times an Inf of B) is recomputed exactly
+ * on the order of arrival; it sums them piece by piece as it writes C.
+ * Stream-K (widths 128 and 256; macko_tiles_args.stream_blocks = G, macko_tiles_wg_stream; the template instance
+ * SK = true): the grid is G blocks (one wave) and block b takes the K-slices [b I / G, (b + 1) I / G) of the
+ * I = tiles x nk slices in tile order. A block computes the part of each tile its range holds (a "unit"); a tile it
+ * holds whole it writes as above, a part of one goes to the workspace (slot 2b for the tile its range starts in,
+ * 2b + 1 for the one it ends in), and the last of the tile's blocks to arrive sums the parts in block order into the
+ * C tile in shared memory (eight 16-byte loads in flight per thread) and writes C from there. Between units the
+ * producer waits (mbarrier "epi") until the consumers' epilogue has left the ring, which holds the C tile. Where one
+ * block per tile and split would leave much of a wave idle (12288^2 at n = 128: 96 tiles on 132 SMs), the SMs finish
+ * together. An element whose sum is NaN (a zero of the tile times an Inf of B) is recomputed exactly
  * over the row's stored nonzeros, as in the panel GEMMs. No allocation; bitwise reproducible and graph-capturable
  * (the tensor map is a kernel parameter). */
 #include "spmm_panel.cuh"
@@ -124,7 +125,8 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
     const uint32_t epi = bars + 2 * kStages * 8 + kOffRing * 256; /* stream-K: the consumers' epilogue is done */
 
     /* This block's slices: a range [it0, it1) of the tiles x nk slices taken tile by tile (a "unit" is the part of the
-     * range in one tile). One block per tile and split (grid.y), or stream-K: block b takes [b I / G, (b + 1) I / G). */
+     * range in one tile). One block per tile and split (grid.y), or stream-K: block b takes
+     * [b I / G, (b + 1) I / G). */
     const int nk = w.nk;
     constexpr bool sk = SK;
     static_assert(!SK || BN != 64, "stream-K for widths 128 and 256 (width 64 has no registers to spare: 96 a thread)");
@@ -436,7 +438,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
                 w.counters[t] = 0; /* for the next call on the stream */
         }
         u = ue;
-        if (sk && u < it1) { /* the ring goes back to the producer for the next unit (generic writes before async ones) */
+        if (sk && u < it1) { /* the ring back to the producer for the next unit (generic writes before async ones) */
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             mbar_arrive(epi);
         }
@@ -631,12 +633,12 @@ extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int
 {
     /* Blocks along K while they fit one wave (the blocks one SM holds at this width, times the SMs), each split at
      * least 8 K-slices, within the workspace. Splitting a grid of width 256 into more than a wave did not pay (12288 x
-     * 12288, H100: 96 tiles in 4 splits 231 us against 206 us unsplit at n = 128, 192 tiles in 2 splits 535 against
-     * 509 us at n = 512: the partial tiles' traffic and the pipeline fills outweigh the fuller wave).
-     * Width 64 where that leaves more than 5 % of the wave empty, or its blocks run up to a quarter of a wave past it:
-     * 4 splits (at least 8 slices each, within the workspace). Measured on the three quick shapes where this applies (session 13, n = 32 / 64): 12288^2 113 / 114
-     * us against 140 / 144 with the wave's 2 splits, 28672 x 8192 168 / 173 against 175 / 181 unsplit, 36864 x 12288
-     * 302 / 308 against 378 / 427 unsplit; 3, 6 and 8 splits were slower than 4 on all three. */
+     * 12288, H100: 96 tiles in 4 splits 231 us against 206 us unsplit at n = 128, 192 tiles in 2 splits 535 against 509
+     * us at n = 512: the partial tiles' traffic and the pipeline fills outweigh the fuller wave). Width 64 where that
+     * leaves more than 5 % of the wave empty, or its blocks run up to a quarter of a wave past it: 4 splits (at least 8
+     * slices each, within the workspace). Measured on the three quick shapes where this applies (session 13, n = 32 /
+     * 64): 12288^2 113 / 114 us against 140 / 144 with the wave's 2 splits, 28672 x 8192 168 / 173 against 175 / 181
+     * unsplit, 36864 x 12288 302 / 308 against 378 / 427 unsplit; 3, 6 and 8 splits were slower than 4 on all three. */
     bn = bn_of(bn);
     const int64_t wave = (int64_t)sm_count * macko_tiles_wg_blocks_per_sm(bn);
     const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn), nk = (tcols + 3) / 4;
@@ -659,11 +661,11 @@ extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int
 extern "C" int macko_tiles_wg_stream(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
                                      int64_t counters)
 {
-    /* Stream-K (widths 128 and 256) where one block per tile and split leaves a wave part empty: a wave of blocks shares the tiles x nk
-     * K-slices evenly. A model in slices per block: split K (the rule above) takes ceil(blocks / wave) waves of
-     * ceil(nk / splits) slices; stream-K ceil(tiles nk / wave) slices plus kSkFix for the partial tiles' traffic and
-     * the second pipeline start. Taken where the model gives at most kSkGain of split K's time, every block has at
-     * least 8 slices, and the workspace holds two partial tiles per block and one counter per tile. */
+    /* Stream-K (widths 128 and 256) where one block per tile and split leaves a wave part empty: a wave of blocks
+     * shares the tiles x nk K-slices evenly. A model in slices per block: split K (the rule above) takes ceil(blocks /
+     * wave) waves of ceil(nk / splits) slices; stream-K ceil(tiles nk / wave) slices plus kSkFix for the partial tiles'
+     * traffic and the second pipeline start. Taken where the model gives at most kSkGain of split K's time, every block
+     * has at least 8 slices, and the workspace holds two partial tiles per block and one counter per tile. */
     constexpr int64_t kSkFix = 8, kSkGain = 90; /* percent */
     bn = bn_of(bn);
     const int64_t wave = (int64_t)(sm_count < 1 ? 1 : sm_count) * macko_tiles_wg_blocks_per_sm(bn);
