@@ -75,7 +75,7 @@ static void usage(FILE *f)
             "                     of largest sum |a| over the group are kept\n"
             "  --nm-path gen|simt|sp24|sp24wg\n"
             "                     --kind nm: force the N:M kernel for every n (test-only plan override)\n"
-            "  --nm-cfg K         with --nm-path sp24 or sp24wg: that kernel's configuration K for every n\n"
+            "  --nm-cfg K         with --nm-path sp24, sp24wg or simt: that kernel's configuration K for every n\n"
             "                     (SP24: 0..10, tile shapes; SP24WG: 0 one fragment set, 1 two, 2 two with the\n"
             "                     units by tensor maps)\n"
             "  (--shapes nm-square: the NM-SpMM paper's square sizes, %s)\n"
@@ -406,8 +406,9 @@ Config parse_args(int argc, char **argv)
     } else if (cfg.nm_path != 0 || cfg.check_generator) {
         die("--nm-path and --check-nm-generator need --kind nm");
     }
-    if (cfg.nm_cfg != 0 && cfg.nm_path != MACKO_NM_PATH_SP24 && cfg.nm_path != MACKO_NM_PATH_SP24WG)
-        die("--nm-cfg needs --nm-path sp24 or sp24wg");
+    if (cfg.nm_cfg != 0 && cfg.nm_path != MACKO_NM_PATH_SP24 && cfg.nm_path != MACKO_NM_PATH_SP24WG &&
+        cfg.nm_path != MACKO_NM_PATH_SIMT)
+        die("--nm-cfg needs --nm-path sp24, sp24wg or simt");
     if (cfg.threads == 0)
         cfg.threads = (int)std::max(1u, std::thread::hardware_concurrency());
     return cfg;

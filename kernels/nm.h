@@ -5,9 +5,11 @@
  * - GEN: any pattern and type. One warp per row and column tile: the lanes walk the row's kept values, each finds its
  *   column from the group's position byte and skips zero values, so padding never meets B. fp32 accumulation (fp64
  *   for fp64).
- * - SIMT: fp32, v >= 8. Blocked like a SIMT SGEMM (128 x 128
- *   block tile, 8 x 8 per thread): the dense 32-row piece of B is staged in shared memory and every kept value
- *   multiplies the B row its position selects, so the multiply-adds are those of a GEMM with K' = K * n / m.
+ * - SIMT: fp32, v >= 8. Blocked like a SIMT SGEMM (128 x 128 block tile, 8 x 8 per thread): per step of 64 (or 32)
+ *   columns of A the rows' kept values and B's dense piece are copied by cp.async two steps ahead and transposed in
+ *   shared memory one step ahead; every kept value multiplies the B row its position selects (a byte offset per slot
+ *   and group), so the multiply-adds are those of a GEMM with K' = K * n / m. Configuration 1 (override only): 128 x
+ *   64 tiles, three blocks per SM.
  * - SP24: the SP24 device layout (m == 4, n <= 2, fp16/bf16): mma.sp m16n8k32 on the sparse tensor cores; the values
  *   are stored in the instruction's A-fragment order and the positions as its metadata, so the kernel decodes nothing.
  *   Split K through the handle's workspace with a finishing launch that adds the partials in split order.
@@ -48,6 +50,10 @@ int macko_nm_sp24_configs(void); /* how many configurations there are */
 int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats);
 /* 1 when the SIMT path can run this pattern (fp32 checked by the caller). */
 int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept);
+/* SIMT's configuration for the pattern (nn of mm) and n columns (0: 128 x 128 tiles of 256 threads, one block per
+ * SM; 1: 128 x 64 tiles of 128 threads, three per SM) and how many there are (macko_nm_args.cfg). Pure. */
+int macko_nm_simt_config(int nn, int mm, int64_t n);
+int macko_nm_simt_configs(void);
 /* Raises the SP24 kernels' dynamic shared-memory limit on the current device (once per upload). cudaError_t. */
 int macko_nm_prepare(void);
 /* Launches the product (and the finishing launch). Returns the cudaError_t (0 = success). */

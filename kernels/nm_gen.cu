@@ -141,11 +141,27 @@ template <typename T, int NT> __global__ void __launch_bounds__(kGenWarps * 32, 
 }
 
 /* ---- SIMT: fp32, blocked */
-constexpr int kBM = 128, kBN = 128, kKB = 32, kST = 256;
-constexpr int kAP = kBM + 4; /* floats per staged slot row of A */
-constexpr int kBPs = kBN + 4;
+constexpr int kBM = 128;
 constexpr int kMaxGroups = kBM / 8;
-constexpr int simt_smem() { return 2 * (kKB * kAP + kKB * kBPs) * 4 + 2 * kMaxGroups * kKB; }
+constexpr int kCP = kBM + 4; /* floats per column of the C tile staged for the epilogue */
+
+/* Geometry of the SIMT kernel: S4 slots per row and step (a multiple of 4), BN columns of C per block (128: 256
+ * threads, one block per SM; 64: 128 threads, three blocks per SM where the shared memory allows), KB columns of A
+ * per step (32 or 64); and its shared memory (two stages of each buffer). */
+template <int S4, int BN, int KB> struct Simt {
+    static constexpr int nt = 2 * BN;       /* threads: 16 rows of threads x BN / 8 columns of threads, 8 x 8 each */
+    static constexpr int bp = BN + 4;       /* floats per row of the transposed B: (BN + 4) / 4 = 1 mod 8 units */
+    static constexpr int upc = KB / 4;      /* 16-byte units per column of B's piece */
+    static constexpr int sa = (S4 / 4) % 2 ? S4 : S4 + 4; /* floats per row of A as read: an odd number of units */
+    static constexpr int ar = kBM * sa;     /* A as read: [row][slot], the rows' kept values of the step as stored */
+    static constexpr int at = S4 * kBM;     /* A transposed: [slot][row] */
+    static constexpr int r = BN * KB;       /* B as read: [column][k], 16-byte units swizzled by column / 4 */
+    static constexpr int t = KB * bp;       /* B transposed: [k][column] */
+    static constexpr int o = kMaxGroups * S4; /* [group][slot]: byte offset in t of the B row the slot selects */
+    static constexpr int main_bytes = (2 * (ar + at + r + t + o) + S4) * 4;
+    static constexpr int c_bytes = BN * kCP * 4;
+    static constexpr int bytes = main_bytes > c_bytes ? main_bytes : c_bytes;
+};
 
 /* The exact sum of row r times column j over the row's nonzero values in column order (replaces a NaN sum). */
 __device__ __forceinline__ float gen_row_dot(const G<float> &p, int64_t r, int64_t j)
@@ -161,23 +177,44 @@ __device__ __forceinline__ float gen_row_dot(const G<float> &p, int64_t r, int64
     return acc;
 }
 
-/* Block: 128 rows x 128 columns of C, 256 threads of 8 x 8 (rows 8*ty.., columns 4*tx.. and 64 + 4*tx..). Per step of
- * 32 columns of B (32/m windows, S = n*32/m kept values per row) the block stages S x 128 values of A (transposed),
- * the 32 x 128 piece of B and the groups' positions as offsets 0..31; a thread's 8 rows share one group (v >= 8), so
- * each kept value costs two 16-byte loads of A, two of B and one position byte per 64 multiply-adds. Global loads for
- * the next step go to registers while this step is multiplied. */
-template <bool VEC, bool VA> __global__ void __launch_bounds__(kST, 1) simt_kernel(const G<float> p)
+static __device__ __forceinline__ void cp_async4(uint32_t dst, const void *src)
 {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
+static __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+
+/* Block: 128 rows x BN columns of C; 2*BN threads of 8 x 8 (rows 8*ty.., columns 4*tx.. and BN/2 + 4*tx..), a warp
+ * 4 threads down by 8 along. A step is KB columns of A (KB/m windows, S = n*KB/m kept values per row, padded to S4
+ * with zero values that select B row 0). Per step, with one barrier:
+ * - A's 128 x S values and B's KB x BN piece are copied as stored (cp.async; A [row][slot], B 16-byte units along k
+ *   per column, swizzled) two steps ahead of their use, and transposed in shared memory one step ahead (A to
+ *   [slot][row]: one 16-byte load and four 4-byte stores per unit; B to [k][column]: 4 x 4 blocks, four 16-byte loads
+ *   and stores; all conflict-free);
+ * - per group of rows and slot, the byte offset of the B row the slot selects (from the group's position bytes).
+ * A thread's 8 rows share one group (v >= 8). Per slot it loads 2 x 16 bytes of A and 2 x 16 bytes of B for 64
+ * multiply-adds, and per 4 slots the 4 offsets. Global addresses advance by pointer per step. */
+template <int S4, int BN, int KB>
+__global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G<float> p)
+{
+    using Z = Simt<S4, BN, KB>;
+    constexpr int kST = Z::nt, kBP = Z::bp, kTX = BN / 8, kU = Z::upc; /* threads, B row stride, threads along */
     extern __shared__ __align__(16) float fsm[];
-    float *As = fsm;                      /* [2][kKB][kAP] */
-    float *Bs = fsm + 2 * kKB * kAP;      /* [2][kKB][kBPs] */
-    uint8_t *Ps = reinterpret_cast<uint8_t *>(Bs + 2 * kKB * kBPs); /* [2][kMaxGroups][kKB] */
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-    const int64_t row0 = (int64_t)blockIdx.x * kBM, col0 = (int64_t)blockIdx.y * kBN;
+    float *As = fsm;                                        /* [2][Z::ar] */
+    float *Ats = As + 2 * Z::ar;                            /* [2][Z::at] */
+    float *Rs = Ats + 2 * Z::at;                            /* [2][Z::r] */
+    float *Ts = Rs + 2 * Z::r;                              /* [2][Z::t] */
+    int *Os = reinterpret_cast<int *>(Ts + 2 * Z::t);       /* [2][Z::o] */
+    int *Ws = Os + 2 * Z::o; /* [S4]: first column in the step of slot ss's window, -1 for padding slots */
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int tx = (warp % (kTX / 8)) * 8 + (lane & 7), ty = (warp / (kTX / 8)) * 4 + (lane >> 3);
+    const int64_t row0 = (int64_t)blockIdx.x * kBM, col0 = (int64_t)blockIdx.y * BN;
     float alpha, beta;
     scalars(p, alpha, beta);
-    if (alpha == 0.0f) {
-        for (int e = tid; e < kBM * kBN; e += kST) {
+    if (alpha == 0.0f) { /* (the scalars are read again for the epilogue: fewer registers live in the loop) */
+        for (int e = tid; e < kBM * BN; e += kST) {
             const int64_t r = row0 + e % kBM, j = col0 + e / kBM;
             if (r < p.rows && j < p.n) {
                 float *cp = p.c + r * p.incc + j * p.ldc;
@@ -186,95 +223,134 @@ template <bool VEC, bool VA> __global__ void __launch_bounds__(kST, 1) simt_kern
         }
         return;
     }
-    const int S = p.nn * 32 / p.mm;          /* kept values per row per step */
-    const int S4 = (S + 3) & ~3;             /* ... padded with zero values to whole position words */
-    const int64_t steps = (p.cols + 31) / 32;
-    const int groups_blk = kBM / p.vv;       /* v >= 8: at most 16 */
+    const int S = p.nn * KB / p.mm; /* kept values per row per step */
+    const int steps = (int)((p.cols + KB - 1) / KB);
     const int64_t g0 = row0 / p.vv;
     const int64_t G = (p.rows + p.vv - 1) / p.vv;
-    const int a4 = VA ? S / 4 : S;           /* loads (float4, or floats) per row per step */
+    const int groups = (int)(G - g0 < kBM / p.vv ? G - g0 : kBM / p.vv); /* groups of rows in this block */
+    const uint32_t sbase = (uint32_t)__cvta_generic_to_shared(fsm);
+    if (tid < S4)
+        Ws[tid] = tid < S ? (tid / p.nn) * p.mm : -1;
 
-    float4 ra[4];
-    float4 rb[4];
-    uint8_t rp[2];
-    auto gload = [&](int64_t st) {
-        const int64_t k0 = st * 32;
+    /* A: kTR threads per row; thread takes the 4-slot chunks (tid % kTR) + kTR*i of row tid / kTR */
+    constexpr int kTR = kST / kBM, kAL = (S4 / 4 + kTR - 1) / kTR;
+    const bool va = ((p.kept | (int64_t)S) & 3) == 0 && ((uintptr_t)p.vals & 15) == 0;
+    const int arow = tid / kTR, ach = 4 * (tid % kTR);
+    const bool avalid = row0 + arow < p.rows;
+    const float *aptr = p.vals + (avalid ? (row0 + arow) * p.kept : 0) + ach; /* advances by S per step */
+    /* B as read: columns tid / kU + kBC*i (i < bcols), 16-byte unit tid % kU (k = 4 * unit ..) */
+    constexpr int kBC = kST / kU, kBPASS = BN / kBC;
+    const int bcol = tid / kU, bq = tid % kU;
+    const bool bvec = p.incb == 1 && (p.ldb & 3) == 0 && ((uintptr_t)p.b & 15) == 0;
+    const int64_t bleft = p.n - col0 - bcol;
+    const int bcols = bleft <= 0 ? 0 : bleft > (int64_t)(kBPASS - 1) * kBC ? kBPASS : (int)((bleft + kBC - 1) / kBC);
+    const float *bptr = p.b + (bcols > 0 ? (col0 + bcol) * p.ldb : 0); /* column bcol, row 0 of the step */
+    const int64_t bstride = (int64_t)kBC * p.ldb;
+    const uint8_t *optr = p.pos + (groups > 0 ? g0 * p.kept : 0);   /* the block's first group, slot 0 of the step */
+
+    constexpr int kOE = (kMaxGroups * S4 + kST - 1) / kST; /* offset entries per thread */
+    int ro[kOE];
+    auto load_a = [&](int buf, int st) { /* A(st) into stage buf; aptr at step st */
+        const int64_t left = p.kept - (int64_t)st * S; /* slots of the row from this step's first on */
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int f = tid + i * kST;
-            ra[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (VA && f < kBM * a4) {
-                const int rr = f / a4, q = f % a4;
-                if (row0 + rr < p.rows && st * S + q * 4 < p.kept)
-                    ra[i] = *reinterpret_cast<const float4 *>(p.vals + (row0 + rr) * p.kept + st * S + q * 4);
-            }
-        }
+        for (int i = 0; i < kAL; i++) {
+            const int sl = ach + 4 * kTR * i; /* first slot of the chunk */
+            if (sl >= S4)
+                continue;
+            const int dst = buf * Z::ar + arow * Z::sa + sl;
+            const uint32_t d = sbase + (uint32_t)dst * 4u;
+            if (va) {
+                if (avalid && sl < S && sl < left)
+                    cp_async16(d, aptr + 4 * kTR * i);
+                else
+                    *reinterpret_cast<float4 *>(As + dst) = make_float4(0.f, 0.f, 0.f, 0.f);
+            } else {
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int f = tid + i * kST;
-            const int cc = f % kBN, kq = (f / kBN) * 4;
-            const int64_t j = col0 + cc, k = k0 + kq;
-            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (j < p.n) {
-                const float *bp = p.b + j * p.ldb;
-                if (VEC && k + 3 < p.cols) {
-                    v = *reinterpret_cast<const float4 *>(bp + k);
-                } else {
-                    if (k < p.cols) v.x = bp[k * p.incb];
-                    if (k + 1 < p.cols) v.y = bp[(k + 1) * p.incb];
-                    if (k + 2 < p.cols) v.z = bp[(k + 2) * p.incb];
-                    if (k + 3 < p.cols) v.w = bp[(k + 3) * p.incb];
+                for (int e = 0; e < 4; e++) {
+                    if (avalid && sl + e < S && sl + e < left)
+                        cp_async4(d + 4u * e, aptr + 4 * kTR * i + e);
+                    else
+                        As[dst + e] = 0.0f;
                 }
             }
-            rb[i] = v;
         }
+        aptr += S;
+    };
+    auto load_b = [&](int buf, int st) { /* B(st) as read into stage buf; bptr at step st */
+        const int64_t k = (int64_t)st * KB + 4 * bq;
+        const bool whole = bvec && (int64_t)st * KB + KB <= p.cols;
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            const int f = tid + i * kST;
-            rp[i] = 0;
-            if (f < groups_blk * S4) {
-                const int gi = f / S4, ss = f % S4;
-                if (ss < S && g0 + gi < G && st * S + ss < p.kept)
-                    rp[i] = (uint8_t)((ss / p.nn) * p.mm + p.pos[(g0 + gi) * p.kept + st * S + ss]);
+        for (int i = 0; i < kBPASS; i++) {
+            const int col = bcol + kBC * i;
+            const int u = col * kU + (bq ^ ((col >> 2) & 7));
+            float *d = Rs + buf * Z::r + 4 * u;
+            if (i >= bcols) {
+                *reinterpret_cast<float4 *>(d) = make_float4(0.f, 0.f, 0.f, 0.f);
+                continue;
             }
+            const float *src = bptr + i * bstride;
+            if (whole || (bvec && k + 4 <= p.cols)) {
+                cp_async16(sbase + (uint32_t)((d - fsm) * 4), src + 4 * bq);
+            } else { /* a partial unit, or B not 16-byte aligned: plain loads, zeros past the last column */
+                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (k < p.cols) v.x = src[k * p.incb - (int64_t)st * KB * p.incb];
+                if (k + 1 < p.cols) v.y = src[(k + 1) * p.incb - (int64_t)st * KB * p.incb];
+                if (k + 2 < p.cols) v.z = src[(k + 2) * p.incb - (int64_t)st * KB * p.incb];
+                if (k + 3 < p.cols) v.w = src[(k + 3) * p.incb - (int64_t)st * KB * p.incb];
+                *reinterpret_cast<float4 *>(d) = v;
+            }
+        }
+        bptr += (int64_t)KB * p.incb;
+    };
+    auto load_o = [&](int st) { /* offsets(st) into registers; optr at step st */
+        const int64_t left = p.kept - (int64_t)st * S;
+#pragma unroll
+        for (int e = 0; e < kOE; e++) {
+            const int f = tid + e * kST, g = f / S4, ss = f % S4;
+            const int w = Ws[ss];
+            ro[e] = 0;
+            if (w >= 0 && g < groups && ss < left)
+                ro[e] = (w + (int)__ldg(optr + g * p.kept + ss)) * (kBP * 4);
+        }
+        optr += S;
+    };
+    auto store_o = [&](int buf) {
+#pragma unroll
+        for (int e = 0; e < kOE; e++) {
+            const int f = tid + e * kST;
+            if (f < Z::o)
+                Os[buf * Z::o + f] = ro[e];
         }
     };
-    auto sstore = [&](int buf, int64_t sstep) {
-        float *as = As + buf * kKB * kAP;
-        float *bs = Bs + buf * kKB * kBPs;
-        uint8_t *ps = Ps + buf * kMaxGroups * kKB;
-        if (!VA) /* rows not 16-byte aligned: plain loads, straight into shared memory */
-            for (int f = tid; f < kBM * S4; f += kST) {
-                const int rr = f / S4, ss = f % S4;
-                const int64_t sl = sstep * S + ss;
-                as[ss * kAP + rr] =
-                    ss < S && row0 + rr < p.rows && sl < p.kept ? p.vals[(row0 + rr) * p.kept + sl] : 0.0f;
-            }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int f = tid + i * kST;
-            if (VA && f < kBM * a4) {
-                const int rr = f / a4, q = f % a4;
-                as[(q * 4 + 0) * kAP + rr] = ra[i].x;
-                as[(q * 4 + 1) * kAP + rr] = ra[i].y;
-                as[(q * 4 + 2) * kAP + rr] = ra[i].z;
-                as[(q * 4 + 3) * kAP + rr] = ra[i].w;
-            }
+    /* A from [row][slot] to [slot][row]: per 16-byte unit (a warp's 32 consecutive rows) one load, four stores */
+    auto transpose_a = [&](int buf) {
+        for (int c = tid; c < kBM * (S4 / 4); c += kST) {
+            const int row = c % kBM, sq = c / kBM;
+            const float4 v = *reinterpret_cast<const float4 *>(As + buf * Z::ar + row * Z::sa + 4 * sq);
+            float *t = Ats + buf * Z::at + 4 * sq * kBM + row;
+            t[0 * kBM] = v.x;
+            t[1 * kBM] = v.y;
+            t[2 * kBM] = v.z;
+            t[3 * kBM] = v.w;
         }
+    };
+    /* B: thread (column quad tid % (BN/4), k quads tid / (BN/4) + 8*j): 4 x 4 blocks from Rs[buf] to Ts[buf] */
+    auto transpose_b = [&](int buf) {
+        const int cq = tid % (BN / 4);
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int f = tid + i * kST;
-            const int cc = f % kBN, kq = (f / kBN) * 4;
-            bs[(kq + 0) * kBPs + cc] = rb[i].x;
-            bs[(kq + 1) * kBPs + cc] = rb[i].y;
-            bs[(kq + 2) * kBPs + cc] = rb[i].z;
-            bs[(kq + 3) * kBPs + cc] = rb[i].w;
-        }
+        for (int j = 0; j < KB / 32; j++) {
+            const int kq = tid / (BN / 4) + 8 * j;
+            float4 v[4];
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            const int f = tid + i * kST;
-            if (f < groups_blk * S4)
-                ps[(f / S4) * kKB + f % S4] = rp[i];
+            for (int r = 0; r < 4; r++) {
+                const int col = 4 * cq + r;
+                v[r] = *reinterpret_cast<const float4 *>(Rs + buf * Z::r + 4 * (col * kU + (kq ^ (cq & 7))));
+            }
+            float *t = Ts + buf * Z::t + 4 * kq * kBP + 4 * cq;
+            *reinterpret_cast<float4 *>(t + 0 * kBP) = make_float4(v[0].x, v[1].x, v[2].x, v[3].x);
+            *reinterpret_cast<float4 *>(t + 1 * kBP) = make_float4(v[0].y, v[1].y, v[2].y, v[3].y);
+            *reinterpret_cast<float4 *>(t + 2 * kBP) = make_float4(v[0].z, v[1].z, v[2].z, v[3].z);
+            *reinterpret_cast<float4 *>(t + 3 * kBP) = make_float4(v[0].w, v[1].w, v[2].w, v[3].w);
         }
     };
 
@@ -286,26 +362,51 @@ template <bool VEC, bool VA> __global__ void __launch_bounds__(kST, 1) simt_kern
             acc[i][j] = 0.0f;
     const int gi = ty * 8 / p.vv;
 
-    gload(0);
-    sstore(0, 0);
+    /* prologue: A(0), O(0), B(0) as read; A(0), B(0) transposed; A(1), B(1) as read */
+    __syncthreads(); /* Ws */
+    load_a(0, 0);
+    load_b(0, 0);
+    load_o(0);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    store_o(0);
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();
-    for (int64_t st = 0; st < steps; st++) {
-        const int buf = (int)(st & 1);
-        if (st + 1 < steps)
-            gload(st + 1);
-        const float *as = As + buf * kKB * kAP + ty * 8;
-        const float *bs = Bs + buf * kKB * kBPs + tx * 4;
-        const uint32_t *pw = reinterpret_cast<const uint32_t *>(Ps + buf * kMaxGroups * kKB + gi * kKB);
-        /* four positions per shared load, so the B loads of a group of four kept values do not wait on one another */
-        for (int w = 0; w < S4 / 4; w++) {
-            const uint32_t word = pw[w];
+    transpose_a(0);
+    transpose_b(0);
+    if (steps > 1) {
+        load_a(1, 1);
+        load_b(1, 1);
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();
+    /* top of step st: Ats/Ts/Os[st & 1] hold step st, As/Rs[(st + 1) & 1] hold A and B of step st + 1 as read */
+    for (int st = 0; st < steps; st++) {
+        const int buf = st & 1, nxt = buf ^ 1;
+        const bool more = st + 1 < steps;
+        if (more) {
+            transpose_a(nxt);
+            transpose_b(nxt);
+            if (st + 2 < steps) {
+                load_a(buf, st + 2);
+                load_b(buf, st + 2);
+            }
+            load_o(st + 1);
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+        }
+        const float *as = Ats + buf * Z::at + ty * 8;
+        const char *bs = reinterpret_cast<const char *>(Ts + buf * Z::t + tx * 4);
+        const int *os = Os + buf * Z::o + gi * S4;
+#pragma unroll(BN == 128 ? S4 / 4 : 1)
+        for (int q4 = 0; q4 < S4 / 4; q4++) {
+            const int4 o4 = *reinterpret_cast<const int4 *>(os + 4 * q4);
+            const int oo[4] = {o4.x, o4.y, o4.z, o4.w};
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int ss = w * 4 + e, kk = (int)((word >> (8 * e)) & 0xFFu);
-                const float4 a0 = *reinterpret_cast<const float4 *>(as + ss * kAP);
-                const float4 a1 = *reinterpret_cast<const float4 *>(as + ss * kAP + 4);
-                const float4 b0 = *reinterpret_cast<const float4 *>(bs + kk * kBPs);
-                const float4 b1 = *reinterpret_cast<const float4 *>(bs + kk * kBPs + 64);
+                const float4 a0 = *reinterpret_cast<const float4 *>(as + (4 * q4 + e) * kBM);
+                const float4 a1 = *reinterpret_cast<const float4 *>(as + (4 * q4 + e) * kBM + 4);
+                const float4 b0 = *reinterpret_cast<const float4 *>(bs + oo[e]);
+                const float4 b1 = *reinterpret_cast<const float4 *>(bs + oo[e] + BN / 2 * 4);
                 const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
                 const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -315,21 +416,31 @@ template <bool VEC, bool VA> __global__ void __launch_bounds__(kST, 1) simt_kern
                         acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
             }
         }
-        if (st + 1 < steps) {
-            sstore(buf ^ 1, st + 1);
+        if (more) {
+            store_o(nxt);
+            asm volatile("cp.async.wait_all;\n" ::: "memory");
         }
         __syncthreads();
     }
+    /* the tile through shared memory (free after the last barrier), then written a column at a time */
+    float *Cs = fsm; /* [column][row], kCP floats per column */
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const int64_t r = row0 + ty * 8 + i;
-        if (r >= p.rows)
-            continue;
+    for (int j = 0; j < 8; j++) {
+        float *cc = Cs + (j < 4 ? tx * 4 + j : BN / 2 + tx * 4 + j - 4) * kCP + ty * 8;
+        *reinterpret_cast<float4 *>(cc) = make_float4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
+        *reinterpret_cast<float4 *>(cc + 4) = make_float4(acc[4][j], acc[5][j], acc[6][j], acc[7][j]);
+    }
+    __syncthreads();
+    scalars(p, alpha, beta);
+    for (int cl = warp; cl < BN; cl += kST / 32) {
+        const int64_t col = (int64_t)blockIdx.y * BN + cl;
+        if (col >= p.n)
+            break;
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const int64_t col = col0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
-            if (col < p.n) {
-                float v = acc[i][j];
+        for (int h = 0; h < kBM / 32; h++) {
+            const int64_t r = (int64_t)blockIdx.x * kBM + h * 32 + lane;
+            if (r < p.rows) {
+                float v = Cs[cl * kCP + h * 32 + lane];
                 if (isnan(v))
                     v = gen_row_dot(p, r, col);
                 put_c(p, r, col, v, alpha, beta);
@@ -397,32 +508,83 @@ template <typename T> cudaError_t gen_run(const macko_nm_args *a)
     return gen_launch<T, 8>(p, st);
 }
 
-cudaError_t simt_run(const macko_nm_args *a)
+template <int S4, int BN, int KB> cudaError_t simt_launch(const G<float> &p, cudaStream_t st)
 {
-    const G<float> p = make<float>(a);
-    const cudaStream_t st = (cudaStream_t)a->k.stream;
-    const bool vec = p.incb == 1 && p.ldb % 4 == 0 && ((uintptr_t)p.b & 15) == 0;
-    const int64_t chunk = (int64_t)65535 * kBN;
+    const int64_t chunk = (int64_t)65535 * BN;
     for (int64_t j0 = 0; j0 < p.n; j0 += chunk) {
         G<float> q = p;
         q.n = p.n - j0 < chunk ? p.n - j0 : chunk;
         q.b = p.b + j0 * p.ldb;
         q.c = p.c + j0 * p.ldc;
-        const dim3 grid((unsigned)((p.rows + kBM - 1) / kBM), (unsigned)((q.n + kBN - 1) / kBN));
-        const bool va = p.kept % 4 == 0 && (p.nn * 32 / p.mm) % 4 == 0;
-        if (vec && va)
-            simt_kernel<true, true><<<grid, kST, simt_smem(), st>>>(q);
-        else if (vec)
-            simt_kernel<true, false><<<grid, kST, simt_smem(), st>>>(q);
-        else if (va)
-            simt_kernel<false, true><<<grid, kST, simt_smem(), st>>>(q);
-        else
-            simt_kernel<false, false><<<grid, kST, simt_smem(), st>>>(q);
+        const dim3 grid((unsigned)((p.rows + kBM - 1) / kBM), (unsigned)((q.n + BN - 1) / BN));
+        simt_kernel<S4, BN, KB><<<grid, 2 * BN, Simt<S4, BN, KB>::bytes, st>>>(q);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return e;
     }
     return cudaSuccess;
+}
+
+/* The instances: configuration 0 (BN = 128) takes 64 columns per step where a 32-column step holds at most 16 slots
+ * (S4 = 4..32 for 64 columns), 32 columns otherwise (S4 = 20..32); configuration 1 (BN = 64) 32 columns (S4 =
+ * 4..32). */
+template <int BN, int KB, int S4> struct SimtInst {
+    static cudaError_t launch(const G<float> &p, cudaStream_t st) { return simt_launch<S4, BN, KB>(p, st); }
+    static cudaError_t prepare()
+    {
+        cudaError_t e = cudaFuncSetAttribute(simt_kernel<S4, BN, KB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             Simt<S4, BN, KB>::bytes);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(simt_kernel<S4, BN, KB>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared);
+        return e;
+    }
+};
+
+/* F(inst) for the instance of (BN, KB, S4) */
+template <int BN, int KB, int LO, class F> cudaError_t simt_pick(int s4, F f)
+{
+    switch (s4) {
+    case 4: if constexpr (LO <= 4) return f(SimtInst<BN, KB, 4>()); break;
+    case 8: if constexpr (LO <= 8) return f(SimtInst<BN, KB, 8>()); break;
+    case 12: if constexpr (LO <= 12) return f(SimtInst<BN, KB, 12>()); break;
+    case 16: if constexpr (LO <= 16) return f(SimtInst<BN, KB, 16>()); break;
+    case 20: return f(SimtInst<BN, KB, 20>());
+    case 24: return f(SimtInst<BN, KB, 24>());
+    case 28: return f(SimtInst<BN, KB, 28>());
+    case 32: return f(SimtInst<BN, KB, 32>());
+    default: break;
+    }
+    return cudaErrorInvalidValue;
+}
+
+/* Calls f with the instance that runs pattern (nn, mm) in configuration cfg. */
+template <class F> cudaError_t simt_for(int cfg, int nn, int mm, F f)
+{
+    const int s32 = nn * 32 / mm;
+    if (cfg == 1)
+        return simt_pick<64, 32, 4>((s32 + 3) & ~3, f);
+    if (s32 <= 16)
+        return simt_pick<128, 64, 4>((2 * s32 + 3) & ~3, f);
+    return simt_pick<128, 32, 20>((s32 + 3) & ~3, f);
+}
+
+cudaError_t simt_run(const macko_nm_args *a)
+{
+    const G<float> p = make<float>(a);
+    const cudaStream_t st = (cudaStream_t)a->k.stream;
+    const int cfg = a->cfg >= 0 ? a->cfg : macko_nm_simt_config(p.nn, p.mm, p.n);
+    return simt_for(cfg, p.nn, p.mm, [&](auto inst) { return decltype(inst)::launch(p, st); });
+}
+
+cudaError_t simt_prepare_all()
+{
+    cudaError_t e = cudaSuccess;
+    auto prep = [](auto inst) { return decltype(inst)::prepare(); };
+    for (int s32 = 1; s32 <= 32 && e == cudaSuccess; s32++) /* (nn, 32): every slot count */
+        for (int cfg = 0; cfg < 2 && e == cudaSuccess; cfg++)
+            e = simt_for(cfg, s32, 32, prep);
+    return e;
 }
 
 } // namespace
@@ -435,15 +597,19 @@ extern "C" int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept)
     return vv >= 8;
 }
 
+extern "C" int macko_nm_simt_config(int nn, int mm, int64_t n)
+{
+    (void)nn;
+    (void)mm;
+    (void)n;
+    return 0;
+}
+
+extern "C" int macko_nm_simt_configs(void) { return 2; }
+
 extern "C" int macko_nm_gen_prepare(void)
 {
-    cudaError_t e = cudaFuncSetAttribute(simt_kernel<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(simt_kernel<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(simt_kernel<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(simt_kernel<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, simt_smem());
+    const cudaError_t e = simt_prepare_all();
     if (e != cudaSuccess)
         cudaGetLastError();
     return (int)e;

@@ -125,8 +125,9 @@ typedef struct macko_plan_forced {
     /* The GEMM of the dense-panel path, ROWS (PANEL) and TILES alike: */
     int panel_gemm;   /* 0 (automatic), 1 mma.sync, 2 wgmma (NOT_SUPPORTED where macko_panel_gemm_of gives mma.sync) */
     /* An NM device copy again: */
-    int nm_cfg;       /* 0 (automatic), or 1 + the kernel configuration of SP24 (0..macko_nm_sp24_configs() - 1) or
-                         SP24WG (0..macko_nm_sp24_wg_configs() - 1) for every n (benchmarks) */
+    int nm_cfg;       /* 0 (automatic), or 1 + the kernel configuration of SP24 (0..macko_nm_sp24_configs() - 1),
+                         SP24WG (0..macko_nm_sp24_wg_configs() - 1) or SIMT (0..macko_nm_simt_configs() - 1) for
+                         every n (benchmarks) */
     /* The wgmma GEMM of the dense-panel path, ROWS (PANEL) and TILES alike: */
     int panel_splits; /* 0 (automatic), or its blocks along K, one thread-block cluster per tile (1..8; at most one
                          per K-slice of 64 columns) */

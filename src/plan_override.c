@@ -77,6 +77,7 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_path = %d out of range (0..4)", path);
         if (cfg < 0 || cfg > (path == MACKO_NM_PATH_SP24     ? macko_nm_sp24_configs()
                               : path == MACKO_NM_PATH_SP24WG ? macko_nm_sp24_wg_configs()
+                              : path == MACKO_NM_PATH_SIMT   ? macko_nm_simt_configs()
                                                              : 0))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_cfg = %d out of range for nm_path = %d", cfg, path);
         if ((path == MACKO_NM_PATH_SP24 || path == MACKO_NM_PATH_SP24WG) && !(A->nm.m == 4 && A->nm.n <= 2 && type_ok))

@@ -800,6 +800,83 @@ TYPED_TEST(GpuNm, Refusals)
     }
 }
 
+/* The SIMT kernel (fp32, v >= 8) for every slot count it is built for: S = n*32/m kept values per 32 columns, padded
+ * to a multiple of 4 (eight instances), in both configurations (128 x 128 and 128 x 64 tiles). Patterns with S = 1, 3,
+ * 5, 9, 10, 12, 16, 20, 24, 28, 31 and 32, so that values are copied 4 bytes at a time (kept or S not a multiple of
+ * 4) and 16 at a time; v = 8, 16 and 32 (one, two and four thread rows per group); shapes with partial row blocks,
+ * groups, windows and 32-column steps, one step only, and n past one and two column blocks. Each call against the
+ * double reference and cuBLAS (B 16-byte aligned with ldb a multiple of 4, odd ldb and ldc, element stride 2, beta =
+ * 0 with NaN in C), and the two configurations bitwise equal (every element sums the same products in the same
+ * order). */
+class GpuNmSimt : public conf::GpuSuite {};
+TEST_F(GpuNmSimt, EverySlotCountAndConfiguration)
+{
+    using P = conf::SP;
+    using E = P::E;
+    const bool quick = mt::repeat_count(100) < 100; /* compute-sanitizer: fewer patterns */
+    const Pattern pats[] = {{1, 32, 8},  {3, 32, 16}, {5, 32, 32}, {9, 32, 8},  {5, 16, 16}, {3, 8, 8},
+                            {16, 32, 32}, {5, 8, 32}, {3, 4, 16}, {7, 8, 8}, {31, 32, 32}, {4, 4, 8}};
+    struct Shape {
+        int64_t rows, cols;
+    };
+    const Shape shapes[] = {{130, 777}, {257, 29}, {72, 1000}};
+    EXPECT_EQ(macko_nm_simt_configs(), 2);
+    uint64_t seed = 9100;
+    int pi = 0;
+    for (Pattern pat : pats) {
+        if (quick && pi++ % 3 != 0)
+            continue;
+        EXPECT_EQ(32 % pat.m, 0);
+        for (const Shape &sh : shapes) {
+            const mt::Dense m = nm_matrix(sh.rows, sh.cols, pat, ++seed, kEmptyRows | kFullGroups, P::type);
+            gt::Mat A;
+            if (!make_nm<P>(handle(), m, pat, A))
+                return;
+            std::vector<std::vector<E>> outs;
+            const uint64_t oseed = ++seed; /* the same operands for every configuration */
+            for (int cfg = 1; cfg <= macko_nm_simt_configs(); cfg++) {
+                macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+                f.nm_path = MACKO_NM_PATH_SIMT;
+                f.nm_cfg = cfg;
+                ASSERT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_SUCCESS)
+                    << macko_get_last_error_message();
+                int variant = 0;
+                for (int64_t n : {32, 65, 200}) {
+                    SCOPED_TRACE(testing::Message() << pattern_name(pat) << " " << sh.rows << "x" << sh.cols
+                                                    << " configuration " << cfg - 1 << " n=" << n);
+                    Case c(SPMM, n);
+                    c.from_seed(++seed);
+                    switch (variant++ % 3) {
+                    case 0: c.scalars(1.0f, 0.0f); break;
+                    case 1: c.scalars(1.25f, -0.5f).extra_ld(3, 5); break;
+                    default: c.scalars(-0.5f, 0.25f).strides(2, 2 * sh.cols + 1, 1, sh.rows + 2).no_cublas();
+                    }
+                    conf::check_product<P>(handle(), blas(), m, A.A, c);
+                    if (HasFailure())
+                        return;
+                }
+                Operands<P> o(sh.rows, sh.cols, 300, oseed);
+                outs.push_back(o.run(handle(), A.A, nullptr, 1.0f, 0.5f));
+            }
+            for (size_t i = 1; i < outs.size(); i++)
+                EXPECT_EQ(std::memcmp(outs[0].data(), outs[i].data(), outs[0].size() * sizeof(E)), 0)
+                    << pattern_name(pat) << " " << sh.rows << "x" << sh.cols << ": configuration " << i
+                    << " differs from configuration 0";
+        }
+    }
+    /* out of range */
+    const mt::Dense m = nm_matrix(40, 64, Pattern{16, 32, 32}, 9, 0, P::type);
+    gt::Mat A;
+    if (!make_nm<P>(handle(), m, Pattern{16, 32, 32}, A))
+        return;
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.nm_path = MACKO_NM_PATH_SIMT;
+    f.nm_cfg = macko_nm_simt_configs() + 1;
+    EXPECT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_INVALID_VALUE);
+    f.nm_cfg = -1;
+    EXPECT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_INVALID_VALUE);
+}
+
 /* The SP24 layout's two kernels: where the device runs wgmma.sp (compute capability 9.0, sm_90a build), a 2:4
  * fp16 / bf16 matrix takes SP24WG from n = 128 on and SP24 below; a B that cannot take a tensor map (element stride
  * not 1, ldb not a multiple of 8, B not 16-byte aligned) gives SP24 at every n, with the same results as the
