@@ -98,6 +98,7 @@ typedef struct macko_nm {
     int path;             /* forced by a test (macko_plan_forced.nm_path); 0: automatic */
     int wg;               /* SP24 on a device that runs the wgmma.sp product (SP24WG): decided at upload */
     int cfg;              /* forced kernel configuration + 1 (macko_plan_forced.nm_cfg); 0: automatic */
+    int64_t simt_n;       /* fp32 products take SIMT from this n on where it applies (macko_nm_simt_from): upload */
 } macko_nm;
 
 struct macko_mat_s {
@@ -158,6 +159,8 @@ macko_status_t macko_nm_upload(const char *fn, macko_handle_t handle, macko_mat_
 macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_mat_t A, int layout);
 /* The path (MACKO_NM_PATH_*) a product of n columns in combination combo takes on M's device copy. */
 int macko_nm_path(const struct macko_mat_s *M, int combo, int64_t n);
+/* The n from which an fp32 product of a rows-row matrix of pattern nn of mm takes SIMT (16..128; pure). */
+int64_t macko_nm_simt_from(int64_t rows, int nn, int mm, int sm_count);
 /* Copies the device copy back and rebuilds the canonical host arrays (allocating them); synchronous. */
 macko_status_t macko_nm_download(const char *fn, macko_handle_t handle, macko_mat_t A);
 void macko_nm_device_free(struct macko_mat_s *m);

@@ -216,6 +216,7 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     A->nm.path = 0;
     A->nm.cfg = 0;
     A->nm.wg = wg && macko_nm_sp24_wg_ready();
+    A->nm.simt_n = macko_nm_simt_from(A->rows, A->nm.n, A->nm.m, handle->props.sm_count);
     A->device = handle->device;
     A->has_device = 1;
     return macko_ok();
@@ -290,8 +291,24 @@ void macko_nm_device_free(struct macko_mat_s *m)
     m->nm.dvalues_bytes = m->nm.dmeta_bytes = 0;
 }
 
-/* Columns from which fp32 products use the blocked SIMT kernel where it applies (bench/NOTES.md, session 8). */
-#define MACKO_NM_SIMT_N 32
+/* Columns from which fp32 products take the blocked SIMT kernel where it applies (bench/NOTES.md, session 15). Up to
+ * 128 columns SIMT's grid is one 128-row block per row block whatever n is, so its time hardly grows with n, while
+ * GEN's grows linearly in n: SIMT pays from about n = k * 8192 * waves / rows, with waves = ceil(ceil(rows / 128) /
+ * sm_count) and k = 8 + 64 / S for S = nn * 32 / mm kept values per 32 columns (the transposes of B's piece do not
+ * shrink with S). Fitted on an H200 to 8192^2 and 4096 x 11008 at 4..16 of 32 (crossings at n = 12..56); kept within
+ * 16..128. Pure. */
+int64_t macko_nm_simt_from(int64_t rows, int nn, int mm, int sm_count)
+{
+    const int64_t s = mm > 0 ? (int64_t)nn * 32 / mm : 0;
+    int64_t blocks, waves, n;
+    if (rows <= 0 || s <= 0 || sm_count <= 0)
+        return 128;
+    blocks = (rows + 127) / 128;
+    waves = (blocks + sm_count - 1) / sm_count;
+    /* ceil((8 + 64 / s) * 8192 * waves / rows) = ceil((8 s + 64) * 8192 * waves / (s * rows)) */
+    n = ((8 * s + 64) * 8192 * waves + s * rows - 1) / (s * rows);
+    return n < 16 ? 16 : n > 128 ? 128 : n;
+}
 /* Columns from which SP24 products take the wgmma.sp kernel where the device runs it (bench/NOTES.md, session 11). */
 #define MACKO_NM_WG_N 128
 
@@ -301,7 +318,7 @@ int macko_nm_path(const struct macko_mat_s *M, int combo, int64_t n)
         return M->nm.path;
     if (M->nm.dev_layout == MACKO_NMDEV_SP24)
         return M->nm.wg && n >= MACKO_NM_WG_N ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24;
-    if (combo == MACKO_COMBO_S && n >= MACKO_NM_SIMT_N && macko_nm_simt_ok(M->nm.n, M->nm.m, M->nm.v, M->nm.kept))
+    if (combo == MACKO_COMBO_S && n >= M->nm.simt_n && macko_nm_simt_ok(M->nm.n, M->nm.m, M->nm.v, M->nm.kept))
         return MACKO_NM_PATH_SIMT;
     return MACKO_NM_PATH_GEN;
 }

@@ -833,3 +833,40 @@ TEST(Plan, TilesWgWidth)
     EXPECT_EQ(macko_tiles_wg_fills(4096, 256, 32, 132, 0, 0), 0);
     EXPECT_EQ(macko_tiles_wg_fills(1, 1, 16, 0, 0, 0), 0);
 }
+
+/* The n from which fp32 N:M products take SIMT instead of GEN: the crossings measured on the H200 (bench/NOTES.md,
+ * session 15: 8192^2 about 12 at 16:32 and 24 at 4:32; 4096 x 11008 about 24 / 27 / 28 / 52 at 16 / 12 / 8 / 4 of
+ * 32), fewer columns where the rows take more waves of blocks, and the bounds 16 and 128. */
+TEST(Plan, NmSimtFrom)
+{
+    EXPECT_EQ(macko_nm_simt_from(8192, 16, 32, 132), 16); /* 12, raised to 16 */
+    EXPECT_EQ(macko_nm_simt_from(8192, 8, 32, 132), 16);
+    EXPECT_EQ(macko_nm_simt_from(8192, 4, 32, 132), 24);
+    EXPECT_EQ(macko_nm_simt_from(4096, 16, 32, 132), 24);
+    EXPECT_EQ(macko_nm_simt_from(4096, 12, 32, 132), 27); /* 26.7 */
+    EXPECT_EQ(macko_nm_simt_from(4096, 8, 32, 132), 32);
+    EXPECT_EQ(macko_nm_simt_from(4096, 4, 32, 132), 48);
+    EXPECT_EQ(macko_nm_simt_from(4096, 2, 8, 132), 32);   /* 8 kept per 32 columns: the same as 8:32 ... */
+    EXPECT_EQ(macko_nm_simt_from(4096, 1, 4, 132), 32);   /* ... 1:4 too */
+    EXPECT_EQ(macko_nm_simt_from(4096, 4, 16, 132), 32);
+    /* 36864 rows: 288 blocks, 3 waves of 132 */
+    EXPECT_EQ(macko_nm_simt_from(36864, 16, 32, 132), 16);
+    EXPECT_EQ(macko_nm_simt_from(36864, 4, 32, 132), 16);
+    /* 16896 rows (132 blocks: one wave) against 17024 (133: two) */
+    EXPECT_EQ(macko_nm_simt_from(16896, 4, 32, 132), 16);
+    EXPECT_EQ(macko_nm_simt_from(17024, 4, 32, 132), 24);
+    /* few rows: GEN up to 127 columns */
+    EXPECT_EQ(macko_nm_simt_from(70, 16, 32, 132), 128);
+    EXPECT_EQ(macko_nm_simt_from(1, 1, 32, 132), 128);
+    EXPECT_EQ(macko_nm_simt_from(0, 16, 32, 132), 128);
+    EXPECT_EQ(macko_nm_simt_from(4096, 16, 32, 0), 128);
+    for (int64_t rows = 1; rows < 40000; rows += 97)
+        for (int s = 1; s <= 32; s++) {
+            const int64_t n = macko_nm_simt_from(rows, s, 32, 132);
+            EXPECT_GE(n, 16);
+            EXPECT_LE(n, 128);
+            if (rows >= 128) { /* more kept values per 32 columns: SIMT no later */
+                EXPECT_LE(n, macko_nm_simt_from(rows, 1, 32, 132));
+            }
+        }
+}

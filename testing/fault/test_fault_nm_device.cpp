@@ -485,9 +485,13 @@ TEST_F(NmCompute, Products)
     });
     compute("macko_Sspmm (N:M 4:8 v2, GEN, n = 4)", "macko_Sspmm", Cs,
             [&] { return macko_Sspmm(handle, N, 4, &alpha, G, fp(Bs), gen32().cols, &beta, fp(Cs), m); });
-    ASSERT_EQ(macko_nm_path(S, MACKO_COMBO_S, wide), MACKO_NM_PATH_SIMT);
-    compute("macko_Sspmm (N:M 16:32 v32, SIMT, n = 40)", "macko_Sspmm", Cs,
-            [&] { return macko_Sspmm(handle, N, wide, &alpha, S, fp(Bs), simt32().cols, &beta, fp(Cs), m); });
+    /* 70 rows: GEN up to n = 127 (macko_nm_simt_from), SIMT from 128; B's 100 x 128 fit in Bs */
+    const int64_t simt_n = 128;
+    DevBuf Cs2(random_values(m * simt_n, MACKO_R_32F, 79));
+    ASSERT_EQ(macko_nm_path(S, MACKO_COMBO_S, simt_n - 1), MACKO_NM_PATH_GEN);
+    ASSERT_EQ(macko_nm_path(S, MACKO_COMBO_S, simt_n), MACKO_NM_PATH_SIMT);
+    compute("macko_Sspmm (N:M 16:32 v32, SIMT, n = 128)", "macko_Sspmm", Cs2,
+            [&] { return macko_Sspmm(handle, N, simt_n, &alpha, S, fp(Bs), simt32().cols, &beta, fp(Cs2), m); });
     compute("macko_Dspmv (N:M 2:8 fp64, GEN)", "macko_Dspmv", Cd, [&] {
         return macko_Dspmv(handle, N, &dalpha, D, static_cast<double *>(Bd.p), 1, &dbeta,
                            static_cast<double *>(Cd.p), 1);
