@@ -39,8 +39,9 @@ typedef struct macko_nm_args {
     int path;             /* MACKO_NM_PATH_GEN, _SIMT, _SP24 or _SP24WG */
     int splits;           /* SP24: blocks along K (>= 1; macko_nm_sp24_splits) */
     float *ws;            /* SP24 with splits > 1: splits * rows * n floats */
-    int cfg;              /* SP24 tile configuration (-1: macko_nm_sp24_config) or SP24WG configuration (-1: its
-                             automatic one); benchmarks force them (macko_plan_forced.nm_cfg) */
+    int cfg;              /* SP24 tile configuration (-1: macko_nm_sp24_config), SP24WG configuration (-1: its
+                             automatic one) or SIMT configuration (the matrix's or the forced one); benchmarks force
+                             them (macko_plan_forced.nm_cfg) */
 } macko_nm_args;
 
 /* SP24's tile configuration for n columns (0..5) and the blocks along K of a launch: at least 16 k-steps (512
@@ -50,10 +51,13 @@ int macko_nm_sp24_configs(void); /* how many configurations there are */
 int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats);
 /* 1 when the SIMT path can run this pattern (fp32 checked by the caller). */
 int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept);
-/* SIMT's configuration for the pattern (nn of mm) and n columns (0: 128 x 128 tiles of 256 threads, one block per
- * SM; 1: 128 x 64 tiles of 128 threads, three per SM) and how many there are (macko_nm_args.cfg). Pure. */
-int macko_nm_simt_config(int nn, int mm, int64_t n);
+/* SIMT's configurations (macko_nm_args.cfg; 0: 128 x 128 tiles of 256 threads, one block per SM, the faster on most
+ * shapes; 1: 128 x 64 tiles of 128 threads, three per SM), how many there are, and the dynamic shared memory per
+ * block of the instance that runs pattern nn of mm in configuration cfg (-1: none): configuration 0 takes 108-202
+ * KiB, 1 42-105 KiB. Instances larger than a device's opt-in limit (sm_80: 163 KiB, sm_86 / sm_89: 99 KiB) are not
+ * prepared there and never chosen (src/nm_device.c macko_nm_simt_auto_cfg). Pure. */
 int macko_nm_simt_configs(void);
+int macko_nm_simt_smem(int cfg, int nn, int mm);
 /* Raises the SP24 kernels' dynamic shared-memory limit on the current device (once per upload). cudaError_t. */
 int macko_nm_prepare(void);
 /* Launches the product (and the finishing launch). Returns the cudaError_t (0 = success). */

@@ -530,8 +530,12 @@ template <int S4, int BN, int KB> cudaError_t simt_launch(const G<float> &p, cud
  * 4..32). */
 template <int BN, int KB, int S4> struct SimtInst {
     static cudaError_t launch(const G<float> &p, cudaStream_t st) { return simt_launch<S4, BN, KB>(p, st); }
-    static cudaError_t prepare()
+    static constexpr int bytes = Simt<S4, BN, KB>::bytes;
+    /* raises the instance's shared-memory limit where the device allows it (others are never launched) */
+    static cudaError_t prepare(int max_smem_optin)
     {
+        if (bytes > max_smem_optin)
+            return cudaSuccess;
         cudaError_t e = cudaFuncSetAttribute(simt_kernel<S4, BN, KB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              Simt<S4, BN, KB>::bytes);
         if (e == cudaSuccess)
@@ -573,14 +577,15 @@ cudaError_t simt_run(const macko_nm_args *a)
 {
     const G<float> p = make<float>(a);
     const cudaStream_t st = (cudaStream_t)a->k.stream;
-    const int cfg = a->cfg >= 0 ? a->cfg : macko_nm_simt_config(p.nn, p.mm, p.n);
+    /* the caller passes the forced configuration or the matrix's (macko_nm_simt_auto_cfg) */
+    const int cfg = a->cfg >= 0 ? a->cfg : 0;
     return simt_for(cfg, p.nn, p.mm, [&](auto inst) { return decltype(inst)::launch(p, st); });
 }
 
-cudaError_t simt_prepare_all()
+cudaError_t simt_prepare_all(int max_smem_optin)
 {
     cudaError_t e = cudaSuccess;
-    auto prep = [](auto inst) { return decltype(inst)::prepare(); };
+    auto prep = [max_smem_optin](auto inst) { return decltype(inst)::prepare(max_smem_optin); };
     for (int s32 = 1; s32 <= 32 && e == cudaSuccess; s32++) /* (nn, 32): every slot count */
         for (int cfg = 0; cfg < 2 && e == cudaSuccess; cfg++)
             e = simt_for(cfg, s32, 32, prep);
@@ -597,19 +602,23 @@ extern "C" int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept)
     return vv >= 8;
 }
 
-extern "C" int macko_nm_simt_config(int nn, int mm, int64_t n)
+extern "C" int macko_nm_simt_smem(int cfg, int nn, int mm)
 {
-    (void)nn;
-    (void)mm;
-    (void)n;
-    return 0;
+    if (cfg < 0 || cfg >= 2 || mm <= 0 || nn < 1 || nn > mm || 32 % mm != 0)
+        return -1;
+    int bytes = -1;
+    simt_for(cfg, nn, mm, [&bytes](auto inst) {
+        bytes = decltype(inst)::bytes;
+        return cudaSuccess;
+    });
+    return bytes;
 }
 
 extern "C" int macko_nm_simt_configs(void) { return 2; }
 
-extern "C" int macko_nm_gen_prepare(void)
+extern "C" int macko_nm_gen_prepare(int max_smem_optin)
 {
-    const cudaError_t e = simt_prepare_all();
+    const cudaError_t e = simt_prepare_all(max_smem_optin);
     if (e != cudaSuccess)
         cudaGetLastError();
     return (int)e;

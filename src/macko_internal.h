@@ -98,7 +98,9 @@ typedef struct macko_nm {
     int path;             /* forced by a test (macko_plan_forced.nm_path); 0: automatic */
     int wg;               /* SP24 on a device that runs the wgmma.sp product (SP24WG): decided at upload */
     int cfg;              /* forced kernel configuration + 1 (macko_plan_forced.nm_cfg); 0: automatic */
-    int64_t simt_n;       /* fp32 products take SIMT from this n on where it applies (macko_nm_simt_from): upload */
+    int simt_cfg;         /* SIMT's configuration on this device (macko_nm_simt_auto_cfg; -1: none fits): upload */
+    int64_t simt_n;       /* fp32 products take SIMT from this n on where it applies (macko_nm_simt_from; INT64_MAX
+                             where simt_cfg is -1): upload */
 } macko_nm;
 
 struct macko_mat_s {
@@ -159,6 +161,10 @@ macko_status_t macko_nm_upload(const char *fn, macko_handle_t handle, macko_mat_
 macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_mat_t A, int layout);
 /* The path (MACKO_NM_PATH_*) a product of n columns in combination combo takes on M's device copy. */
 int macko_nm_path(const struct macko_mat_s *M, int combo, int64_t n);
+/* The SIMT configuration an upload takes for pattern nn of mm on a device whose blocks may opt in to max_smem_optin
+ * bytes of shared memory: 0 (the faster on most shapes) where its instance fits, else 1, else -1 (GEN only; on
+ * sm_86 / sm_89, 99 KiB, configuration 0 never fits). Pure. */
+int macko_nm_simt_auto_cfg(int nn, int mm, int max_smem_optin);
 /* The n from which an fp32 product of a rows-row matrix of pattern nn of mm takes SIMT (16..128; pure). */
 int64_t macko_nm_simt_from(int64_t rows, int nn, int mm, int sm_count);
 /* Copies the device copy back and rebuilds the canonical host arrays (allocating them); synchronous. */

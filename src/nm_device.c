@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int macko_nm_gen_prepare(void); /* kernels/nm_gen.cu */
+int macko_nm_gen_prepare(int max_smem_optin); /* kernels/nm_gen.cu: the SIMT instances that fit */
 
 int macko_nm_pattern_ok(int n, int m, int v)
 {
@@ -173,7 +173,7 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     cudaGetLastError();
     e = (cudaError_t)macko_nm_prepare();
     if (e == cudaSuccess)
-        e = (cudaError_t)macko_nm_gen_prepare();
+        e = (cudaError_t)macko_nm_gen_prepare(handle->props.smem_per_block_optin);
     if (e == cudaSuccess && wg)
         e = (cudaError_t)macko_nm_sp24_wg_prepare();
     if (e != cudaSuccess) {
@@ -216,7 +216,9 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     A->nm.path = 0;
     A->nm.cfg = 0;
     A->nm.wg = wg && macko_nm_sp24_wg_ready();
-    A->nm.simt_n = macko_nm_simt_from(A->rows, A->nm.n, A->nm.m, handle->props.sm_count);
+    A->nm.simt_cfg = macko_nm_simt_auto_cfg(A->nm.n, A->nm.m, handle->props.smem_per_block_optin);
+    A->nm.simt_n = A->nm.simt_cfg >= 0 ? macko_nm_simt_from(A->rows, A->nm.n, A->nm.m, handle->props.sm_count)
+                                       : INT64_MAX;
     A->device = handle->device;
     A->has_device = 1;
     return macko_ok();
@@ -297,6 +299,12 @@ void macko_nm_device_free(struct macko_mat_s *m)
  * sm_count) and k = 8 + 64 / S for S = nn * 32 / mm kept values per 32 columns (the transposes of B's piece do not
  * shrink with S). Fitted on an H200 to 8192^2 and 4096 x 11008 at 4..16 of 32 (crossings at n = 12..56); kept within
  * 16..128. Pure. */
+int macko_nm_simt_auto_cfg(int nn, int mm, int max_smem_optin)
+{
+    const int b0 = macko_nm_simt_smem(0, nn, mm), b1 = macko_nm_simt_smem(1, nn, mm);
+    return b0 >= 0 && b0 <= max_smem_optin ? 0 : b1 >= 0 && b1 <= max_smem_optin ? 1 : -1;
+}
+
 int64_t macko_nm_simt_from(int64_t rows, int nn, int mm, int sm_count)
 {
     const int64_t s = mm > 0 ? (int64_t)nn * 32 / mm : 0;
@@ -353,6 +361,8 @@ macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const str
     a.meta = M->nm.dmeta;
     a.path = macko_nm_path(M, combo, n);
     a.cfg = M->nm.cfg - 1;
+    if (a.path == MACKO_NM_PATH_SIMT && a.cfg < 0)
+        a.cfg = M->nm.simt_cfg;
     /* SP24WG reads B through a tensor map: at least one column in A, B with unit element stride, 16-byte aligned, ldb
      * a multiple of 8 elements */
     if (a.path == MACKO_NM_PATH_SP24WG &&

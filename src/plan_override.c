@@ -91,6 +91,16 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
             !(A->type == MACKO_R_32F && macko_nm_simt_ok(A->nm.n, A->nm.m, A->nm.v, A->nm.kept)))
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
                               "the SIMT path needs fp32 values and v >= 8");
+        if (path == MACKO_NM_PATH_SIMT) { /* the forced configuration, or the one the device takes */
+            const int optin = handle->props.smem_per_block_optin;
+            const int simt_cfg = cfg > 0 ? cfg - 1 : macko_nm_simt_auto_cfg(A->nm.n, A->nm.m, optin);
+            const int bytes = macko_nm_simt_smem(simt_cfg < 0 ? 1 : simt_cfg, A->nm.n, A->nm.m);
+            if (simt_cfg < 0 || bytes > optin)
+                return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
+                                  "the SIMT kernel for %d:%d (configuration %d) needs %d bytes of shared memory per "
+                                  "block; the device allows %d",
+                                  A->nm.n, A->nm.m, simt_cfg < 0 ? 1 : simt_cfg, bytes, optin);
+        }
         if (path == MACKO_NM_PATH_SP24 || path == MACKO_NM_PATH_SP24WG)
             layout = MACKO_NMDEV_SP24;
         else if (path != MACKO_NM_PATH_AUTO)

@@ -4,6 +4,7 @@
  * same result, so this rule moves time, never results. */
 #include "macko_internal.h"
 
+#include "../kernels/nm.h"
 #include "../kernels/spmm_tc.h"
 #include "../kernels/spmm_tiles.h"
 
@@ -869,4 +870,40 @@ TEST(Plan, NmSimtFrom)
                 EXPECT_LE(n, macko_nm_simt_from(rows, 1, 32, 132));
             }
         }
+}
+
+/* The SIMT instances' shared memory and the configuration an upload takes from the device's opt-in limit: every
+ * instance fits an sm_90 block (227 KiB), configuration 0 takes 108-202 KiB (so not on sm_86 / sm_89, 99 KiB), and
+ * where no instance fits the product stays on GEN. */
+TEST(Plan, NmSimtSharedMemoryAndConfiguration)
+{
+    const int sm90 = 232448, sm80 = 166912, sm86 = 101376;
+    EXPECT_EQ(macko_nm_simt_smem(0, 16, 32), 206976); /* 64-column steps of 32 slots */
+    EXPECT_EQ(macko_nm_simt_smem(0, 2, 4), 206976);   /* the same slot count */
+    EXPECT_EQ(macko_nm_simt_smem(0, 4, 32), 154656);
+    EXPECT_EQ(macko_nm_simt_smem(0, 20, 32), 110160); /* 32-column steps */
+    EXPECT_EQ(macko_nm_simt_smem(1, 16, 32), 72768);
+    EXPECT_EQ(macko_nm_simt_smem(1, 32, 32), 107648);
+    EXPECT_EQ(macko_nm_simt_smem(2, 16, 32), -1);
+    EXPECT_EQ(macko_nm_simt_smem(-1, 16, 32), -1);
+    EXPECT_EQ(macko_nm_simt_smem(0, 5, 4), -1);
+    EXPECT_EQ(macko_nm_simt_smem(0, 0, 32), -1);
+    EXPECT_EQ(macko_nm_simt_smem(0, 1, 64), -1);
+    for (int m : {4, 8, 16, 32})
+        for (int n = 1; n <= m; n++)
+            for (int cfg = 0; cfg < macko_nm_simt_configs(); cfg++) {
+                const int b = macko_nm_simt_smem(cfg, n, m);
+                EXPECT_GT(b, 0) << n << ":" << m << " configuration " << cfg;
+                EXPECT_LE(b, sm90) << n << ":" << m << " configuration " << cfg;
+                if (cfg == 0) {
+                    EXPECT_GT(b, sm86) << n << ":" << m;
+                }
+            }
+    EXPECT_EQ(macko_nm_simt_auto_cfg(16, 32, sm90), 0);
+    EXPECT_EQ(macko_nm_simt_auto_cfg(16, 32, sm80), 1);
+    EXPECT_EQ(macko_nm_simt_auto_cfg(1, 32, sm80), 0);
+    EXPECT_EQ(macko_nm_simt_auto_cfg(16, 32, sm86), 1);
+    EXPECT_EQ(macko_nm_simt_auto_cfg(32, 32, sm86), -1);
+    EXPECT_EQ(macko_nm_simt_auto_cfg(16, 32, 0), -1);
+    EXPECT_EQ(macko_nm_simt_auto_cfg(5, 4, sm90), -1);
 }
