@@ -1,4 +1,5 @@
-/* Device code shared by the tensor-core paths (kernels/spmm_tc.cu, kernels/spmm_panel.cu): PTX wrappers of
+/* Device code shared by the tensor-core paths (kernels/spmm_tc.cu, kernels/spmm_panel.cu, ...; the cp.async wrappers
+ * also by the fp32 N:M SIMT kernel, kernels/nm_gen.cu): PTX wrappers of
  * ldmatrix, mma.sync m16n8k16 (fp16 or bf16 operands, fp32 accumulators) and cp.async, the conversions of the
  * 16-bit value type H (__half or __nv_bfloat16), and the exact row product that replaces a NaN sum. Both types are
  * 16 bits with the sign in bit 15, so everything but the conversions and the MMA instruction moves raw bits and is
@@ -84,6 +85,12 @@ static __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (
 static __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int bytes)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+/* 4 bytes global -> shared (through L1: the fp32 N:M values where a row is not 16-byte aligned). */
+static __device__ __forceinline__ void cp_async4(uint32_t dst, const void *src)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
 }
 
 static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }

@@ -3,6 +3,8 @@
  * pos[(r/v)*kept + w*n + j]. */
 #include "nm.h"
 
+#include "macko_mma.cuh"
+
 #include "../src/plan.h"
 
 #include <cuda_bf16.h>
@@ -177,15 +179,6 @@ __device__ __forceinline__ float gen_row_dot(const G<float> &p, int64_t r, int64
     return acc;
 }
 
-static __device__ __forceinline__ void cp_async4(uint32_t dst, const void *src)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
-}
-static __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-
 /* Block: 128 rows x BN columns of C; 2*BN threads of 8 x 8 (rows 8*ty.., columns 4*tx.. and BN/2 + 4*tx..), a warp
  * 4 threads down by 8 along. A step is KB columns of A (KB/m windows, S = n*KB/m kept values per row, padded to S4
  * with zero values that select B row 0). Per step, with one barrier:
@@ -261,7 +254,7 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
             const uint32_t d = sbase + (uint32_t)dst * 4u;
             if (va) {
                 if (avalid && sl < S && sl < left)
-                    cp_async16(d, aptr + 4 * kTR * i);
+                    cp_async16(d, aptr + 4 * kTR * i, 16);
                 else
                     *reinterpret_cast<float4 *>(As + dst) = make_float4(0.f, 0.f, 0.f, 0.f);
             } else {
@@ -290,7 +283,7 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
             }
             const float *src = bptr + i * bstride;
             if (whole || (bvec && k + 4 <= p.cols)) {
-                cp_async16(sbase + (uint32_t)((d - fsm) * 4), src + 4 * bq);
+                cp_async16(sbase + (uint32_t)((d - fsm) * 4), src + 4 * bq, 16);
             } else { /* a partial unit, or B not 16-byte aligned: plain loads, zeros past the last column */
                 float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
                 if (k < p.cols) v.x = src[k * p.incb - (int64_t)st * KB * p.incb];
@@ -367,9 +360,9 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
     load_a(0, 0);
     load_b(0, 0);
     load_o(0);
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    cp_async_commit();
     store_o(0);
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    cp_async_wait<0>();
     __syncthreads();
     transpose_a(0);
     transpose_b(0);
@@ -377,8 +370,8 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
         load_a(1, 1);
         load_b(1, 1);
     }
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    cp_async_commit();
+    cp_async_wait<0>();
     __syncthreads();
     /* top of step st: Ats/Ts/Os[st & 1] hold step st, As/Rs[(st + 1) & 1] hold A and B of step st + 1 as read */
     for (int st = 0; st < steps; st++) {
@@ -392,7 +385,7 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
                 load_b(buf, st + 2);
             }
             load_o(st + 1);
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
+            cp_async_commit();
         }
         const float *as = Ats + buf * Z::at + ty * 8;
         const char *bs = reinterpret_cast<const char *>(Ts + buf * Z::t + tx * 4);
@@ -418,7 +411,7 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
         }
         if (more) {
             store_o(nxt);
-            asm volatile("cp.async.wait_all;\n" ::: "memory");
+            cp_async_wait<0>();
         }
         __syncthreads();
     }
