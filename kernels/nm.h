@@ -37,8 +37,8 @@ typedef struct macko_nm_args {
     const void *values;   /* GEN: rows * kept values; SP24: the fragment-ordered units */
     const void *meta;     /* GEN: the position bytes; SP24: the metadata words */
     int path;             /* MACKO_NM_PATH_GEN, _SIMT, _SP24 or _SP24WG */
-    int splits;           /* SP24: blocks along K (>= 1; macko_nm_sp24_splits) */
-    float *ws;            /* SP24 with splits > 1: splits * rows * n floats */
+    int splits;           /* SP24 and SIMT: blocks along K (>= 1; macko_nm_sp24_splits, macko_nm_simt_splits) */
+    float *ws;            /* SP24 and SIMT with splits > 1: splits * rows * n floats */
     int cfg;              /* SP24 tile configuration (-1: macko_nm_sp24_config), SP24WG configuration (-1: its
                              automatic one) or SIMT configuration (the matrix's or the forced one); benchmarks force
                              them (macko_plan_forced.nm_cfg) */
@@ -57,6 +57,8 @@ int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept);
  * KiB, 1 42-105 KiB. Instances larger than a device's opt-in limit (sm_80: 163 KiB, sm_86 / sm_89: 99 KiB) are not
  * prepared there and never chosen (src/nm_device.c macko_nm_simt_auto_cfg). Pure. */
 int macko_nm_simt_configs(void);
+/* SIMT's blocks along K for n columns (1 above 128 columns, or where the blocks fill half the SMs). */
+int macko_nm_simt_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats);
 int macko_nm_simt_smem(int cfg, int nn, int mm);
 /* Raises the SP24 kernels' dynamic shared-memory limit on the current device (once per upload). cudaError_t. */
 int macko_nm_prepare(void);

@@ -54,6 +54,8 @@ template <typename T> struct G {
     float alpha, beta;
     const double *alpha_dev_d, *beta_dev_d;
     double alpha_d, beta_d;
+    int splits; /* SIMT: blocks along K (blockIdx.z); above 1 their sums go to ws and simt_reduce finishes C */
+    float *ws;  /* SIMT with splits > 1: splits * rows * n floats */
 };
 
 template <typename T> __device__ __forceinline__ void scalars(const G<T> &p, typename Ty<T>::Acc &alpha, typename Ty<T>::Acc &beta)
@@ -179,6 +181,36 @@ __device__ __forceinline__ float gen_row_dot(const G<float> &p, int64_t r, int64
     return acc;
 }
 
+/* The first 64-column K-slice of split z of `splits` (z = splits: the slices' count): the slices shared out evenly. */
+__host__ __device__ __forceinline__ int simt_split(int64_t cols, int splits, int z)
+{
+    const int64_t slices = (cols + 63) / 64;
+    return (int)(slices * z / (splits > 0 ? splits : 1));
+}
+
+/* SIMT with splits > 1: C = alpha * (the splits' sums added in split order) + beta * C, the exact row sum where that
+ * total is NaN (as the unsplit kernel); alpha == 0: C = beta * C (ws and A not read). */
+__global__ void __launch_bounds__(256) simt_reduce(const G<float> p)
+{
+    float alpha, beta;
+    scalars(p, alpha, beta);
+    const int64_t plane = p.rows * p.n, col = blockIdx.y; /* grid: rows x the n (<= 128) columns */
+    for (int64_t r = (int64_t)blockIdx.x * 256 + threadIdx.x; r < p.rows; r += (int64_t)gridDim.x * 256) {
+        const int64_t i = col * p.rows + r;
+        if (alpha == 0.0f) {
+            float *cp = p.c + r * p.incc + col * p.ldc;
+            *cp = beta != 0.0f ? beta * *cp : 0.0f;
+            continue;
+        }
+        float v = p.ws[i];
+        for (int z = 1; z < p.splits; z++)
+            v += p.ws[z * plane + i];
+        if (isnan(v))
+            v = gen_row_dot(p, r, col);
+        put_c(p, r, col, v, alpha, beta);
+    }
+}
+
 /* Block: 128 rows x BN columns of C; 2*BN threads of 8 x 8 (rows 8*ty.., columns 4*tx.. and BN/2 + 4*tx..), a warp
  * 4 threads down by 8 along. A step is KB columns of A (KB/m windows, S = n*KB/m kept values per row, padded to S4
  * with zero values that select B row 0). Per step, with one barrier:
@@ -189,7 +221,7 @@ __device__ __forceinline__ float gen_row_dot(const G<float> &p, int64_t r, int64
  * - per group of rows and slot, the byte offset of the B row the slot selects (from the group's position bytes).
  * A thread's 8 rows share one group (v >= 8). Per slot it loads 2 x 16 bytes of A and 2 x 16 bytes of B for 64
  * multiply-adds, and per 4 slots the 4 offsets. Global addresses advance by pointer per step. */
-template <int S4, int BN, int KB>
+template <int S4, int BN, int KB, bool SPLIT>
 __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G<float> p)
 {
     using Z = Simt<S4, BN, KB>;
@@ -206,6 +238,8 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
     const int64_t row0 = (int64_t)blockIdx.x * kBM, col0 = (int64_t)blockIdx.y * BN;
     float alpha, beta;
     scalars(p, alpha, beta);
+    if (SPLIT && alpha == 0.0f)
+        return; /* simt_reduce scales C */
     if (alpha == 0.0f) { /* (the scalars are read again for the epilogue: fewer registers live in the loop) */
         for (int e = tid; e < kBM * BN; e += kST) {
             const int64_t r = row0 + e % kBM, j = col0 + e / kBM;
@@ -217,7 +251,12 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
         return;
     }
     const int S = p.nn * KB / p.mm; /* kept values per row per step */
-    const int steps = (int)((p.cols + KB - 1) / KB);
+    /* this block's steps [s0, s1): split z of the K-slices of 64 columns (simt_split), so that every configuration
+     * splits at the same columns */
+    const int s0 = SPLIT ? simt_split(p.cols, p.splits, (int)blockIdx.z) * (64 / KB) : 0;
+    const int s1 = !SPLIT || (int)blockIdx.z + 1 == p.splits
+                       ? (int)((p.cols + KB - 1) / KB)
+                       : simt_split(p.cols, p.splits, (int)blockIdx.z + 1) * (64 / KB);
     const int64_t g0 = row0 / p.vv;
     const int64_t G = (p.rows + p.vv - 1) / p.vv;
     const int groups = (int)(G - g0 < kBM / p.vv ? G - g0 : kBM / p.vv); /* groups of rows in this block */
@@ -230,16 +269,18 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
     const bool va = ((p.kept | (int64_t)S) & 3) == 0 && ((uintptr_t)p.vals & 15) == 0;
     const int arow = tid / kTR, ach = 4 * (tid % kTR);
     const bool avalid = row0 + arow < p.rows;
-    const float *aptr = p.vals + (avalid ? (row0 + arow) * p.kept : 0) + ach; /* advances by S per step */
+    const float *aptr = p.vals + (avalid ? (row0 + arow) * p.kept : 0) + ach + (int64_t)s0 * S; /* + S a step */
     /* B as read: columns tid / kU + kBC*i (i < bcols), 16-byte unit tid % kU (k = 4 * unit ..) */
     constexpr int kBC = kST / kU, kBPASS = BN / kBC;
     const int bcol = tid / kU, bq = tid % kU;
     const bool bvec = p.incb == 1 && (p.ldb & 3) == 0 && ((uintptr_t)p.b & 15) == 0;
     const int64_t bleft = p.n - col0 - bcol;
     const int bcols = bleft <= 0 ? 0 : bleft > (int64_t)(kBPASS - 1) * kBC ? kBPASS : (int)((bleft + kBC - 1) / kBC);
-    const float *bptr = p.b + (bcols > 0 ? (col0 + bcol) * p.ldb : 0); /* column bcol, row 0 of the step */
+    const float *bptr = p.b + (bcols > 0 ? (col0 + bcol) * p.ldb + (int64_t)s0 * KB * p.incb : 0); /* column bcol,
+                                                                                                  row 0 of step s0 */
     const int64_t bstride = (int64_t)kBC * p.ldb;
-    const uint8_t *optr = p.pos + (groups > 0 ? g0 * p.kept : 0);   /* the block's first group, slot 0 of the step */
+    const uint8_t *optr = p.pos + (groups > 0 ? g0 * p.kept + (int64_t)s0 * S : 0); /* the block's first group, slot
+                                                                                        0 of step s0 */
 
     constexpr int kOE = (kMaxGroups * S4 + kST - 1) / kST; /* offset entries per thread */
     int ro[kOE];
@@ -357,30 +398,31 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
 
     /* prologue: A(0), O(0), B(0) as read; A(0), B(0) transposed; A(1), B(1) as read */
     __syncthreads(); /* Ws */
-    load_a(0, 0);
-    load_b(0, 0);
-    load_o(0);
+    load_a(0, s0);
+    load_b(0, s0);
+    load_o(s0);
     cp_async_commit();
     store_o(0);
     cp_async_wait<0>();
     __syncthreads();
     transpose_a(0);
     transpose_b(0);
-    if (steps > 1) {
-        load_a(1, 1);
-        load_b(1, 1);
+    if (s0 + 1 < s1) {
+        load_a(1, s0 + 1);
+        load_b(1, s0 + 1);
     }
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    /* top of step st: Ats/Ts/Os[st & 1] hold step st, As/Rs[(st + 1) & 1] hold A and B of step st + 1 as read */
-    for (int st = 0; st < steps; st++) {
-        const int buf = st & 1, nxt = buf ^ 1;
-        const bool more = st + 1 < steps;
+    /* top of step st: Ats/Ts/Os[(st - s0) & 1] hold step st, As/Rs of the other stage A and B of step st + 1 as
+     * read */
+    for (int st = s0; st < s1; st++) {
+        const int buf = (st - s0) & 1, nxt = buf ^ 1;
+        const bool more = st + 1 < s1;
         if (more) {
             transpose_a(nxt);
             transpose_b(nxt);
-            if (st + 2 < steps) {
+            if (st + 2 < s1) {
                 load_a(buf, st + 2);
                 load_b(buf, st + 2);
             }
@@ -424,6 +466,21 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
         *reinterpret_cast<float4 *>(cc + 4) = make_float4(acc[4][j], acc[5][j], acc[6][j], acc[7][j]);
     }
     __syncthreads();
+    if (SPLIT) { /* this split's sums, as they are (simt_reduce adds them in split order) */
+        float *w = p.ws + (int64_t)blockIdx.z * p.rows * p.n;
+        for (int cl = warp; cl < BN; cl += kST / 32) {
+            const int64_t col = (int64_t)blockIdx.y * BN + cl;
+            if (col >= p.n)
+                break;
+#pragma unroll
+            for (int h = 0; h < kBM / 32; h++) {
+                const int64_t r = (int64_t)blockIdx.x * kBM + h * 32 + lane;
+                if (r < p.rows)
+                    w[col * p.rows + r] = Cs[cl * kCP + h * 32 + lane];
+            }
+        }
+        return;
+    }
     scalars(p, alpha, beta);
     for (int cl = warp; cl < BN; cl += kST / 32) {
         const int64_t col = (int64_t)blockIdx.y * BN + cl;
@@ -445,6 +502,8 @@ __global__ void __launch_bounds__(2 * BN, BN == 128 ? 1 : 3) simt_kernel(const G
 template <typename T> G<T> make(const macko_nm_args *a)
 {
     G<T> p;
+    p.splits = 1;
+    p.ws = nullptr;
     p.rows = a->k.rows;
     p.cols = a->k.cols;
     p.n = a->k.n;
@@ -509,9 +568,17 @@ template <int S4, int BN, int KB> cudaError_t simt_launch(const G<float> &p, cud
         q.n = p.n - j0 < chunk ? p.n - j0 : chunk;
         q.b = p.b + j0 * p.ldb;
         q.c = p.c + j0 * p.ldc;
-        const dim3 grid((unsigned)((p.rows + kBM - 1) / kBM), (unsigned)((q.n + BN - 1) / BN));
-        simt_kernel<S4, BN, KB><<<grid, 2 * BN, Simt<S4, BN, KB>::bytes, st>>>(q);
-        const cudaError_t e = cudaGetLastError();
+        const dim3 grid((unsigned)((p.rows + kBM - 1) / kBM), (unsigned)((q.n + BN - 1) / BN), (unsigned)q.splits);
+        if (q.splits > 1)
+            simt_kernel<S4, BN, KB, true><<<grid, 2 * BN, Simt<S4, BN, KB>::bytes, st>>>(q);
+        else
+            simt_kernel<S4, BN, KB, false><<<grid, 2 * BN, Simt<S4, BN, KB>::bytes, st>>>(q);
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess && q.splits > 1) {
+            const int64_t want = (p.rows + 255) / 256;
+            simt_reduce<<<dim3((unsigned)(want < 1024 ? want : 1024), (unsigned)q.n), 256, 0, st>>>(q);
+            e = cudaGetLastError();
+        }
         if (e != cudaSuccess)
             return e;
     }
@@ -529,11 +596,14 @@ template <int BN, int KB, int S4> struct SimtInst {
     {
         if (bytes > max_smem_optin)
             return cudaSuccess;
-        cudaError_t e = cudaFuncSetAttribute(simt_kernel<S4, BN, KB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             Simt<S4, BN, KB>::bytes);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(simt_kernel<S4, BN, KB>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     cudaSharedmemCarveoutMaxShared);
+        cudaError_t e = cudaSuccess;
+        for (auto k : {simt_kernel<S4, BN, KB, false>, simt_kernel<S4, BN, KB, true>}) {
+            if (e == cudaSuccess)
+                e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, Simt<S4, BN, KB>::bytes);
+            if (e == cudaSuccess)
+                e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         cudaSharedmemCarveoutMaxShared);
+        }
         return e;
     }
 };
@@ -568,7 +638,11 @@ template <class F> cudaError_t simt_for(int cfg, int nn, int mm, F f)
 
 cudaError_t simt_run(const macko_nm_args *a)
 {
-    const G<float> p = make<float>(a);
+    G<float> p = make<float>(a);
+    if (a->splits > 1 && a->ws != nullptr) { /* one column chunk (the caller's rule: n <= 128) */
+        p.splits = a->splits;
+        p.ws = a->ws;
+    }
     const cudaStream_t st = (cudaStream_t)a->k.stream;
     /* the caller passes the forced configuration or the matrix's (macko_nm_simt_auto_cfg) */
     const int cfg = a->cfg >= 0 ? a->cfg : 0;
@@ -608,6 +682,26 @@ extern "C" int macko_nm_simt_smem(int cfg, int nn, int mm)
 }
 
 extern "C" int macko_nm_simt_configs(void) { return 2; }
+
+/* SIMT's blocks along K: where the 128-row blocks of one column tile (n <= 128) fill fewer than half the SMs, enough
+ * splits for about one block per SM (SIMT runs one block per SM in configuration 0), each at least 8 K-slices of 64
+ * columns; at most 16, and no more than the workspace holds (splits * rows * n floats). The same for every
+ * configuration, so that they split at the same columns. */
+extern "C" int macko_nm_simt_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats)
+{
+    const int64_t blocks = (rows + 127) / 128, slices = (cols + 63) / 64;
+    int64_t s;
+    if (n > 128 || blocks <= 0 || sm_count <= 0 || 2 * blocks > sm_count)
+        return 1;
+    s = sm_count / blocks;
+    if (s > slices / 8)
+        s = slices / 8;
+    if (s > 16)
+        s = 16;
+    while (s > 1 && s * rows * n > ws_floats)
+        s--;
+    return s < 1 ? 1 : (int)s;
+}
 
 extern "C" int macko_nm_gen_prepare(int max_smem_optin)
 {

@@ -165,8 +165,8 @@ int macko_nm_path(const struct macko_mat_s *M, int combo, int64_t n);
  * bytes of shared memory: 0 (the faster on most shapes) where its instance fits, else 1, else -1 (GEN only; on
  * sm_86 / sm_89, 99 KiB, configuration 0 never fits). Pure. */
 int macko_nm_simt_auto_cfg(int nn, int mm, int max_smem_optin);
-/* The n from which an fp32 product of a rows-row matrix of pattern nn of mm takes SIMT (16..128; pure). */
-int64_t macko_nm_simt_from(int64_t rows, int nn, int mm, int sm_count);
+/* The n from which an fp32 product of a rows x cols matrix of pattern nn of mm takes SIMT (8..128; pure). */
+int64_t macko_nm_simt_from(int64_t rows, int64_t cols, int nn, int mm, int sm_count);
 /* Copies the device copy back and rebuilds the canonical host arrays (allocating them); synchronous. */
 macko_status_t macko_nm_download(const char *fn, macko_handle_t handle, macko_mat_t A);
 void macko_nm_device_free(struct macko_mat_s *m);

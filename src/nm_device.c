@@ -217,7 +217,8 @@ macko_status_t macko_nm_upload_as(const char *fn, macko_handle_t handle, macko_m
     A->nm.cfg = 0;
     A->nm.wg = wg && macko_nm_sp24_wg_ready();
     A->nm.simt_cfg = macko_nm_simt_auto_cfg(A->nm.n, A->nm.m, handle->props.smem_per_block_optin);
-    A->nm.simt_n = A->nm.simt_cfg >= 0 ? macko_nm_simt_from(A->rows, A->nm.n, A->nm.m, handle->props.sm_count)
+    A->nm.simt_n = A->nm.simt_cfg >= 0 ? macko_nm_simt_from(A->rows, A->cols, A->nm.n, A->nm.m,
+                                                                            handle->props.sm_count)
                                        : INT64_MAX;
     A->device = handle->device;
     A->has_device = 1;
@@ -293,29 +294,36 @@ void macko_nm_device_free(struct macko_mat_s *m)
     m->nm.dvalues_bytes = m->nm.dmeta_bytes = 0;
 }
 
-/* Columns from which fp32 products take the blocked SIMT kernel where it applies (bench/NOTES.md, session 15). Up to
- * 128 columns SIMT's grid is one 128-row block per row block whatever n is, so its time hardly grows with n, while
- * GEN's grows linearly in n: SIMT pays from about n = k * 8192 * waves / rows, with waves = ceil(ceil(rows / 128) /
- * sm_count) and k = 8 + 64 / S for S = nn * 32 / mm kept values per 32 columns (the transposes of B's piece do not
- * shrink with S). Fitted on an H200 to 8192^2 and 4096 x 11008 at 4..16 of 32 (crossings at n = 12..56); kept within
- * 16..128. Pure. */
+/* Floats of the workspace the SP24 and SIMT partial sums may use: all of its partial region. */
+#define NM_WS_FLOATS ((MACKO_WS_BYTES - (int64_t)MACKO_WS_COUNTERS * (int64_t)sizeof(int)) / (int64_t)sizeof(float))
+
+/* Columns from which fp32 products take the blocked SIMT kernel where it applies (bench/NOTES.md, sessions 15 and
+ * 16). Up to 128 columns SIMT's grid is one 128-row block per row block (times its splits along K) whatever n is, so
+ * its time hardly grows with n, while GEN's grows linearly in n: SIMT pays from about n = k * 8192 * waves / (rows *
+ * splits), with waves = ceil(ceil(rows / 128) / sm_count), splits = macko_nm_simt_splits at n = 128 and k = 8 + 64 /
+ * S for S = nn * 32 / mm kept values per 32 columns (the transposes of B's piece do not shrink with S). Fitted on an
+ * H200 to 8192^2 and 4096 x 11008 at 4..16 of 32 (crossings at n = 12..56 unsplit, 8..12 with 2 and 4 splits); kept
+ * within 16..128, 8..128 where SIMT splits (measured down to 8). Pure. */
 int macko_nm_simt_auto_cfg(int nn, int mm, int max_smem_optin)
 {
     const int b0 = macko_nm_simt_smem(0, nn, mm), b1 = macko_nm_simt_smem(1, nn, mm);
     return b0 >= 0 && b0 <= max_smem_optin ? 0 : b1 >= 0 && b1 <= max_smem_optin ? 1 : -1;
 }
 
-int64_t macko_nm_simt_from(int64_t rows, int nn, int mm, int sm_count)
+int64_t macko_nm_simt_from(int64_t rows, int64_t cols, int nn, int mm, int sm_count)
 {
     const int64_t s = mm > 0 ? (int64_t)nn * 32 / mm : 0;
-    int64_t blocks, waves, n;
+    int64_t blocks, waves, n, lo;
+    int splits;
     if (rows <= 0 || s <= 0 || sm_count <= 0)
         return 128;
     blocks = (rows + 127) / 128;
     waves = (blocks + sm_count - 1) / sm_count;
-    /* ceil((8 + 64 / s) * 8192 * waves / rows) = ceil((8 s + 64) * 8192 * waves / (s * rows)) */
-    n = ((8 * s + 64) * 8192 * waves + s * rows - 1) / (s * rows);
-    return n < 16 ? 16 : n > 128 ? 128 : n;
+    splits = macko_nm_simt_splits(rows, cols, 128, sm_count, NM_WS_FLOATS);
+    lo = splits > 1 ? 8 : 16;
+    /* ceil((8 + 64 / s) * 8192 * waves / (rows * splits)) = ceil((8 s + 64) * 8192 * waves / (s * rows * splits)) */
+    n = ((8 * s + 64) * 8192 * waves + s * rows * splits - 1) / (s * rows * splits);
+    return n < lo ? lo : n > 128 ? 128 : n;
 }
 /* Columns from which SP24 products take the wgmma.sp kernel where the device runs it (bench/NOTES.md, session 11). */
 #define MACKO_NM_WG_N 128
@@ -331,8 +339,6 @@ int macko_nm_path(const struct macko_mat_s *M, int combo, int64_t n)
     return MACKO_NM_PATH_GEN;
 }
 
-/* Floats of the workspace the SP24 partials may use: all of its partial region. */
-#define NM_WS_FLOATS ((MACKO_WS_BYTES - (int64_t)MACKO_WS_COUNTERS * (int64_t)sizeof(int)) / (int64_t)sizeof(float))
 
 macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,
                                 const void *alpha, const void *b, int64_t incb, int64_t ldb, const void *beta,
@@ -373,6 +379,10 @@ macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const str
     }
     if (a.path == MACKO_NM_PATH_SP24) {
         a.splits = macko_nm_sp24_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
+        a.ws = handle->ws.partial;
+    }
+    if (a.path == MACKO_NM_PATH_SIMT) {
+        a.splits = macko_nm_simt_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
         a.ws = handle->ws.partial;
     }
     err = macko_nm_spmm(&a);

@@ -882,6 +882,86 @@ TEST_F(GpuNmSimt, EverySlotCountAndConfiguration)
     EXPECT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_INVALID_VALUE);
 }
 
+/* SIMT's split K (macko_nm_simt_splits): few 128-row blocks and many 64-column K-slices give blocks along K whose
+ * sums go through the handle's workspace and a finishing launch that adds them in split order. Checked against the
+ * reference and cuBLAS where the rule splits (asserted, so that the test cannot pass on the unsplit kernel): alpha and
+ * beta (NaN in C for beta = 0) in both pointer modes, alpha = 0 with NaN in B (neither A nor B read), Inf / NaN in B
+ * at every column the matrix does not store, Inf at a stored column (the finishing launch's exact row sum where the
+ * total is NaN), bitwise equal repeated calls and a CUDA graph replay, and n = 129 unsplit. */
+TEST_F(GpuNmSimt, SplitK)
+{
+    using P = conf::SP;
+    using E = P::E;
+    struct Shape {
+        int64_t rows, cols;
+    };
+    uint64_t seed = 9700;
+    for (Pattern pat : {Pattern{16, 32, 32}, Pattern{5, 32, 8}})
+        for (const Shape &sh : {Shape{300, 4000}, Shape{129, 2049}}) {
+            SCOPED_TRACE(testing::Message() << pattern_name(pat) << " " << sh.rows << "x" << sh.cols);
+            const mt::Dense m = nm_matrix(sh.rows, sh.cols, pat, ++seed, kEmptyRows | kFullGroups | kGrid, P::type);
+            gt::Mat A;
+            if (!make_nm<P>(handle(), m, pat, A) || !force<P>(handle(), A.A, pat, MACKO_NM_PATH_SIMT))
+                return;
+            const std::vector<float> nanb = all_nan(sh.cols), x = off_grid_nonfinite(sh.cols, false, ++seed);
+            for (int64_t n : {8, 33, 128}) {
+                SCOPED_TRACE(testing::Message() << "n=" << n);
+                EXPECT_GT(macko_nm_simt_splits(sh.rows, sh.cols, n, handle()->props.sm_count, INT64_MAX), 1);
+                const float ab[][2] = {{1.0f, 0.0f}, {1.25f, -0.5f}, {0.0f, 0.75f}};
+                for (const auto &v : ab)
+                    for (macko_pointer_mode_t mode : {MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE}) {
+                        Case c(SPMM, n);
+                        c.scalars(v[0], v[1]).pointers(mode).from_seed(++seed).extra_ld(n % 2 ? 3 : 0, 1);
+                        if (v[0] == 0.0f)
+                            c.every_column(&nanb).no_cublas();
+                        conf::check_product<P>(handle(), blas(), m, A.A, c);
+                    }
+                conf::check_product<P>(handle(), nullptr, m, A.A,
+                                       Case(SPMM, n).scalars(1.0f, 0.0f).every_column(&x).no_cublas());
+                for (int64_t c = 0; c < m.cols; c++)
+                    if (m.at(0, c) != 0.0f) {
+                        std::vector<float> xi = x;
+                        xi[(size_t)c] = INFINITY;
+                        conf::check_product<P>(handle(), nullptr, m, A.A,
+                                               Case(SPMM, n).scalars(1.0f, 0.5f).every_column(&xi).no_cublas());
+                        break;
+                    }
+                if (HasFailure())
+                    return;
+            }
+            EXPECT_EQ(macko_nm_simt_splits(sh.rows, sh.cols, 129, handle()->props.sm_count, INT64_MAX), 1);
+            conf::check_product<P>(handle(), blas(), m, A.A, Case(SPMM, 129).scalars(1.0f, 0.5f).from_seed(++seed));
+            /* bitwise: repeated calls and a graph replay on a non-default stream */
+            Operands<P> o(sh.rows, sh.cols, 33, ++seed);
+            const std::vector<E> first = o.run(handle(), A.A, nullptr, 1.5f, -0.5f);
+            EXPECT_EQ(std::memcmp(o.run(handle(), A.A, nullptr, 1.5f, -0.5f).data(), first.data(),
+                                  first.size() * sizeof(E)),
+                      0);
+            cudaStream_t s;
+            CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+            ASSERT_EQ(macko_set_stream(handle(), s), MACKO_STATUS_SUCCESS);
+            CUDA_CHECK(cudaMemcpyAsync(o.dc.p, o.c0.data(), o.dc.bytes, cudaMemcpyHostToDevice, s));
+            const float alpha = 1.5f, beta = -0.5f;
+            cudaGraph_t graph;
+            cudaGraphExec_t exec;
+            CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+            const macko_status_t st = conf::call<P>(SPMM, handle(), N, 33, &alpha, A.A, o.db.as<E>(), 1, sh.cols,
+                                                    &beta, o.dc.as<E>(), 1, sh.rows);
+            CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+            macko_set_stream(handle(), nullptr);
+            ASSERT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+            CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+            CUDA_CHECK(cudaGraphLaunch(exec, s));
+            CUDA_CHECK(cudaStreamSynchronize(s));
+            std::vector<E> replay(first.size());
+            CUDA_CHECK(cudaMemcpy(replay.data(), o.dc.p, o.dc.bytes, cudaMemcpyDeviceToHost));
+            EXPECT_EQ(std::memcmp(replay.data(), first.data(), first.size() * sizeof(E)), 0) << "the replay differs";
+            cudaGraphExecDestroy(exec);
+            cudaGraphDestroy(graph);
+            cudaStreamDestroy(s);
+        }
+}
+
 /* The SP24 layout's two kernels: where the device runs wgmma.sp (compute capability 9.0, sm_90a build), a 2:4
  * fp16 / bf16 matrix takes SP24WG from n = 128 on and SP24 below; a B that cannot take a tensor map (element stride
  * not 1, ldb not a multiple of 8, B not 16-byte aligned) gives SP24 at every n, with the same results as the

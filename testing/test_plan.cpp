@@ -838,38 +838,74 @@ TEST(Plan, TilesWgWidth)
 /* The n from which fp32 N:M products take SIMT instead of GEN: the crossings measured on the H200 (bench/NOTES.md,
  * session 15: 8192^2 about 12 at 16:32 and 24 at 4:32; 4096 x 11008 about 24 / 27 / 28 / 52 at 16 / 12 / 8 / 4 of
  * 32), fewer columns where the rows take more waves of blocks, and the bounds 16 and 128. */
+/* SIMT's blocks along K: only for one column tile (n <= 128) whose 128-row blocks fill at most half the SMs; about
+ * one block per SM, each split at least 8 K-slices of 64 columns, at most 16, and what the workspace holds. */
+TEST(Plan, NmSimtSplits)
+{
+    const int64_t ws = INT64_MAX;
+    EXPECT_EQ(macko_nm_simt_splits(8192, 8192, 32, 132, ws), 2);   /* 64 blocks */
+    EXPECT_EQ(macko_nm_simt_splits(4096, 11008, 64, 132, ws), 4);  /* 32 blocks */
+    EXPECT_EQ(macko_nm_simt_splits(8192, 8192, 129, 132, ws), 1);  /* two column tiles */
+    EXPECT_EQ(macko_nm_simt_splits(8448, 8192, 16, 132, ws), 2);   /* 66 blocks: half the SMs */
+    EXPECT_EQ(macko_nm_simt_splits(8576, 8192, 16, 132, ws), 1);   /* 67 */
+    EXPECT_EQ(macko_nm_simt_splits(300, 4000, 8, 132, ws), 7);     /* 63 slices / 8 */
+    EXPECT_EQ(macko_nm_simt_splits(100, 100000, 8, 132, ws), 16);  /* at most 16 */
+    EXPECT_EQ(macko_nm_simt_splits(300, 960, 8, 132, ws), 1);      /* 15 slices: fewer than two of 8 ... */
+    EXPECT_EQ(macko_nm_simt_splits(300, 1024, 8, 132, ws), 2);     /* ... 16: two */
+    EXPECT_EQ(macko_nm_simt_splits(300, 4000, 8, 132, 300 * 8 * 3), 3); /* the workspace holds 3 */
+    EXPECT_EQ(macko_nm_simt_splits(0, 4000, 8, 132, ws), 1);
+    EXPECT_EQ(macko_nm_simt_splits(300, 0, 8, 132, ws), 1);
+    EXPECT_EQ(macko_nm_simt_splits(300, 4000, 8, 0, ws), 1);
+}
+
 TEST(Plan, NmSimtFrom)
 {
-    EXPECT_EQ(macko_nm_simt_from(8192, 16, 32, 132), 16); /* 12, raised to 16 */
-    EXPECT_EQ(macko_nm_simt_from(8192, 8, 32, 132), 16);
-    EXPECT_EQ(macko_nm_simt_from(8192, 4, 32, 132), 24);
-    EXPECT_EQ(macko_nm_simt_from(4096, 16, 32, 132), 24);
-    EXPECT_EQ(macko_nm_simt_from(4096, 12, 32, 132), 27); /* 26.7 */
-    EXPECT_EQ(macko_nm_simt_from(4096, 8, 32, 132), 32);
-    EXPECT_EQ(macko_nm_simt_from(4096, 4, 32, 132), 48);
-    EXPECT_EQ(macko_nm_simt_from(4096, 2, 8, 132), 32);   /* 8 kept per 32 columns: the same as 8:32 ... */
-    EXPECT_EQ(macko_nm_simt_from(4096, 1, 4, 132), 32);   /* ... 1:4 too */
-    EXPECT_EQ(macko_nm_simt_from(4096, 4, 16, 132), 32);
-    /* 36864 rows: 288 blocks, 3 waves of 132 */
-    EXPECT_EQ(macko_nm_simt_from(36864, 16, 32, 132), 16);
-    EXPECT_EQ(macko_nm_simt_from(36864, 4, 32, 132), 16);
-    /* 16896 rows (132 blocks: one wave) against 17024 (133: two) */
-    EXPECT_EQ(macko_nm_simt_from(16896, 4, 32, 132), 16);
-    EXPECT_EQ(macko_nm_simt_from(17024, 4, 32, 132), 24);
-    /* few rows: GEN up to 127 columns */
-    EXPECT_EQ(macko_nm_simt_from(70, 16, 32, 132), 128);
-    EXPECT_EQ(macko_nm_simt_from(1, 1, 32, 132), 128);
-    EXPECT_EQ(macko_nm_simt_from(0, 16, 32, 132), 128);
-    EXPECT_EQ(macko_nm_simt_from(4096, 16, 32, 0), 128);
-    for (int64_t rows = 1; rows < 40000; rows += 97)
-        for (int s = 1; s <= 32; s++) {
-            const int64_t n = macko_nm_simt_from(rows, s, 32, 132);
-            EXPECT_GE(n, 16);
-            EXPECT_LE(n, 128);
-            if (rows >= 128) { /* more kept values per 32 columns: SIMT no later */
-                EXPECT_LE(n, macko_nm_simt_from(rows, 1, 32, 132));
+    /* split along K (macko_nm_simt_splits: 8192 rows 2, 4096 rows 4): from 8..12 columns */
+    EXPECT_EQ(macko_nm_simt_from(8192, 8192, 16, 32, 132), 8); /* 6, raised to 8 */
+    EXPECT_EQ(macko_nm_simt_from(8192, 8192, 8, 32, 132), 8);
+    EXPECT_EQ(macko_nm_simt_from(8192, 8192, 4, 32, 132), 12);
+    EXPECT_EQ(macko_nm_simt_from(4096, 11008, 16, 32, 132), 8);
+    EXPECT_EQ(macko_nm_simt_from(4096, 11008, 12, 32, 132), 8); /* 6.7 */
+    EXPECT_EQ(macko_nm_simt_from(4096, 11008, 8, 32, 132), 8);
+    EXPECT_EQ(macko_nm_simt_from(4096, 11008, 4, 32, 132), 12);
+    /* unsplit (960 columns: 15 K-slices, fewer than two splits' worth): as in session 15, from 16 */
+    EXPECT_EQ(macko_nm_simt_from(8192, 960, 16, 32, 132), 16); /* 12, raised to 16 */
+    EXPECT_EQ(macko_nm_simt_from(8192, 960, 4, 32, 132), 24);
+    EXPECT_EQ(macko_nm_simt_from(4096, 960, 16, 32, 132), 24);
+    EXPECT_EQ(macko_nm_simt_from(4096, 960, 12, 32, 132), 27); /* 26.7 */
+    EXPECT_EQ(macko_nm_simt_from(4096, 960, 8, 32, 132), 32);
+    EXPECT_EQ(macko_nm_simt_from(4096, 960, 4, 32, 132), 48);
+    EXPECT_EQ(macko_nm_simt_from(4096, 960, 2, 8, 132), 32); /* 8 kept per 32 columns: the same as 8:32 ... */
+    EXPECT_EQ(macko_nm_simt_from(4096, 960, 1, 4, 132), 32); /* ... 1:4 too */
+    EXPECT_EQ(macko_nm_simt_from(4096, 960, 4, 16, 132), 32);
+    /* 36864 rows: 288 blocks, 3 waves of 132, unsplit */
+    EXPECT_EQ(macko_nm_simt_from(36864, 12288, 16, 32, 132), 16);
+    EXPECT_EQ(macko_nm_simt_from(36864, 12288, 4, 32, 132), 16);
+    /* 16896 rows (132 blocks: one wave) against 17024 (133: two), unsplit */
+    EXPECT_EQ(macko_nm_simt_from(16896, 8192, 4, 32, 132), 16);
+    EXPECT_EQ(macko_nm_simt_from(17024, 8192, 4, 32, 132), 24);
+    /* 8448 rows (66 blocks: half the SMs, 2 splits) against 8576 (67: unsplit) */
+    EXPECT_EQ(macko_nm_simt_from(8448, 8192, 4, 32, 132), 12); /* 11.6 */
+    EXPECT_EQ(macko_nm_simt_from(8576, 8192, 4, 32, 132), 23); /* 22.9 */
+    /* few rows: GEN up to 127 columns, split or not */
+    EXPECT_EQ(macko_nm_simt_from(70, 4000, 16, 32, 132), 128);
+    EXPECT_EQ(macko_nm_simt_from(70, 100, 16, 32, 132), 128);
+    EXPECT_EQ(macko_nm_simt_from(1, 1, 1, 32, 132), 128);
+    EXPECT_EQ(macko_nm_simt_from(0, 100, 16, 32, 132), 128);
+    EXPECT_EQ(macko_nm_simt_from(4096, 4096, 16, 32, 0), 128);
+    for (int64_t cols : {960, 8192})
+        for (int64_t rows = 1; rows < 40000; rows += 97)
+            for (int s = 1; s <= 32; s++) {
+                const int64_t n = macko_nm_simt_from(rows, cols, s, 32, 132);
+                EXPECT_GE(n, 8);
+                EXPECT_LE(n, 128);
+                if (macko_nm_simt_splits(rows, cols, 128, 132, INT64_MAX) == 1) {
+                    EXPECT_GE(n, 16);
+                }
+                if (rows >= 128) { /* more kept values per 32 columns: SIMT no later */
+                    EXPECT_LE(n, macko_nm_simt_from(rows, cols, 1, 32, 132));
+                }
             }
-        }
 }
 
 /* The SIMT instances' shared memory and the configuration an upload takes from the device's opt-in limit: every
