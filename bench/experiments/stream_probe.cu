@@ -1,8 +1,9 @@
-// Stream probe (bench/NOTES.md, session 5): how fast can one warp-per-row stream (MACKO-like: 16 B values + 4 B
-// deltas per lane per 256-entry chunk) read memory on this GPU, as a function of prefetch depth, warps per SM, extra
-// ALU work per chunk and access pattern (row streams vs one linear sweep)? Not part of the library and not built by
+// Stream probe (bench/NOTES.md, sessions 5 and 16): how fast can one warp-per-row stream (MACKO-like: 16 B values +
+// 4 B deltas per lane per 256-entry chunk) read memory on this GPU, as a function of prefetch depth, warps per SM,
+// extra ALU work per chunk and access pattern (row streams, one linear sweep, or a block per row)? Not part of the library and not built by
 // CMake: nvcc -O3 -arch=sm_90 -o stream_probe stream_probe.cu && ./stream_probe ROWS CHUNKS_PER_ROW
-// (results: bench/results/experiments/H200-2026-11-23-stream-probe.txt).
+// (results: bench/results/experiments/H200-2026-11-23-stream-probe.txt; the block-row mode:
+// H200-2026-12-02-s16-sweep-probe.txt).
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdint>
@@ -13,8 +14,7 @@
 
 struct Chunk { uint4 v; uint32_t d; };
 
-// ROWS: warp w walks rows w, w+W,... each row has `cpr` chunks. LINEAR: warp w takes chunks w, w+W, ... of all.
-template <int D, int WORK, bool LINEAR, int BPS>
+template <int D, int WORK, int MODE, int BPS>
 __global__ void __launch_bounds__(256, BPS) probe(const uint4 *__restrict__ vals, const uint32_t *__restrict__ dl,
                                                    int rows, int cpr, uint32_t *out)
 {
@@ -22,15 +22,27 @@ __global__ void __launch_bounds__(256, BPS) probe(const uint4 *__restrict__ vals
     const int W = gridDim.x * 8;
     const int w = blockIdx.x * 8 + (threadIdx.x >> 5);
     const long total = (long)rows * cpr;
-    // sequence of chunk ids this warp reads
+    constexpr bool LINEAR = MODE == 1;
+    // sequence of chunk ids this warp reads. MODE 0 (rows): warp w walks rows w, w+W, ...; MODE 1 (linear): chunks
+    // w, w+W, ...; MODE 2 (block rows): block b walks rows b, b+G, ... as one list of chunks, warp i of the block
+    // takes list positions i, i+8, ...
+    const int wib = threadIdx.x >> 5;
+    const long G = gridDim.x;
     auto chunk_id = [&](long k) -> long {
-        if (LINEAR) return (long)w + k * W;
+        if (MODE == 1) return (long)w + k * W;
+        if (MODE == 2) {
+            long pos = wib + 8 * k;
+            long r = blockIdx.x + (pos / cpr) * G;
+            return r * cpr + (pos % cpr);
+        }
         long r = w + (k / cpr) * (long)W;
         return r * cpr + (k % cpr);
     };
     long nmine;
-    if (LINEAR) nmine = (total - w + W - 1) / W; else { long nr = (rows - w + W - 1) / W; nmine = nr * cpr; }
-    if (w >= (LINEAR ? total : rows)) return;
+    if (MODE == 1) nmine = (total - w + W - 1) / W;
+    else if (MODE == 2) { long nr = (rows - (long)blockIdx.x + G - 1) / G; long np = nr * cpr; nmine = np > wib ? (np - wib + 7) / 8 : 0; }
+    else { long nr = (rows - w + W - 1) / W; nmine = nr * cpr; }
+    if (MODE == 2 ? (blockIdx.x >= rows || nmine == 0) : (w >= (LINEAR ? total : rows))) return;
     Chunk buf[D];
 #pragma unroll
     for (int i = 0; i < D; i++) {
@@ -53,7 +65,7 @@ __global__ void __launch_bounds__(256, BPS) probe(const uint4 *__restrict__ vals
     if ((acc ^ a2) == 0x12345678u) out[w] = acc;
 }
 
-template <int D, int WORK, bool LINEAR, int BPS>
+template <int D, int WORK, int MODE, int BPS>
 float run(const uint4 *v, const uint32_t *d, int rows, int cpr, uint32_t *out, int sms, double bytes, const char *name)
 {
     int grid = sms * BPS;
@@ -61,14 +73,14 @@ float run(const uint4 *v, const uint32_t *d, int rows, int cpr, uint32_t *out, i
     std::vector<float> t;
     for (int it = 0; it < 25; it++) {
         CK(cudaEventRecord(a));
-        probe<D, WORK, LINEAR, BPS><<<grid, 256>>>(v, d, rows, cpr, out);
+        probe<D, WORK, MODE, BPS><<<grid, 256>>>(v, d, rows, cpr, out);
         CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
         float ms; CK(cudaEventElapsedTime(&ms, a, b)); if (it >= 5) t.push_back(ms);
     }
     CK(cudaGetLastError());
     std::sort(t.begin(), t.end());
     float us = t[t.size() / 2] * 1000.f;
-    int regs = 0; cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, probe<D, WORK, LINEAR, BPS>)); regs = fa.numRegs;
+    int regs = 0; cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, probe<D, WORK, MODE, BPS>)); regs = fa.numRegs;
     printf("%-8s D=%d work=%3d blocks/SM=%d regs=%2d  %8.1f us  %6.0f GB/s\n", name, D, WORK, BPS, regs, us, bytes / us / 1e3);
     return us;
 }
@@ -94,10 +106,9 @@ int main(int argc, char **argv)
         cudaFree(s); cudaFree(t);
     }
     int sms = p.multiProcessorCount;
-#define R(D, WK, L, B) run<D, WK, L, B>(v, d, rows, cpr, out, sms, bytes, L ? "linear" : "rows")
-    R(1, 0, false, 6); R(2, 0, false, 6); R(4, 0, false, 6); R(1, 0, false, 8); R(2, 0, false, 8); R(2, 0, false, 4); R(4, 0, false, 4);
-    R(1, 0, true, 6); R(2, 0, true, 6); R(4, 0, true, 6);
-    R(1, 60, false, 6); R(2, 60, false, 6); R(4, 60, false, 4); R(1, 60, true, 6); R(2, 60, true, 6);
-    R(1, 120, false, 6); R(2, 120, false, 6); R(2, 120, false, 4); R(4, 120, false, 4); R(1, 120, true, 6); R(2, 120, true, 6);
+#define R(D, WK, L, B) run<D, WK, L, B>(v, d, rows, cpr, out, sms, bytes, L == 1 ? "linear" : L == 2 ? "blockrow" : "rows")
+    R(1, 0, 0, 6); R(2, 0, 0, 4); R(1, 0, 1, 6); R(1, 0, 2, 6); R(2, 0, 2, 4);
+    R(1, 60, 0, 6); R(4, 60, 0, 4); R(1, 60, 1, 6); R(2, 60, 1, 6); R(1, 60, 2, 6); R(2, 60, 2, 6); R(2, 60, 2, 4);
+    R(1, 30, 0, 6); R(1, 30, 1, 6); R(2, 30, 1, 6); R(1, 30, 2, 6); R(2, 30, 2, 6);
     return 0;
 }
