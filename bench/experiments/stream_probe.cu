@@ -1,7 +1,7 @@
 // Stream probe (bench/NOTES.md, sessions 5 and 16): how fast can one warp-per-row stream (MACKO-like: 16 B values +
 // 4 B deltas per lane per 256-entry chunk) read memory on this GPU, as a function of prefetch depth, warps per SM,
-// extra ALU work per chunk and access pattern (row streams, one linear sweep, or a block per row)? Not part of the library and not built by
-// CMake: nvcc -O3 -arch=sm_90 -o stream_probe stream_probe.cu && ./stream_probe ROWS CHUNKS_PER_ROW
+// extra ALU work per chunk and access pattern (row streams, one linear sweep, or a block per row)? Not part of the
+// library and not built by CMake: nvcc -O3 -arch=sm_90 -o stream_probe stream_probe.cu && ./stream_probe ROWS CPR
 // (results: bench/results/experiments/H200-2026-11-23-stream-probe.txt; the block-row mode:
 // H200-2026-12-02-s16-sweep-probe.txt).
 #include <cuda_runtime.h>
