@@ -15,7 +15,8 @@
  *   Split K through the handle's workspace with a finishing launch that adds the partials in split order.
  * - SP24WG: the same layout on Hopper's sparse warpgroup instruction (wgmma.mma_async.sp, kernels/nm_sp24_wg.cu,
  *   sm_90a builds on compute capability 9.0 only): 128 x 256 tiles of C, the units and B's piece brought by tensor
- *   maps (B with unit element stride, 16-byte aligned, ldb a multiple of 8), no split.
+ *   maps (B with unit element stride, 16-byte aligned, ldb a multiple of 8; a last column block narrower than 256
+ *   brings only its columns); split K as SP24 where the tiles fill at most a quarter of a wave.
  * Zeros of A meet B in the SIMT, SP24 and SP24WG paths' dense multiply-adds (0 * Inf = NaN): an element whose sum is NaN is
  * recomputed exactly over the row's nonzero values in column order. */
 #ifndef MACKO_NM_KERNELS_H
@@ -37,8 +38,9 @@ typedef struct macko_nm_args {
     const void *values;   /* GEN: rows * kept values; SP24: the fragment-ordered units */
     const void *meta;     /* GEN: the position bytes; SP24: the metadata words */
     int path;             /* MACKO_NM_PATH_GEN, _SIMT, _SP24 or _SP24WG */
-    int splits;           /* SP24 and SIMT: blocks along K (>= 1; macko_nm_sp24_splits, macko_nm_simt_splits) */
-    float *ws;            /* SP24 and SIMT with splits > 1: splits * rows * n floats */
+    int splits;           /* SP24, SP24WG and SIMT: blocks along K (>= 1; macko_nm_sp24_splits,
+                             macko_nm_sp24_wg_splits, macko_nm_simt_splits) */
+    float *ws;            /* with splits > 1: splits * rows * n floats */
     int cfg;              /* SP24 tile configuration (-1: macko_nm_sp24_config), SP24WG configuration (-1: its
                              automatic one) or SIMT configuration (the matrix's or the forced one); benchmarks force
                              them (macko_plan_forced.nm_cfg) */
@@ -72,6 +74,9 @@ int macko_nm_gen_spmm(const macko_nm_args *a);
 int macko_nm_sp24_wg_prepare(void);
 int macko_nm_sp24_wg_ready(void);
 int macko_nm_sp24_wg_configs(void); /* how many configurations there are (macko_nm_args.cfg) */
+/* SP24WG's blocks along K: where its 128 x 256 tiles fill at most a quarter of the SMs, up to one wave of blocks (at
+ * least 8 K-slices of 64 columns each, 4 to 16 splits, within ws_floats floats); 1 otherwise. Pure. */
+int macko_nm_sp24_wg_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats);
 int macko_nm_sp24_wg_spmm(const macko_nm_args *a);
 
 #ifdef __cplusplus

@@ -245,23 +245,6 @@ sp24_kernel(const P<H> p)
     }
 }
 
-/* Adds the splits' partials in split order and writes C (splits > 1). */
-template <typename H> __global__ void sp24_finish(const P<H> p, int splits)
-{
-    const float alpha = p.alpha_dev ? *p.alpha_dev : p.alpha;
-    const float beta = p.beta_dev ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f)
-        return;
-    const int64_t total = p.rows * p.n;
-    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t r = idx % p.rows, j = idx / p.rows;
-        float s = 0.0f;
-        for (int z = 0; z < splits; z++)
-            s += p.ws[((int64_t)z * p.n + j) * p.rows + r];
-        put_c(p, r, j, s, alpha, beta);
-    }
-}
-
 struct Cfg {
     int wm, wn, mt, nw, kc;
 };
@@ -330,12 +313,8 @@ template <typename H> cudaError_t run(const macko_nm_args *a)
             splits = 1;
         p.vec = a->k.incb == 1 && a->k.ldb % 8 == 0 && ((uintptr_t)p.b & 15) == 0;
         e = launch_cfg<H>(cfg, p, splits, st);
-        if (e == cudaSuccess && splits > 1) {
-            const int64_t total = p.rows * p.n;
-            const int64_t blocks = (total + 255) / 256;
-            sp24_finish<H><<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, st>>>(p, splits);
-            e = cudaGetLastError();
-        }
+        if (e == cudaSuccess && splits > 1)
+            e = sp24_finish_launch(p, splits, st);
     }
     return e;
 }

@@ -1,6 +1,6 @@
 /* What the two SP24 kernels of the N:M kind share (kernels/nm_sp24.cu: mma.sp for every architecture;
  * kernels/nm_sp24_wg.cu: wgmma.sp for sm_90a): the launch parameters, the exact recomputation of a NaN sum over a
- * row's nonzero values, and the store of one element of C. The SP24 device layout itself is described in
+ * row's nonzero values, the store of one element of C and the finishing launch of split K. The SP24 device layout itself is described in
  * nm_sp24.cu and lapack_style_docs/FORMAT_NM.md. Included by those two files only (internal linkage). */
 #ifndef MACKO_NM_SP24_CUH
 #define MACKO_NM_SP24_CUH
@@ -91,6 +91,30 @@ template <typename H> __device__ __forceinline__ void put_c(const P<H> &p, int64
     if (beta != 0.0f)
         out = fmaf(beta, Tc16<H>::to_float(*cp), out);
     *cp = Tc16<H>::from_float(out);
+}
+
+/* Split K: adds the splits' fp32 partials (ws[(z * n + j) * rows + r] for split z) in split order and writes C. */
+template <typename H> __global__ void sp24_finish(const P<H> p, int splits)
+{
+    const float alpha = p.alpha_dev ? *p.alpha_dev : p.alpha;
+    const float beta = p.beta_dev ? *p.beta_dev : p.beta;
+    if (alpha == 0.0f)
+        return;
+    const int64_t total = p.rows * p.n;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = idx % p.rows, j = idx / p.rows;
+        float s = 0.0f;
+        for (int z = 0; z < splits; z++)
+            s += p.ws[((int64_t)z * p.n + j) * p.rows + r];
+        put_c(p, r, j, s, alpha, beta);
+    }
+}
+
+template <typename H> cudaError_t sp24_finish_launch(const P<H> &p, int splits, cudaStream_t st)
+{
+    const int64_t blocks = (p.rows * p.n + 255) / 256;
+    sp24_finish<H><<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, st>>>(p, splits);
+    return cudaGetLastError();
 }
 
 } // namespace

@@ -19,10 +19,16 @@
  *     from the stage, run two wgmma.mma_async.sp.m64n256k32 (A from registers, B by descriptor), wait for them and
  *     hand the stage back on its "empty" mbarrier.
  * Blocks run in groups of column blocks (WgP::group): the group's pieces of B stay in L2 while its row blocks pass.
+ * A last column block narrower than 256 (n = 64, say) brings only its columns of B, rounded up to 8, by a second
+ * tensor map: a box mostly past the end of B (zero fill) cost twice the time of a full one (bench/NOTES.md,
+ * session 17); the stage's other rows keep stale values that meet only accumulator columns past n, never stored.
+ * Split K (grid.y; macko_nm_sp24_wg_splits, where the tiles fill at most a quarter of the SMs): each block takes a
+ * range of K-slices and writes its fp32 tile to the handle's workspace, and SP24's finishing launch adds the
+ * splits in split order and writes C (nm_sp24.cuh).
  * Bands past the matrix's end are not copied: their fragments are zero with valid metadata. Zero values meet B in
  * the multiply (0 * Inf = NaN): an element whose sum is NaN is recomputed exactly over the row's nonzero values
  * (wg_store_tile). Each element's sum is taken in a fixed order; no atomics, no allocation: bitwise reproducible and
- * graph-capturable (the tensor map is a kernel parameter). */
+ * graph-capturable (the tensor maps are kernel parameters). */
 #include "nm.h"
 
 #include "nm_sp24.cuh"
@@ -66,6 +72,8 @@ template <typename H> struct WgP {
     P<H> p;
     int mbn, nbn; /* blocks along rows and along n */
     int nk;       /* K-slices of 64 columns */
+    int sps;      /* K-slices per split (grid.y = the splits; each has at least one) */
+    int boxl;     /* > 0: B columns the last column block's box holds (tm_bl), n's remainder rounded up to 8 */
     int group;    /* column blocks per group of the raster */
 };
 
@@ -89,8 +97,8 @@ __device__ __forceinline__ void wgmma_sp(float (&d)[128], const uint32_t (&a)[4]
 #endif
 
 template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __launch_bounds__(kThreads, 1)
-    sp24_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const __grid_constant__ CUtensorMap tm_v,
-                   const __grid_constant__ CUtensorMap tm_m, const WgP<H> w)
+    sp24_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const __grid_constant__ CUtensorMap tm_bl,
+                   const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_m, const WgP<H> w)
 {
 #if MACKO_WG_DEVICE
     extern __shared__ __align__(16) unsigned char wg_smem[];
@@ -110,9 +118,13 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
     const int band0 = mb * kBands;
     const int64_t m0 = (int64_t)mb * kBM, n0 = (int64_t)nb * kBN;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    /* split K: this block's K-slices j0 .. j0 + nk - 1 (ring index i = j - j0) */
+    const int j0 = (int)blockIdx.y * w.sps, nk = w.nk - j0 < w.sps ? w.nk - j0 : w.sps;
     const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
     const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
-    if (alpha == 0.0f) { /* C = beta * C: A and B are not read */
+    if (alpha == 0.0f) { /* C = beta * C (the first split's blocks): A and B are not read */
+        if (blockIdx.y != 0)
+            return;
         for (int x = tid; x < kBM * kBN; x += kThreads) {
             const int64_t r = m0 + x % kBM, j = n0 + x / kBM;
             if (r < p.rows && j < p.n) {
@@ -138,20 +150,26 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
         const int nbands = p.bands - band0 < kBands ? p.bands - band0 : kBands;
         const char *vals = reinterpret_cast<const char *>(p.vals);
         const char *meta = reinterpret_cast<const char *>(p.meta);
-        for (int j = 0; j < w.nk; j++) {
-            const int s = j % kStages;
-            if (j >= kStages)
-                mbar_wait(empty(s), (uint32_t)((j / kStages - 1) & 1));
+        /* B's piece: the last column block of a partial width brings only its columns (boxl, rounded up to 8) by its own
+         * map; the rest of the stage keeps what it held and meets only accumulator columns past n, never stored
+         * (a box mostly past n was measured slow: 12288^2 at n = 64 / 128 / 256 took 205 / 171 / 97 us) */
+        const bool narrow = w.boxl > 0 && nb == w.nbn - 1;
+        const CUtensorMap *mb_ = narrow ? &tm_bl : &tm_b;
+        const uint32_t bbytes = narrow ? (uint32_t)(w.boxl * kBK * 2) : kStageB;
+        for (int i = 0; i < nk; i++) {
+            const int s = i % kStages, j = j0 + i;
+            if (i >= kStages)
+                mbar_wait(empty(s), (uint32_t)((i / kStages - 1) & 1));
             if (kTmaA) { /* three boxes; the units past the matrix are zero-filled (their bytes count) */
-                mbar_arrive_tx(full(s), kStageB + kStageA + kStageM);
-                tma_load_2d(stB(s), &tm_b, j * kBK, (int)n0, full(s));
+                mbar_arrive_tx(full(s), bbytes + kStageA + kStageM);
+                tma_load_2d(stB(s), mb_, j * kBK, (int)n0, full(s));
                 tma_load_3d(stA(s), &tm_v, 0, 2 * j, band0, full(s));
                 tma_load_3d(stA(s) + kStageA, &tm_m, 0, 2 * j, band0, full(s));
                 continue;
             }
             const uint32_t units = p.ksteps - 2 * j < 2 ? 1u : 2u;
-            mbar_arrive_tx(full(s), kStageB + (uint32_t)nbands * units * (kUnitA + kUnitM));
-            tma_load_2d(stB(s), &tm_b, j * kBK, (int)n0, full(s));
+            mbar_arrive_tx(full(s), bbytes + (uint32_t)nbands * units * (kUnitA + kUnitM));
+            tma_load_2d(stB(s), mb_, j * kBK, (int)n0, full(s));
             for (int b = 0; b < nbands; b++) {
                 const int64_t unit = (int64_t)(band0 + b) * p.ksteps + 2 * j;
                 bulk_load(stA(s) + b * 2 * kUnitA, vals + unit * kUnitA, units * kUnitA, full(s));
@@ -173,9 +191,9 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
     struct Frag {
         uint32_t a0[4], a1[4], e0, e1;
     };
-    auto fetch = [&](int j, Frag &f) {
-        const int s = j % kStages;
-        mbar_wait(full(s), (uint32_t)((j / kStages) & 1));
+    auto fetch = [&](int i, Frag &f) { /* ring index i: K-slice j0 + i */
+        const int s = i % kStages, j = j0 + i;
+        mbar_wait(full(s), (uint32_t)((i / kStages) & 1));
 #pragma unroll
         for (int i = 0; i < 4; i++)
             f.a0[i] = f.a1[i] = 0u;
@@ -191,8 +209,8 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
             }
         }
     };
-    auto issue = [&](int j, Frag &f) {
-        const uint32_t b0 = stB(j % kStages);
+    auto issue = [&](int i, Frag &f) {
+        const uint32_t b0 = stB(i % kStages);
         wg_fence_acc(d);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
         wgmma_sp<H>(d, f.a0, f.e0, wg_desc(b0));
@@ -209,39 +227,39 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
     if (kPipe) {
         /* two fragment sets: slice j's group is issued before slice j - 1's is waited for */
         Frag x, y;
-        for (int j = 0; j < w.nk; j++) {
-            if ((j & 1) == 0) {
-                fetch(j, x);
-                issue(j, x);
+        for (int i = 0; i < nk; i++) {
+            if ((i & 1) == 0) {
+                fetch(i, x);
+                issue(i, x);
             } else {
-                fetch(j, y);
-                issue(j, y);
+                fetch(i, y);
+                issue(i, y);
             }
-            if (j > 0) {
+            if (i > 0) {
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 wg_fence_acc(d);
-                if ((j & 1) == 0)
+                if ((i & 1) == 0)
                     release(y);
                 else
                     release(x);
-                done((j - 1) % kStages);
+                done((i - 1) % kStages);
             }
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         wg_fence_acc(d);
         release(x);
         release(y);
-        if (w.nk > 0)
-            done((w.nk - 1) % kStages);
+        if (nk > 0)
+            done((nk - 1) % kStages);
     } else {
         Frag x;
-        for (int j = 0; j < w.nk; j++) {
-            fetch(j, x);
-            issue(j, x);
+        for (int i = 0; i < nk; i++) {
+            fetch(i, x);
+            issue(i, x);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             wg_fence_acc(d);
             release(x);
-            done(j % kStages);
+            done(i % kStages);
         }
     }
 
@@ -251,6 +269,15 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
     float *ct = reinterpret_cast<float *>(wg_smem + (base - raw0));
     wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + g, lane);
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    if (gridDim.y > 1) { /* split K: the fp32 tile to split z's slot of the workspace, C by the finishing launch */
+        float *ws = p.ws + (int64_t)blockIdx.y * p.n * p.rows;
+        for (int x = tid; x < kBM * kBN; x += 256) {
+            const int r = x % kBM, cl = x / kBM;
+            if (m0 + r < p.rows && n0 + cl < p.n)
+                ws[(n0 + cl) * p.rows + m0 + r] = ct[cl * kCStride + r];
+        }
+        return;
+    }
     const bool vec = p.incc == 1 && (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0;
     const uint32_t cts = smem_addr(ct);
     wg_store_tile<H, kBM, kBN>(
@@ -259,6 +286,7 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
         [&](int64_t r, int64_t j) { return row_dot(p, r, j); });
 #else
     (void)tm_b;
+    (void)tm_bl;
     (void)tm_v;
     (void)tm_m;
     (void)w;
@@ -314,6 +342,14 @@ template <typename H> cudaError_t wg_run(const macko_nm_args *a)
     p = sp24_params<H>(a);
     w.mbn = (p.bands + kBands - 1) / kBands;
     w.nk = (p.ksteps + 1) / 2;
+    /* split K: at least one K-slice per split (a matrix without columns: one split of none) */
+    int splits = a->splits < 1 ? 1 : a->splits;
+    w.sps = (w.nk + splits - 1) / splits;
+    if (w.sps < 1)
+        w.sps = 1;
+    splits = (w.nk + w.sps - 1) / w.sps;
+    if (splits < 1)
+        splits = 1;
     const WgCfg &cfg = kCfg[a->cfg >= 0 && a->cfg < kCfgs ? a->cfg : kCfgAuto];
     w.group = cfg.group;
     /* the units as tensors: 16-bit values [band][k-step][256] and 32-bit metadata words [band][k-step][16] */
@@ -330,12 +366,17 @@ template <typename H> cudaError_t wg_run(const macko_nm_args *a)
         p.b = (const H *)a->k.b + j0 * a->k.ldb;
         p.c = (H *)a->k.c + j0 * a->k.ldc;
         w.nbn = (int)((p.n + kBN - 1) / kBN);
-        CUtensorMap tb;
-        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
+        const int rem = (int)(p.n % kBN), boxl = (rem + 7) / 8 * 8;
+        w.boxl = rem > 0 && boxl < kBN ? boxl : 0;
+        CUtensorMap tb, tbl;
+        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN) ||
+            !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, w.boxl > 0 ? w.boxl : kBN))
             return cudaErrorInvalidValue;
-        kernel_of<H>(cfg)<<<(unsigned)((int64_t)w.mbn * w.nbn), kThreads, smem_bytes(cfg.stages), st>>>(tb, tv, tm,
-                                                                                                        w);
+        const dim3 grid((unsigned)((int64_t)w.mbn * w.nbn), (unsigned)splits);
+        kernel_of<H>(cfg)<<<grid, kThreads, smem_bytes(cfg.stages), st>>>(tb, tbl, tv, tm, w);
         e = cudaGetLastError();
+        if (e == cudaSuccess && splits > 1)
+            e = sp24_finish_launch(p, splits, st);
     }
     return e;
 }
@@ -354,6 +395,28 @@ extern "C" int macko_nm_sp24_wg_prepare(void)
 extern "C" int macko_nm_sp24_wg_ready(void) { return encoder() != nullptr; }
 
 extern "C" int macko_nm_sp24_wg_configs(void) { return kCfgs; }
+
+extern "C" int macko_nm_sp24_wg_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats)
+{
+    /* Where the 128 x 256 tiles fill at most a quarter of one wave (one block per SM), their 64-column K-slices are
+     * shared out over blocks along K up to the wave: at least 8 slices each, at most 16 splits, within the workspace
+     * (each split's fp32 partial: rows x n floats); fewer than 4 splits: none. Measured (H200, 2:4 fp16, bench/NOTES.md
+     * session 17): 4 splits took 8-42 % off every case where the rule gives them (4096 x 4096 and 4096 x 11008, n = 64
+     * to 256); 2 splits were 25 % slower on 4096 x 4096 at n = 512 (the partials' traffic and the finishing launch
+     * against a short K) and 12 % faster on 4096 x 11008. */
+    const int64_t nn = n < (int64_t)65535 * kBN ? n : (int64_t)65535 * kBN;
+    const int64_t tiles = (rows + kBM - 1) / kBM * ((nn + kBN - 1) / kBN), nk = (cols + kBK - 1) / kBK;
+    if (tiles < 1 || 4 * tiles > sm_count)
+        return 1;
+    int64_t s = sm_count / tiles;
+    if (s > nk / 8)
+        s = nk / 8;
+    if (s > 16)
+        s = 16;
+    while (s >= 4 && s * rows * nn > ws_floats)
+        s--;
+    return s >= 4 ? (int)s : 1;
+}
 
 extern "C" int macko_nm_sp24_wg_spmm(const macko_nm_args *a)
 {

@@ -325,8 +325,10 @@ int64_t macko_nm_simt_from(int64_t rows, int64_t cols, int nn, int mm, int sm_co
     n = ((8 * s + 64) * 8192 * waves + s * rows * splits - 1) / (s * rows * splits);
     return n < lo ? lo : n > 128 ? 128 : n;
 }
-/* Columns from which SP24 products take the wgmma.sp kernel where the device runs it (bench/NOTES.md, session 11). */
-#define MACKO_NM_WG_N 128
+/* Columns from which SP24 products take the wgmma.sp kernel where the device runs it (bench/NOTES.md, sessions 11
+ * and 17: with the B box narrowed to n, SP24WG at n = 64 took 24 / 89 / 122 us on 4096^2 / 12288^2 / 28672 x 8192
+ * against SP24's 31 / 170 / 195 us; the two other 4096-sized shapes were ahead on SP24WG at n = 64 already before). */
+#define MACKO_NM_WG_N 64
 
 int macko_nm_path(const struct macko_mat_s *M, int combo, int64_t n)
 {
@@ -379,6 +381,10 @@ macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const str
     }
     if (a.path == MACKO_NM_PATH_SP24) {
         a.splits = macko_nm_sp24_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
+        a.ws = handle->ws.partial;
+    }
+    if (a.path == MACKO_NM_PATH_SP24WG) {
+        a.splits = macko_nm_sp24_wg_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
         a.ws = handle->ws.partial;
     }
     if (a.path == MACKO_NM_PATH_SIMT) {

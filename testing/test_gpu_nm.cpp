@@ -513,6 +513,40 @@ template <class P> struct Operands {
         EXPECT_EQ(cudaMemcpy(out.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
         return out;
     }
+    /* The same SpMM (n > 1) captured in a CUDA graph on a non-blocking stream of its own, C reset to c0 first, and
+     * replayed once: C after the replay (empty after a reported failure). */
+    std::vector<E> replay(macko_handle_t h, macko_mat_t A, typename P::Scalar alpha, typename P::Scalar beta)
+    {
+        std::vector<E> out(c0.size());
+        cudaStream_t s;
+        if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+            ADD_FAILURE() << "cudaStreamCreateWithFlags";
+            return {};
+        }
+        EXPECT_EQ(macko_set_stream(h, s), MACKO_STATUS_SUCCESS);
+        EXPECT_EQ(cudaMemcpyAsync(dc.p, c0.data(), dc.bytes, cudaMemcpyHostToDevice, s), cudaSuccess);
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        EXPECT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+        const macko_status_t st =
+            conf::call<P>(SPMM, h, N, n, &alpha, A, db.as<E>(), 1, cols, &beta, dc.as<E>(), 1, rows);
+        EXPECT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+        macko_set_stream(h, nullptr);
+        EXPECT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+        if (st == MACKO_STATUS_SUCCESS && graph != nullptr && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+            EXPECT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+            EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+            EXPECT_EQ(cudaMemcpy(out.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+            cudaGraphExecDestroy(exec);
+        } else {
+            ADD_FAILURE() << "the capture or its instantiation failed";
+            out.clear();
+        }
+        if (graph != nullptr)
+            cudaGraphDestroy(graph);
+        cudaStreamDestroy(s);
+        return out;
+    }
 };
 
 /* Each path gives the same bits over repeated calls (MACKO_TEST_REPEATS), and a call captured in a CUDA graph on a
@@ -937,33 +971,14 @@ TEST_F(GpuNmSimt, SplitK)
             EXPECT_EQ(std::memcmp(o.run(handle(), A.A, nullptr, 1.5f, -0.5f).data(), first.data(),
                                   first.size() * sizeof(E)),
                       0);
-            cudaStream_t s;
-            CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-            ASSERT_EQ(macko_set_stream(handle(), s), MACKO_STATUS_SUCCESS);
-            CUDA_CHECK(cudaMemcpyAsync(o.dc.p, o.c0.data(), o.dc.bytes, cudaMemcpyHostToDevice, s));
-            const float alpha = 1.5f, beta = -0.5f;
-            cudaGraph_t graph;
-            cudaGraphExec_t exec;
-            CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-            const macko_status_t st = conf::call<P>(SPMM, handle(), N, 33, &alpha, A.A, o.db.as<E>(), 1, sh.cols,
-                                                    &beta, o.dc.as<E>(), 1, sh.rows);
-            CUDA_CHECK(cudaStreamEndCapture(s, &graph));
-            macko_set_stream(handle(), nullptr);
-            ASSERT_EQ(st, MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-            CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-            CUDA_CHECK(cudaGraphLaunch(exec, s));
-            CUDA_CHECK(cudaStreamSynchronize(s));
-            std::vector<E> replay(first.size());
-            CUDA_CHECK(cudaMemcpy(replay.data(), o.dc.p, o.dc.bytes, cudaMemcpyDeviceToHost));
+            const std::vector<E> replay = o.replay(handle(), A.A, 1.5f, -0.5f);
+            ASSERT_EQ(replay.size(), first.size());
             EXPECT_EQ(std::memcmp(replay.data(), first.data(), first.size() * sizeof(E)), 0) << "the replay differs";
-            cudaGraphExecDestroy(exec);
-            cudaGraphDestroy(graph);
-            cudaStreamDestroy(s);
         }
 }
 
 /* The SP24 layout's two kernels: where the device runs wgmma.sp (compute capability 9.0, sm_90a build), a 2:4
- * fp16 / bf16 matrix takes SP24WG from n = 128 on and SP24 below; a B that cannot take a tensor map (element stride
+ * fp16 / bf16 matrix takes SP24WG from n = 64 on and SP24 below; a B that cannot take a tensor map (element stride
  * not 1, ldb not a multiple of 8, B not 16-byte aligned) gives SP24 at every n, with the same results as the
  * reference. Elsewhere SP24 at every n, and forcing SP24WG is refused (NOT_SUPPORTED, position 4). The configuration
  * override: out of range refused, every SP24WG configuration gives the same bits. A matrix without columns: C = beta * C
@@ -980,7 +995,8 @@ TEST_F(GpuNmWg, PathChoiceAndFallbacks)
         return;
     const bool wg = runs_wg(handle());
     EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 1), MACKO_NM_PATH_SP24);
-    EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 127), MACKO_NM_PATH_SP24);
+    EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 63), MACKO_NM_PATH_SP24);
+    EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 64), wg ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24);
     EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 128), wg ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24);
     EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_B, 4096), wg ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24);
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
@@ -1039,6 +1055,82 @@ TEST_F(GpuNmWg, PathChoiceAndFallbacks)
     for (E e : out)
         wrong += P::to(e) != 1.0;
     EXPECT_EQ(wrong, 0) << "C = 0.5 * C with a 300 x 0 matrix";
+}
+
+/* SP24WG's split K (macko_nm_sp24_wg_splits): few 128-row blocks and many 64-column K-slices give blocks along K whose
+ * fp32 partials go through the handle's workspace and SP24's finishing launch (split order). Checked for fp16 and
+ * bf16 against the reference and cuBLAS where the rule splits (asserted, so that the test cannot pass on the unsplit
+ * kernel), at n = 128 (the automatic path) and with SP24WG forced at n = 1, 33 and 300 (two column blocks): alpha
+ * and beta (NaN in C for beta = 0) in both pointer modes, odd ldc, alpha = 0 with NaN in B (neither A nor B read),
+ * Inf / NaN in B at every column the matrix does not store, Inf at a stored column (the exact row sum where the
+ * total is NaN), bitwise equal repeated calls and a CUDA graph replay; one split where the tiles fill a wave. */
+template <class P> void sp24wg_split_k(macko_handle_t h, gt::Blas *blas)
+{
+    using E = typename P::E;
+    const Pattern pat{2, 4, 1};
+    uint64_t seed = 9800;
+    struct Shape {
+        int64_t rows, cols;
+    };
+    const int combo = P::type == MACKO_R_16BF ? MACKO_COMBO_B : MACKO_COMBO_H;
+    /* columns a multiple of 8 (B takes a tensor map with ldb = cols); 2056 ends inside a K-slice */
+    for (const Shape &sh : {Shape{300, 4000}, Shape{129, 2056}}) {
+        SCOPED_TRACE(testing::Message() << sh.rows << "x" << sh.cols);
+        const mt::Dense m = nm_matrix(sh.rows, sh.cols, pat, ++seed, kEmptyRows | kFullGroups, P::type);
+        gt::Mat A;
+        if (!make_nm<P>(h, m, pat, A))
+            return;
+        EXPECT_EQ(macko_nm_path(A.A, combo, 128), MACKO_NM_PATH_SP24WG);
+        const std::vector<float> nanb = all_nan(sh.cols), x = off_grid_nonfinite(sh.cols, false, ++seed);
+        for (int64_t n : {128, 1, 33, 300}) {
+            SCOPED_TRACE(testing::Message() << "n=" << n);
+            macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+            f.nm_path = n == 128 ? MACKO_NM_PATH_AUTO : MACKO_NM_PATH_SP24WG;
+            ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+            EXPECT_GT(macko_nm_sp24_wg_splits(sh.rows, sh.cols, n, h->props.sm_count, INT64_MAX), 1);
+            const float ab[][2] = {{1.0f, 0.0f}, {1.25f, -0.5f}, {0.0f, 0.75f}};
+            for (const auto &v : ab)
+                for (macko_pointer_mode_t mode : {MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE}) {
+                    Case c(SPMM, n);
+                    c.scalars(v[0], v[1]).pointers(mode).from_seed(++seed).extra_ld(8, n % 2 ? 3 : 1);
+                    if (v[0] == 0.0f)
+                        c.every_column(&nanb).no_cublas();
+                    conf::check_product<P>(h, blas, m, A.A, c);
+                }
+            conf::check_product<P>(h, nullptr, m, A.A, Case(SPMM, n).scalars(1.0f, 0.0f).every_column(&x).no_cublas());
+            for (int64_t c = 0; c < m.cols; c++)
+                if (m.at(0, c) != 0.0f) {
+                    std::vector<float> xi = x;
+                    xi[(size_t)c] = INFINITY;
+                    conf::check_product<P>(h, nullptr, m, A.A,
+                                           Case(SPMM, n).scalars(1.0f, 0.5f).every_column(&xi).no_cublas());
+                    break;
+                }
+            if (testing::Test::HasFailure())
+                return;
+        }
+        macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+        ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS);
+        /* bitwise: repeated calls and a graph replay on a non-default stream */
+        Operands<P> o(sh.rows, sh.cols, 130, ++seed);
+        const std::vector<E> first = o.run(h, A.A, nullptr, 1.5f, -0.5f);
+        EXPECT_EQ(std::memcmp(o.run(h, A.A, nullptr, 1.5f, -0.5f).data(), first.data(), first.size() * sizeof(E)), 0);
+        const std::vector<E> replay = o.replay(h, A.A, 1.5f, -0.5f);
+        ASSERT_EQ(replay.size(), first.size());
+        EXPECT_EQ(std::memcmp(replay.data(), first.data(), first.size() * sizeof(E)), 0) << "the replay differs";
+    }
+    /* tiles that fill more than half the wave: one split */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(128 * (int64_t)h->props.sm_count, 4096, 128, h->props.sm_count, INT64_MAX), 1);
+}
+
+TEST_F(GpuNmWg, SplitK)
+{
+    if (!runs_wg(handle()))
+        GTEST_SKIP() << "no wgmma.sp on this device or build";
+    sp24wg_split_k<conf::HP>(handle(), blas());
+    if (HasFailure())
+        return;
+    sp24wg_split_k<conf::BP>(handle(), blas());
 }
 
 } // namespace

@@ -858,6 +858,28 @@ TEST(Plan, NmSimtSplits)
     EXPECT_EQ(macko_nm_simt_splits(300, 4000, 8, 0, ws), 1);
 }
 
+/* SP24WG's blocks along K (2:4): only where its 128 x 256 tiles fill at most a quarter of the SMs; up to one wave of
+ * blocks, each split at least 8 K-slices of 64 columns, 4 to 16 splits within the workspace, else none. */
+TEST(Plan, NmSp24WgSplits)
+{
+    const int64_t ws = INT64_MAX;
+    EXPECT_EQ(macko_nm_sp24_wg_splits(4096, 11008, 128, 132, ws), 4);  /* 32 tiles */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(4096, 4096, 256, 132, ws), 4);   /* 32 tiles, 64 slices */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(4096, 4096, 512, 132, ws), 1);   /* 64 tiles: 2 would be the wave */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(4224, 4096, 128, 132, ws), 4);   /* 33 tiles: a quarter of 132 */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(4352, 4096, 128, 132, ws), 1);   /* 34 */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(12288, 12288, 128, 132, ws), 1); /* 96 tiles */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(300, 4000, 1, 132, ws), 7);      /* 63 slices / 8 */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(100, 100000, 8, 132, ws), 16);   /* at most 16 */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(300, 1984, 8, 132, ws), 1);      /* 31 slices: three of 8, fewer than 4 */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(300, 2048, 8, 132, ws), 4);      /* 32: four */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(300, 4000, 8, 132, 300 * 8 * 5), 5); /* the workspace holds 5 */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(300, 4000, 8, 132, 300 * 8 * 3), 1); /* ... 3: none */
+    EXPECT_EQ(macko_nm_sp24_wg_splits(0, 4000, 8, 132, ws), 1);
+    EXPECT_EQ(macko_nm_sp24_wg_splits(300, 0, 8, 132, ws), 1);
+    EXPECT_EQ(macko_nm_sp24_wg_splits(300, 4000, 8, 0, ws), 1);
+}
+
 TEST(Plan, NmSimtFrom)
 {
     /* split along K (macko_nm_simt_splits: 8192 rows 2, 4096 rows 4): from 8..12 columns */
