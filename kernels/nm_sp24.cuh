@@ -1,7 +1,8 @@
 /* What the two SP24 kernels of the N:M kind share (kernels/nm_sp24.cu: mma.sp for every architecture;
  * kernels/nm_sp24_wg.cu: wgmma.sp for sm_90a): the launch parameters, the exact recomputation of a NaN sum over a
- * row's nonzero values, the store of one element of C and the finishing launch of split K. The SP24 device layout itself is described in
- * nm_sp24.cu and lapack_style_docs/FORMAT_NM.md. Included by those two files only (internal linkage). */
+ * row's nonzero values, the store of one element of C and the finishing launch of split K. The SP24 device layout
+ * itself is described in nm_sp24.cu and lapack_style_docs/FORMAT_NM.md. Included by those two files only (internal
+ * linkage). */
 #ifndef MACKO_NM_SP24_CUH
 #define MACKO_NM_SP24_CUH
 
@@ -101,7 +102,8 @@ template <typename H> __global__ void sp24_finish(const P<H> p, int splits)
     if (alpha == 0.0f)
         return;
     const int64_t total = p.rows * p.n;
-    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
         const int64_t r = idx % p.rows, j = idx / p.rows;
         float s = 0.0f;
         for (int z = 0; z < splits; z++)

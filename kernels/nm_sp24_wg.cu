@@ -150,8 +150,8 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
         const int nbands = p.bands - band0 < kBands ? p.bands - band0 : kBands;
         const char *vals = reinterpret_cast<const char *>(p.vals);
         const char *meta = reinterpret_cast<const char *>(p.meta);
-        /* B's piece: the last column block of a partial width brings only its columns (boxl, rounded up to 8) by its own
-         * map; the rest of the stage keeps what it held and meets only accumulator columns past n, never stored
+        /* B's piece: the last column block of a partial width brings only its columns (boxl, rounded up to 8) by its
+         * own map; the rest of the stage keeps what it held and meets only accumulator columns past n, never stored
          * (a box mostly past n was measured slow: 12288^2 at n = 64 / 128 / 256 took 205 / 171 / 97 us) */
         const bool narrow = w.boxl > 0 && nb == w.nbn - 1;
         const CUtensorMap *mb_ = narrow ? &tm_bl : &tm_b;
@@ -369,8 +369,10 @@ template <typename H> cudaError_t wg_run(const macko_nm_args *a)
         const int rem = (int)(p.n % kBN), boxl = (rem + 7) / 8 * 8;
         w.boxl = rem > 0 && boxl < kBN ? boxl : 0;
         CUtensorMap tb, tbl;
-        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN) ||
-            !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, w.boxl > 0 ? w.boxl : kBN))
+        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
+            return cudaErrorInvalidValue;
+        tbl = tb; /* the kernel reads it only for a narrower last column block */
+        if (w.boxl > 0 && !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, w.boxl))
             return cudaErrorInvalidValue;
         const dim3 grid((unsigned)((int64_t)w.mbn * w.nbn), (unsigned)splits);
         kernel_of<H>(cfg)<<<grid, kThreads, smem_bytes(cfg.stages), st>>>(tb, tbl, tv, tm, w);
