@@ -10,7 +10,10 @@
  *     into a ring of 4 shared-memory stages with the tensor memory accelerator (cp.async.bulk.tensor, two tensor maps
  *     encoded on the host per call), in the 128-byte swizzled K-major layout that wgmma reads; the copies complete on
  *     the stage's "full" mbarrier (transaction bytes); elements past the panel's rows, past n or past cols are
- *     zero-filled by the copy itself;
+ *     zero-filled by the copy itself, except that a last column block narrower than 256 brings only its columns of B,
+ *     rounded up to 8, by a third map (a box mostly past n costs about the time of a full one, bench/NOTES.md
+ *     session 17): the rest of its stage keeps stale values, which meet only accumulator columns past n, never
+ *     stored;
  *   - warpgroups 1 and 2 (the consumers) each multiply 64 rows of the stage by its 256 columns with four
  *     wgmma.m64n256k16 (128 fp32 accumulators per thread), keep one group in flight, and arrive on the previous
  *     stage's "empty" mbarrier once its group has completed, which hands the stage back to the producer.
@@ -44,7 +47,7 @@ static_assert((size_t)kCStride * kBN * 4 <= (size_t)kStages * (kStageA + kStageB
 template <typename H>
 __global__ void __launch_bounds__(kThreads, 1)
     panel_wg_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
-                    const PanelParams<H> p, const int sps)
+                    const __grid_constant__ CUtensorMap tm_bl, const PanelParams<H> p, const int sps, const int boxl)
 {
 #if MACKO_WG_DEVICE
     extern __shared__ __align__(16) unsigned char wg_smem[];
@@ -74,15 +77,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int kt0 = z * sps, kt1 = kt0 + sps < ktiles ? kt0 + sps : ktiles, nk = kt1 - kt0; /* nk >= 1 (host) */
 
     if (wg == 0) { /* producer: one thread */
-        if (tid == 0)
+        if (tid == 0) {
+            const bool narrow = boxl > 0 && (int)blockIdx.y == (int)gridDim.y - 1;
+            const CUtensorMap *mb = narrow ? &tm_bl : &tm_b;
+            const uint32_t bbytes = narrow ? (uint32_t)boxl * (kBK * 2) : kStageB;
             for (int i = 0; i < nk; i++) {
                 const int s = i % kStages, kt = kt0 + i;
                 if (i >= kStages)
                     mbar_wait(bars + 8 * (kStages + s), (uint32_t)((i / kStages - 1) & 1));
-                mbar_arrive_tx(bars + 8 * s, kStageA + kStageB);
+                mbar_arrive_tx(bars + 8 * s, kStageA + bbytes);
                 tma_load_2d(sA + s * kStageA, &tm_a, kt * kBK, m0, bars + 8 * s);
-                tma_load_2d(sB + s * kStageB, &tm_b, kt * kBK, n0, bars + 8 * s);
+                tma_load_2d(sB + s * kStageB, mb, kt * kBK, n0, bars + 8 * s);
             }
+        }
         return;
     }
 
@@ -149,8 +156,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #else
     (void)tm_a;
     (void)tm_b;
+    (void)tm_bl;
     (void)p;
     (void)sps;
+    (void)boxl;
 #endif
 }
 
@@ -170,8 +179,13 @@ int panel_wg_ready() { return encoder() != nullptr; }
 
 template <typename H> int panel_wg_gemm(const PanelParams<H> &p, int splits, cudaStream_t st)
 {
-    CUtensorMap ta, tb;
+    CUtensorMap ta, tb, tbl;
     if (!encode_map<H>(&ta, p.panel, p.ldp, p.prow, p.ldp, kBM) || !encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
+        return (int)cudaErrorInvalidValue;
+    /* a last column block narrower than 256: a box of its columns rounded up to 8 (tbl, read only then) */
+    const int rem = p.n % kBN, boxl = rem > 0 && (rem + 7) / 8 * 8 < kBN ? (rem + 7) / 8 * 8 : 0;
+    tbl = tb;
+    if (boxl > 0 && !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, boxl))
         return (int)cudaErrorInvalidValue;
     const int ktiles = (p.ldp + kBK - 1) / kBK;
     if (splits > ktiles)
@@ -180,7 +194,7 @@ template <typename H> int panel_wg_gemm(const PanelParams<H> &p, int splits, cud
     splits = splits > 1 ? (ktiles + sps - 1) / sps : 1; /* every block has at least one slice */
     const dim3 grid((unsigned)((p.prow + kBM - 1) / kBM), (unsigned)((p.n + kBN - 1) / kBN), (unsigned)splits);
     if (splits == 1) {
-        panel_wg_kernel<H><<<grid, kThreads, kSmem, st>>>(ta, tb, p, sps);
+        panel_wg_kernel<H><<<grid, kThreads, kSmem, st>>>(ta, tb, tbl, p, sps, boxl);
         return (int)cudaGetLastError();
     }
     cudaLaunchConfig_t cfg = {};
@@ -195,7 +209,7 @@ template <typename H> int panel_wg_gemm(const PanelParams<H> &p, int splits, cud
     cfg.stream = st;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, panel_wg_kernel<H>, ta, tb, p, sps);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, panel_wg_kernel<H>, ta, tb, tbl, p, sps, boxl);
     return (int)(e != cudaSuccess ? e : cudaGetLastError());
 }
 

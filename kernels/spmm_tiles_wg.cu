@@ -12,7 +12,8 @@
  *     record offsets of the slice's 8 bands x 4 tiles (cp.async, 7 slices ahead), writes where each record will lie
  *     in the stage, and has the bulk-copy engine bring the 8 bands' records (one contiguous run of the stream per
  *     band: a band's tiles are stored left to right) and, by a tensor map, the slice's 64 x BN piece of B (128-byte
- *     swizzle) into one of 4 stages; all of it completes on the stage's "full" mbarrier;
+ *     swizzle; a last column block narrower than BN: only its columns, rounded up to 8, by a second map) into one of
+ *     4 stages; all of it completes on the stage's "full" mbarrier;
  *   - warpgroups 0 and 1 (the consumers): warp w of warpgroup g owns band 4g + w. Per slice it loads its 4 records'
  *     bitmaps and counts, gathers each lane's 8 values of a record with one popcount per value pair (the four
  *     subtiles of a record are the four registers of an A fragment, in order), and issues four
@@ -92,6 +93,8 @@ template <typename H> struct WgParams {
     float *ws;           /* partial tiles [slot][BN][kBM]; split K: slot = tile * gridDim.y + split; stream-K: 2 per
                             block (slot 2b for the tile its range starts in, 2b + 1 for the one it ends in) */
     int *counters;       /* partial tiles: one per tile, zero between calls */
+    int boxl;            /* > 0: the columns of B the last column block's box holds (tm_bl): n's remainder rounded up
+                            to 8, where it is less than BN */
 };
 
 /* Tile t of the grouped raster over (row block, column block): kGroupM row blocks share each column block's turn. */
@@ -107,7 +110,8 @@ template <typename H> __device__ __forceinline__ void wg_tile_rc(const WgParams<
  * with the loops of a single tile (its code as before stream-K came: bench/NOTES.md, session 14). */
 template <typename H, int BN, bool SK>
 __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::maxreg)
-    tiles_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const WgParams<H> w)
+    tiles_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const __grid_constant__ CUtensorMap tm_bl,
+                    const WgParams<H> w)
 {
 #if MACKO_WG_DEVICE
     constexpr int kStages = WgShape<BN>::kStages;
@@ -205,16 +209,20 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
             const uint32_t excl = inc - len, total = __shfl_sync(0xffffffffu, inc, 31);
             const uint32_t band_end = __shfl_sync(0xffffffffu, inc, 4 * bl + 3);
             asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(stT(s) + 4 * lane), "r"(excl) : "memory");
+            /* B's piece: the last column block of a partial width brings only its columns (boxl) by its own map; the
+             * rest of the stage keeps what it held and meets only accumulator columns past n, never stored (as in
+             * nm_sp24_wg.cu: a box mostly past n costs about the time of a full one) */
+            const bool narrow = w.boxl > 0 && nb == w.nbn - 1;
             /* every lane releases its table word through its own arrival; lane 0's also announces the bytes */
             if (lane == 0)
-                mbar_arrive_tx(full(s), total * 16u + kStageB);
+                mbar_arrive_tx(full(s), total * 16u + (narrow ? (uint32_t)w.boxl * (kBK * 2) : kStageB));
             else
                 mbar_arrive(full(s));
             __syncwarp();
             if (tl == 0 && band_end > excl)
                 bulk_load(stR(s) + excl * 16u, p.tstream + st, (band_end - excl) * 16u, full(s));
             if (lane == 0)
-                tma_load_2d(stB(s), &tm_b, j * kBK, nb * BN, full(s));
+                tma_load_2d(stB(s), narrow ? &tm_bl : &tm_b, j * kBK, nb * BN, full(s));
         };
         if constexpr (!SK) { /* one tile: K-slices k0 .. k1 - 1 */
             int mb, nb;
@@ -445,6 +453,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
     } while (sk && u < it1); /* one unit without stream-K */
 #else
     (void)tm_b;
+    (void)tm_bl;
     (void)w;
     (void)WgCfg<BN>::creg; /* the register split is sm_90a code only */
     (void)WgCfg<BN>::preg;
@@ -526,19 +535,24 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
         const int64_t iters = (int64_t)w.tiles * w.nk;
         const int64_t sk = a->stream_blocks < iters ? a->stream_blocks : iters;
         w.sk = BN != 64 && sk > 0;
-        CUtensorMap tb;
+        CUtensorMap tb, tbl;
         if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, BN))
+            return (int)cudaErrorInvalidValue;
+        const int rem = p.n % BN, boxl = (rem + 7) / 8 * 8;
+        w.boxl = rem > 0 && boxl < BN ? boxl : 0;
+        tbl = tb; /* the kernel reads it only for a narrower last column block */
+        if (w.boxl > 0 && !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, w.boxl))
             return (int)cudaErrorInvalidValue;
         const dim3 grid(w.sk ? (unsigned)sk : (unsigned)w.tiles, w.sk ? 1u : (unsigned)(zs < 1 ? 1 : zs));
         if constexpr (BN != 64)
             if (w.sk) {
-                tiles_wg_kernel<H, BN, true><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, w);
+                tiles_wg_kernel<H, BN, true><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w);
                 const cudaError_t e = cudaGetLastError();
                 if (e != cudaSuccess)
                     return (int)e;
                 continue;
             }
-        tiles_wg_kernel<H, BN, false><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, w);
+        tiles_wg_kernel<H, BN, false><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return (int)e;
