@@ -77,6 +77,9 @@ int macko_nm_sp24_wg_configs(void); /* how many configurations there are (macko_
 /* SP24WG's blocks along K: where its 128 x 256 tiles fill at most a quarter of the SMs, up to one wave of blocks (at
  * least 8 K-slices of 64 columns each, 4 to 16 splits, within ws_floats floats); 1 otherwise. Pure. */
 int macko_nm_sp24_wg_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats);
+/* SP24WG's automatic configuration for n columns of B (macko_nm_args.cfg): clusters of two row blocks sharing B's
+ * pieces from n = 1024 on, one block per tile below. Pure. */
+int macko_nm_sp24_wg_auto_cfg(int64_t n);
 int macko_nm_sp24_wg_spmm(const macko_nm_args *a);
 
 #ifdef __cplusplus

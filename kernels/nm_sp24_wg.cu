@@ -22,6 +22,13 @@
  * A last column block narrower than 256 (n = 64, say) brings only its columns of B, rounded up to 8, by a second
  * tensor map: a box mostly past the end of B (zero fill) cost twice the time of a full one (bench/NOTES.md,
  * session 17); the stage's other rows keep stale values that meet only accumulator columns past n, never stored.
+ * Clusters (configurations 9 and 10; the automatic one from n = 1024, macko_nm_sp24_wg_auto_cfg): two blocks of
+ * neighbouring row blocks and the same column block form a cluster; each copies its half of B's piece (128 columns,
+ * or half the narrow box) to both blocks' stages at once (multicast), so that a piece leaves L2 once per pair. A
+ * stage is refilled only when both blocks' consumers have released it: each consumer warp's first lane arrives on
+ * its own block's "empty" barrier and on the other block's (the latter only where a refill follows, so that no
+ * arrival reaches a block that may have finished). With an odd number of row blocks the last pair's second block
+ * has no rows: it takes part in the copies only.
  * Split K (grid.y; macko_nm_sp24_wg_splits, where the tiles fill at most a quarter of the SMs): each block takes a
  * range of K-slices and writes its fp32 tile to the handle's workspace, and SP24's finishing launch adds the
  * splits in split order and writes C (nm_sp24.cuh).
@@ -62,18 +69,22 @@ static_assert((size_t)kCStride * kBN * 4 <= ring_bytes(4), "the C tile fits the 
 struct WgCfg {
     bool pipe, tma;
     int stages, group;
+    bool mc; /* clusters of two row blocks that share B's piece (multicast) */
 };
-constexpr WgCfg kCfg[] = {{false, false, 4, 4}, {true, false, 4, 4}, {true, true, 4, 4}, {true, true, 5, 4},
-                          {true, true, 4, 8}, {true, true, 5, 8}, {true, true, 4, 2}, {true, true, 5, 2},
-                          {true, true, 4, 1}};
-constexpr int kCfgs = (int)(sizeof kCfg / sizeof kCfg[0]), kCfgAuto = 6;
+constexpr WgCfg kCfg[] = {{false, false, 4, 4, false}, {true, false, 4, 4, false}, {true, true, 4, 4, false},
+                          {true, true, 5, 4, false},   {true, true, 4, 8, false},  {true, true, 5, 8, false},
+                          {true, true, 4, 2, false},   {true, true, 5, 2, false},  {true, true, 4, 1, false},
+                          {true, true, 4, 2, true},    {true, true, 5, 2, true}};
+/* the automatic configurations (macko_nm_sp24_wg_auto_cfg): below kMcN columns, and from kMcN on */
+constexpr int kCfgs = (int)(sizeof kCfg / sizeof kCfg[0]), kCfgAuto = 6, kCfgAutoMc = 9, kMcN = 1024;
 
 template <typename H> struct WgP {
     P<H> p;
     int mbn, nbn; /* blocks along rows and along n */
     int nk;       /* K-slices of 64 columns */
     int sps;      /* K-slices per split (grid.y = the splits; each has at least one) */
-    int boxl;     /* > 0: B columns the last column block's box holds (tm_bl), n's remainder rounded up to 8 */
+    int boxl;     /* > 0: B columns the last column block's box holds (tm_bl: all of them, or half of them in each
+                     block of a cluster), n's remainder rounded up to 8 (16 with clusters) */
     int group;    /* column blocks per group of the raster */
 };
 
@@ -96,7 +107,7 @@ __device__ __forceinline__ void wgmma_sp(float (&d)[128], const uint32_t (&a)[4]
 }
 #endif
 
-template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __launch_bounds__(kThreads, 1)
+template <typename H, bool kPipe, bool kTmaA, int kStages, bool kMc> __global__ void __launch_bounds__(kThreads, 1)
     sp24_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const __grid_constant__ CUtensorMap tm_bl,
                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_m, const WgP<H> w)
 {
@@ -111,10 +122,14 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
     auto full = [&](int s) { return bars + 8 * s; };
     auto empty = [&](int s) { return bars + 8 * (kStages + s); };
 
-    /* grouped raster: the group's column blocks of one row block run one after the other */
-    const int lin = blockIdx.x, per = w.group * w.mbn, grp = lin / per, first = grp * w.group;
+    /* grouped raster: the group's column blocks of one row block (with clusters: of one pair of row blocks, the
+     * cluster's rank 0 and 1; a pair past an odd mbn's end has no rows and only takes part in the copies) run one
+     * after the other */
+    const int rank = kMc ? (int)(blockIdx.x & 1u) : 0, lin = kMc ? (int)(blockIdx.x >> 1) : (int)blockIdx.x;
+    const int mrows = kMc ? (w.mbn + 1) / 2 : w.mbn;
+    const int per = w.group * mrows, grp = lin / per, first = grp * w.group;
     const int gsz = w.nbn - first < w.group ? w.nbn - first : w.group;
-    const int nb = first + (lin % per) % gsz, mb = (lin % per) / gsz;
+    const int nb = first + (lin % per) % gsz, mb = kMc ? 2 * ((lin % per) / gsz) + rank : (lin % per) / gsz;
     const int band0 = mb * kBands;
     const int64_t m0 = (int64_t)mb * kBM, n0 = (int64_t)nb * kBN;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -137,11 +152,14 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
     if (tid == 0) {
         for (int s = 0; s < kStages; s++) {
             mbar_init(full(s), 1);                  /* the producer's arrival (+ the copies' bytes) */
-            mbar_init(empty(s), 256); /* the consumers' threads */
+            mbar_init(empty(s), kMc ? 16 : 256); /* the consumers' threads (clusters: both blocks' consumer warps) */
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if (kMc)
+        cluster_sync(); /* the other block's barriers are ready before any copy or arrival reaches them */
+    else
+        __syncthreads();
 
     if (warp >= 8) { /* the producer warpgroup: its registers go to the consumers; one thread produces */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
@@ -156,20 +174,29 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
         const bool narrow = w.boxl > 0 && nb == w.nbn - 1;
         const CUtensorMap *mb_ = narrow ? &tm_bl : &tm_b;
         const uint32_t bbytes = narrow ? (uint32_t)(w.boxl * kBK * 2) : kStageB;
+        /* clusters: this block copies half of the piece (its rank's) to both blocks */
+        const int half = narrow ? w.boxl / 2 : kBN / 2;
+        auto load_b = [&](int s, int j) {
+            if (kMc)
+                tma_load_2d_mc(stB(s) + (uint32_t)(rank * half * 128), mb_, j * kBK, (int)n0 + rank * half, full(s),
+                               (uint16_t)3);
+            else
+                tma_load_2d(stB(s), mb_, j * kBK, (int)n0, full(s));
+        };
         for (int i = 0; i < nk; i++) {
             const int s = i % kStages, j = j0 + i;
             if (i >= kStages)
                 mbar_wait(empty(s), (uint32_t)((i / kStages - 1) & 1));
             if (kTmaA) { /* three boxes; the units past the matrix are zero-filled (their bytes count) */
                 mbar_arrive_tx(full(s), bbytes + kStageA + kStageM);
-                tma_load_2d(stB(s), mb_, j * kBK, (int)n0, full(s));
+                load_b(s, j);
                 tma_load_3d(stA(s), &tm_v, 0, 2 * j, band0, full(s));
                 tma_load_3d(stA(s) + kStageA, &tm_m, 0, 2 * j, band0, full(s));
                 continue;
             }
             const uint32_t units = p.ksteps - 2 * j < 2 ? 1u : 2u;
-            mbar_arrive_tx(full(s), bbytes + (uint32_t)nbands * units * (kUnitA + kUnitM));
-            tma_load_2d(stB(s), mb_, j * kBK, (int)n0, full(s));
+            mbar_arrive_tx(full(s), bbytes + (uint32_t)(nbands > 0 ? nbands : 0) * units * (kUnitA + kUnitM));
+            load_b(s, j);
             for (int b = 0; b < nbands; b++) {
                 const int64_t unit = (int64_t)(band0 + b) * p.ksteps + 2 * j;
                 bulk_load(stA(s) + b * 2 * kUnitA, vals + unit * kUnitA, units * kUnitA, full(s));
@@ -218,7 +245,22 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         wg_fence_acc(d);
     };
-    auto done = [&](int s) { mbar_arrive(empty(s)); }; /* stage s is read: it may be refilled */
+    /* ring index i's stage is read: it may be refilled. Clusters: the warp's first lane arrives on both blocks'
+     * barriers, the other block's only where its producer will wait (a refill follows), so that no arrival reaches a
+     * block that may have finished */
+    auto done = [&](int i) {
+        const int s = i % kStages;
+        if (!kMc) {
+            mbar_arrive(empty(s));
+            return;
+        }
+        __syncwarp();
+        if (lane == 0) {
+            mbar_arrive(empty(s));
+            if (i + kStages < nk)
+                mbar_arrive_cluster(cluster_map(empty(s), (uint32_t)(rank ^ 1)));
+        }
+    };
     auto release = [&](Frag &f) { /* f's group is complete: its registers may go */
         wg_fence_regs(f.a0);
         wg_fence_regs(f.a1);
@@ -242,7 +284,7 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
                     release(y);
                 else
                     release(x);
-                done((i - 1) % kStages);
+                done(i - 1);
             }
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
@@ -250,7 +292,7 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
         release(x);
         release(y);
         if (nk > 0)
-            done((nk - 1) % kStages);
+            done(nk - 1);
     } else {
         Frag x;
         for (int i = 0; i < nk; i++) {
@@ -259,7 +301,7 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             wg_fence_acc(d);
             release(x);
-            done(i % kStages);
+            done(i);
         }
     }
 
@@ -298,10 +340,12 @@ template <typename H, bool kPipe, bool kTmaA, int kStages> __global__ void __lau
 /* The kernel of configuration c (kCfg). */
 template <typename H> auto kernel_of(const WgCfg &c)
 {
-    return !c.pipe         ? sp24_wg_kernel<H, false, false, 4>
-           : !c.tma        ? sp24_wg_kernel<H, true, false, 4>
-           : c.stages == 5 ? sp24_wg_kernel<H, true, true, 5>
-                           : sp24_wg_kernel<H, true, true, 4>;
+    return !c.pipe                 ? sp24_wg_kernel<H, false, false, 4, false>
+           : !c.tma                ? sp24_wg_kernel<H, true, false, 4, false>
+           : c.mc && c.stages == 5 ? sp24_wg_kernel<H, true, true, 5, true>
+           : c.mc                  ? sp24_wg_kernel<H, true, true, 4, true>
+           : c.stages == 5         ? sp24_wg_kernel<H, true, true, 5, false>
+                                   : sp24_wg_kernel<H, true, true, 4, false>;
 }
 
 template <typename H> cudaError_t wg_prepare()
@@ -357,8 +401,10 @@ template <typename H> cudaError_t wg_run(const macko_nm_args *a)
     if (!encode_units(&tv, p.vals, CU_TENSOR_MAP_DATA_TYPE_UINT16, 256, p.ksteps, p.bands) ||
         !encode_units(&tm, p.meta, CU_TENSOR_MAP_DATA_TYPE_UINT32, 16, p.ksteps, p.bands))
         return cudaErrorInvalidValue;
-    /* column blocks per launch: the grid's one dimension holds mbn * nbn blocks */
-    int64_t most = (int64_t)INT_MAX / (w.mbn > 0 ? w.mbn : 1);
+    /* column blocks per launch: the grid's one dimension holds mbn * nbn blocks (with clusters mbn rounded up to
+     * even) */
+    const int64_t mrows = cfg.mc ? (w.mbn + 1) / 2 * 2 : w.mbn;
+    int64_t most = (int64_t)INT_MAX / (mrows > 0 ? mrows : 1);
     if (most > 65535)
         most = 65535;
     for (int64_t j0 = 0; j0 < a->k.n && e == cudaSuccess; j0 += most * kBN) {
@@ -366,17 +412,36 @@ template <typename H> cudaError_t wg_run(const macko_nm_args *a)
         p.b = (const H *)a->k.b + j0 * a->k.ldb;
         p.c = (H *)a->k.c + j0 * a->k.ldc;
         w.nbn = (int)((p.n + kBN - 1) / kBN);
-        const int rem = (int)(p.n % kBN), boxl = (rem + 7) / 8 * 8;
+        /* with clusters each block of a pair copies half of the piece: boxes of half the columns, at a multiple of 8 */
+        const int q = cfg.mc ? 16 : 8, rem = (int)(p.n % kBN), boxl = (rem + q - 1) / q * q, div = cfg.mc ? 2 : 1;
         w.boxl = rem > 0 && boxl < kBN ? boxl : 0;
         CUtensorMap tb, tbl;
-        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
+        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN / div))
             return cudaErrorInvalidValue;
         tbl = tb; /* the kernel reads it only for a narrower last column block */
-        if (w.boxl > 0 && !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, w.boxl))
+        if (w.boxl > 0 && !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, w.boxl / div))
             return cudaErrorInvalidValue;
-        const dim3 grid((unsigned)((int64_t)w.mbn * w.nbn), (unsigned)splits);
-        kernel_of<H>(cfg)<<<grid, kThreads, smem_bytes(cfg.stages), st>>>(tb, tbl, tv, tm, w);
-        e = cudaGetLastError();
+        const dim3 grid((unsigned)(mrows * w.nbn), (unsigned)splits);
+        if (!cfg.mc) {
+            kernel_of<H>(cfg)<<<grid, kThreads, smem_bytes(cfg.stages), st>>>(tb, tbl, tv, tm, w);
+            e = cudaGetLastError();
+        } else {
+            cudaLaunchConfig_t lc = {};
+            cudaLaunchAttribute attr[1];
+            attr[0].id = cudaLaunchAttributeClusterDimension;
+            attr[0].val.clusterDim.x = 2;
+            attr[0].val.clusterDim.y = 1;
+            attr[0].val.clusterDim.z = 1;
+            lc.gridDim = grid;
+            lc.blockDim = dim3(kThreads);
+            lc.dynamicSmemBytes = smem_bytes(cfg.stages);
+            lc.stream = st;
+            lc.attrs = attr;
+            lc.numAttrs = 1;
+            e = cudaLaunchKernelEx(&lc, kernel_of<H>(cfg), tb, tbl, tv, tm, w);
+            if (e == cudaSuccess)
+                e = cudaGetLastError();
+        }
         if (e == cudaSuccess && splits > 1)
             e = sp24_finish_launch(p, splits, st);
     }
@@ -418,6 +483,14 @@ extern "C" int macko_nm_sp24_wg_splits(int64_t rows, int64_t cols, int64_t n, in
     while (s >= 4 && s * rows * nn > ws_floats)
         s--;
     return s >= 4 ? (int)s : 1;
+}
+
+extern "C" int macko_nm_sp24_wg_auto_cfg(int64_t n)
+{
+    /* Measured (H200, 2:4 fp16, SP24WG forced, configurations 6 and 9 in one run; bench/NOTES.md session 18): at
+     * n = 2048 clusters took 4.6-5.2 % off 12288^2, 36864 x 12288 and 28672 x 8192, left 4096^2 and 11008 x 4096
+     * level and 4096 x 11008 3 % slower; at n = 128 and 512 they were level or mixed (within about 8 % either way). */
+    return n >= kMcN ? kCfgAutoMc : kCfgAuto;
 }
 
 extern "C" int macko_nm_sp24_wg_spmm(const macko_nm_args *a)

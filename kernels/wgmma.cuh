@@ -231,6 +231,25 @@ __device__ __forceinline__ uint32_t cluster_map(uint32_t addr, uint32_t rank)
     return r;
 }
 
+/* tma_load_2d for every block of the cluster in cta_mask (bit r: the block of rank r): the box lands at offset dst of
+ * each such block's shared memory and completes its bytes on that block's mbarrier at offset bar. */
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap *tm, int c0, int c1, uint32_t bar,
+                                               uint16_t cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+                 "[%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(tm)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
+                 : "memory");
+}
+
+/* Arrives on an mbarrier of another block of the cluster (an address from cluster_map). The default semantics
+ * (release at CTA scope): a .release.cluster arrival fences each time, and with it the consumers of nm_sp24_wg.cu's
+ * clusters stalled on that fence for half their cycles (ncu, H200, bench/NOTES.md session 18). */
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
 /* 16 bytes of another block's shared memory (an address from cluster_map). */
 __device__ __forceinline__ float4 ld_cluster_f4(uint32_t addr)
 {

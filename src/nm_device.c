@@ -386,6 +386,8 @@ macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const str
     if (a.path == MACKO_NM_PATH_SP24WG) {
         a.splits = macko_nm_sp24_wg_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
         a.ws = handle->ws.partial;
+        if (a.cfg < 0)
+            a.cfg = macko_nm_sp24_wg_auto_cfg(n);
     }
     if (a.path == MACKO_NM_PATH_SIMT) {
         a.splits = macko_nm_simt_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <tuple>
 #include <vector>
 
@@ -999,6 +1000,10 @@ TEST_F(GpuNmWg, PathChoiceAndFallbacks)
     EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 64), wg ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24);
     EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_H, 128), wg ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24);
     EXPECT_EQ(macko_nm_path(A.A, MACKO_COMBO_B, 4096), wg ? MACKO_NM_PATH_SP24WG : MACKO_NM_PATH_SP24);
+    /* the automatic configuration: the clusters' from n = 1024, another below, both in range */
+    EXPECT_NE(macko_nm_sp24_wg_auto_cfg(1023), macko_nm_sp24_wg_auto_cfg(1024));
+    EXPECT_EQ(macko_nm_sp24_wg_auto_cfg(1024), macko_nm_sp24_wg_auto_cfg(8192));
+    EXPECT_LT(macko_nm_sp24_wg_auto_cfg(8192), macko_nm_sp24_wg_configs());
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.nm_path = MACKO_NM_PATH_SP24WG;
     EXPECT_EQ(macko_plan_override(handle(), A.A, N, &f), wg ? MACKO_STATUS_SUCCESS : MACKO_STATUS_NOT_SUPPORTED);
@@ -1063,7 +1068,9 @@ TEST_F(GpuNmWg, PathChoiceAndFallbacks)
  * kernel), at n = 128 (the automatic path) and with SP24WG forced at n = 1, 33 and 300 (two column blocks): alpha
  * and beta (NaN in C for beta = 0) in both pointer modes, odd ldc, alpha = 0 with NaN in B (neither A nor B read),
  * Inf / NaN in B at every column the matrix does not store, Inf at a stored column (the exact row sum where the
- * total is NaN), bitwise equal repeated calls and a CUDA graph replay; one split where the tiles fill a wave. */
+ * total is NaN), bitwise equal repeated calls and a CUDA graph replay; one split where the tiles fill a wave. The
+ * forced runs at n = 33 and 300 repeat with the clusters' configuration (the automatic one from n = 1024: pairs of
+ * row blocks sharing B, an odd row-block count's empty partner included). */
 template <class P> void sp24wg_split_k(macko_handle_t h, gt::Blas *blas)
 {
     using E = typename P::E;
@@ -1082,10 +1089,15 @@ template <class P> void sp24wg_split_k(macko_handle_t h, gt::Blas *blas)
             return;
         EXPECT_EQ(macko_nm_path(A.A, combo, 128), MACKO_NM_PATH_SP24WG);
         const std::vector<float> nanb = all_nan(sh.cols), x = off_grid_nonfinite(sh.cols, false, ++seed);
-        for (int64_t n : {128, 1, 33, 300}) {
-            SCOPED_TRACE(testing::Message() << "n=" << n);
+        /* n, and the configuration forced with SP24WG (0: automatic; the clusters' configuration twice) */
+        const int mc = 1 + macko_nm_sp24_wg_auto_cfg(4096);
+        const std::pair<int64_t, int> runs[] = {{128, 0}, {1, 0}, {33, 0}, {300, 0}, {33, mc}, {300, mc}};
+        for (const auto &run : runs) {
+            const int64_t n = run.first;
+            SCOPED_TRACE(testing::Message() << "n=" << n << " configuration " << run.second - 1);
             macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
             f.nm_path = n == 128 ? MACKO_NM_PATH_AUTO : MACKO_NM_PATH_SP24WG;
+            f.nm_cfg = run.second;
             ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
             EXPECT_GT(macko_nm_sp24_wg_splits(sh.rows, sh.cols, n, h->props.sm_count, INT64_MAX), 1);
             const float ab[][2] = {{1.0f, 0.0f}, {1.25f, -0.5f}, {0.0f, 0.75f}};

@@ -880,6 +880,17 @@ TEST(Plan, NmSp24WgSplits)
     EXPECT_EQ(macko_nm_sp24_wg_splits(300, 4000, 8, 0, ws), 1);
 }
 
+/* SP24WG's automatic configuration: 6 (one block per tile) below n = 1024, 9 (clusters of two row blocks sharing B)
+ * from it on; both within the configurations. */
+TEST(Plan, NmSp24WgAutoCfg)
+{
+    EXPECT_EQ(macko_nm_sp24_wg_auto_cfg(1), 6);
+    EXPECT_EQ(macko_nm_sp24_wg_auto_cfg(1023), 6);
+    EXPECT_EQ(macko_nm_sp24_wg_auto_cfg(1024), 9);
+    EXPECT_EQ(macko_nm_sp24_wg_auto_cfg(INT64_C(1) << 40), 9);
+    EXPECT_EQ(macko_nm_sp24_wg_configs(), 11);
+}
+
 TEST(Plan, NmSimtFrom)
 {
     /* split along K (macko_nm_simt_splits: 8192 rows 2, 4096 rows 4): from 8..12 columns */
