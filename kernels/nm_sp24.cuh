@@ -111,13 +111,13 @@ template <typename H> __global__ void sp24_finish(const P<H> p, int splits)
         return;
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     if (sp24_finish_vec(p)) {
-        const int64_t q = p.rows / 4, total = q * p.n, zs = p.n * q;
+        const int64_t q = p.rows / 4, total = q * p.n; /* total: also the float4s of one split's partial */
         const float4 *ws = reinterpret_cast<const float4 *>(p.ws);
         for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
             const int64_t r = 4 * (idx % q), j = idx / q;
             float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             for (int z = 0; z < splits; z++) {
-                const float4 t = __ldcg(ws + z * zs + j * q + r / 4);
+                const float4 t = __ldcg(ws + z * total + idx);
                 s.x += t.x, s.y += t.y, s.z += t.z, s.w += t.w;
             }
             put_c(p, r, j, s.x, alpha, beta);

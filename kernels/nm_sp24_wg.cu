@@ -412,35 +412,18 @@ template <typename H> cudaError_t wg_run(const macko_nm_args *a)
         p.b = (const H *)a->k.b + j0 * a->k.ldb;
         p.c = (H *)a->k.c + j0 * a->k.ldc;
         w.nbn = (int)((p.n + kBN - 1) / kBN);
-        /* with clusters each block of a pair copies half of the piece: boxes of half the columns, at a multiple of 8 */
-        const int q = cfg.mc ? 16 : 8, rem = (int)(p.n % kBN), boxl = (rem + q - 1) / q * q, div = cfg.mc ? 2 : 1;
-        w.boxl = rem > 0 && boxl < kBN ? boxl : 0;
+        /* with clusters each block of a pair copies half of the piece (boxes of half the columns) */
         CUtensorMap tb, tbl;
-        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN / div))
-            return cudaErrorInvalidValue;
-        tbl = tb; /* the kernel reads it only for a narrower last column block */
-        if (w.boxl > 0 && !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, w.boxl / div))
+        w.boxl = encode_b_maps<H>(&tb, &tbl, p.b, p.cols, p.n, p.ldb, kBN, cfg.mc ? 2 : 1);
+        if (w.boxl < 0)
             return cudaErrorInvalidValue;
         const dim3 grid((unsigned)(mrows * w.nbn), (unsigned)splits);
         if (!cfg.mc) {
             kernel_of<H>(cfg)<<<grid, kThreads, smem_bytes(cfg.stages), st>>>(tb, tbl, tv, tm, w);
             e = cudaGetLastError();
         } else {
-            cudaLaunchConfig_t lc = {};
-            cudaLaunchAttribute attr[1];
-            attr[0].id = cudaLaunchAttributeClusterDimension;
-            attr[0].val.clusterDim.x = 2;
-            attr[0].val.clusterDim.y = 1;
-            attr[0].val.clusterDim.z = 1;
-            lc.gridDim = grid;
-            lc.blockDim = dim3(kThreads);
-            lc.dynamicSmemBytes = smem_bytes(cfg.stages);
-            lc.stream = st;
-            lc.attrs = attr;
-            lc.numAttrs = 1;
-            e = cudaLaunchKernelEx(&lc, kernel_of<H>(cfg), tb, tbl, tv, tm, w);
-            if (e == cudaSuccess)
-                e = cudaGetLastError();
+            e = launch_clusters(kernel_of<H>(cfg), grid, dim3(kThreads), smem_bytes(cfg.stages), st, dim3(2, 1, 1), tb,
+                                tbl, tv, tm, w);
         }
         if (e == cudaSuccess && splits > 1)
             e = sp24_finish_launch(p, splits, st);

@@ -180,12 +180,11 @@ int panel_wg_ready() { return encoder() != nullptr; }
 template <typename H> int panel_wg_gemm(const PanelParams<H> &p, int splits, cudaStream_t st)
 {
     CUtensorMap ta, tb, tbl;
-    if (!encode_map<H>(&ta, p.panel, p.ldp, p.prow, p.ldp, kBM) || !encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, kBN))
+    if (!encode_map<H>(&ta, p.panel, p.ldp, p.prow, p.ldp, kBM))
         return (int)cudaErrorInvalidValue;
     /* a last column block narrower than 256: a box of its columns rounded up to 8 (tbl, read only then) */
-    const int rem = p.n % kBN, boxl = rem > 0 && (rem + 7) / 8 * 8 < kBN ? (rem + 7) / 8 * 8 : 0;
-    tbl = tb;
-    if (boxl > 0 && !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, boxl))
+    const int boxl = encode_b_maps<H>(&tb, &tbl, p.b, p.cols, p.n, p.ldb, kBN, 1);
+    if (boxl < 0)
         return (int)cudaErrorInvalidValue;
     const int ktiles = (p.ldp + kBK - 1) / kBK;
     if (splits > ktiles)
@@ -197,20 +196,8 @@ template <typename H> int panel_wg_gemm(const PanelParams<H> &p, int splits, cud
         panel_wg_kernel<H><<<grid, kThreads, kSmem, st>>>(ta, tb, tbl, p, sps, boxl);
         return (int)cudaGetLastError();
     }
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = (unsigned)splits;
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = kSmem;
-    cfg.stream = st;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, panel_wg_kernel<H>, ta, tb, tbl, p, sps, boxl);
-    return (int)(e != cudaSuccess ? e : cudaGetLastError());
+    return (int)launch_clusters(panel_wg_kernel<H>, grid, dim3(kThreads), kSmem, st, dim3(1, 1, (unsigned)splits), ta,
+                                tb, tbl, p, sps, boxl);
 }
 
 template int panel_wg_prepare<__half>();

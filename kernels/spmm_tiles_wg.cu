@@ -535,13 +535,9 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
         const int64_t iters = (int64_t)w.tiles * w.nk;
         const int64_t sk = a->stream_blocks < iters ? a->stream_blocks : iters;
         w.sk = BN != 64 && sk > 0;
-        CUtensorMap tb, tbl;
-        if (!encode_map<H>(&tb, p.b, p.cols, p.n, p.ldb, BN))
-            return (int)cudaErrorInvalidValue;
-        const int rem = p.n % BN, boxl = (rem + 7) / 8 * 8;
-        w.boxl = rem > 0 && boxl < BN ? boxl : 0;
-        tbl = tb; /* the kernel reads it only for a narrower last column block */
-        if (w.boxl > 0 && !encode_map<H>(&tbl, p.b, p.cols, p.n, p.ldb, w.boxl))
+        CUtensorMap tb, tbl; /* tbl: the narrower last column block's, read only for it */
+        w.boxl = encode_b_maps<H>(&tb, &tbl, p.b, p.cols, p.n, p.ldb, BN, 1);
+        if (w.boxl < 0)
             return (int)cudaErrorInvalidValue;
         const dim3 grid(w.sk ? (unsigned)sk : (unsigned)w.tiles, w.sk ? 1u : (unsigned)(zs < 1 ? 1 : zs));
         if constexpr (BN != 64)

@@ -386,6 +386,47 @@ bool encode_map(CUtensorMap *m, const H *ptr, int64_t inner, int64_t lines, int6
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* B's tensor maps for column blocks of bn columns, each block's piece copied in `parts` equal boxes (2 where the two
+ * blocks of a cluster each copy half of it to both): tb with boxes of bn / parts columns, and tbl for a last column
+ * block narrower than bn, with boxes of its columns rounded up to 8 * parts, split in parts (a box mostly past the end
+ * of B was measured slow: bench/NOTES.md, session 17). Where no such block exists tbl = tb (the kernels read tbl only
+ * for it). Returns the narrow block's columns of B (0: none), or -1 where an encoding failed. */
+template <typename H>
+int encode_b_maps(CUtensorMap *tb, CUtensorMap *tbl, const H *b, int64_t cols, int64_t n, int64_t ldb, int bn,
+                  int parts)
+{
+    const int q = 8 * parts, rem = (int)(n % bn), boxl = (rem + q - 1) / q * q;
+    const int narrow = rem > 0 && boxl < bn ? boxl : 0;
+    if (!encode_map<H>(tb, b, cols, n, ldb, bn / parts))
+        return -1;
+    *tbl = *tb;
+    if (narrow > 0 && !encode_map<H>(tbl, b, cols, n, ldb, narrow / parts))
+        return -1;
+    return narrow;
+}
+
+/* Launches kernel(args...) on grid x block with smem bytes of dynamic shared memory in clusters of the given shape,
+ * then takes the launch's error. */
+template <typename... KArgs, typename... Args>
+cudaError_t launch_clusters(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t st,
+                            dim3 cluster, Args... args)
+{
+    cudaLaunchConfig_t lc = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster.x;
+    attr[0].val.clusterDim.y = cluster.y;
+    attr[0].val.clusterDim.z = cluster.z;
+    lc.gridDim = grid;
+    lc.blockDim = block;
+    lc.dynamicSmemBytes = smem;
+    lc.stream = st;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&lc, kernel, args...);
+    return e != cudaSuccess ? e : cudaGetLastError();
+}
+
 } // namespace
 
 #endif
