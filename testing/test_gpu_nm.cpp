@@ -1135,6 +1135,78 @@ template <class P> void sp24wg_split_k(macko_handle_t h, gt::Blas *blas)
     EXPECT_EQ(macko_nm_sp24_wg_splits(128 * (int64_t)h->props.sm_count, 4096, 128, h->props.sm_count, INT64_MAX), 1);
 }
 
+/* SP24's split K at small n (macko_nm_sp24_splits: about four blocks per SM and at most about 40 k-steps per split up
+ * to 32 columns): the blocks of a tile write their fp32 partials to the handle's workspace and the finishing launch
+ * adds them in split order and writes C. Checked for fp16 and bf16, SP24 forced, where the rule splits (asserted):
+ * n = 1, 8, 33 and 100 (two column tiles of 64) against the reference and cuBLAS, alpha and beta (NaN in C for
+ * beta = 0) in both pointer modes, odd ldb / ldc, alpha = 0 with NaN in B, Inf / NaN in B at every column the matrix
+ * does not store, Inf at a stored column (the exact row sum where the total is NaN); then repeated calls, a CUDA graph
+ * replay and a call after it give the same bits. */
+template <class P> void sp24_split_k(macko_handle_t h, gt::Blas *blas)
+{
+    using E = typename P::E;
+    const Pattern pat{2, 4, 1};
+    uint64_t seed = 9900;
+    struct Shape {
+        int64_t rows, cols;
+    };
+    for (const Shape &sh : {Shape{300, 4000}, Shape{129, 2056}}) {
+        SCOPED_TRACE(testing::Message() << sh.rows << "x" << sh.cols);
+        const mt::Dense m = nm_matrix(sh.rows, sh.cols, pat, ++seed, kEmptyRows | kFullGroups, P::type);
+        gt::Mat A;
+        if (!make_nm<P>(h, m, pat, A))
+            return;
+        macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+        f.nm_path = MACKO_NM_PATH_SP24;
+        ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+        const std::vector<float> nanb = all_nan(sh.cols), x = off_grid_nonfinite(sh.cols, false, ++seed);
+        for (int64_t n : {1, 8, 33, 100}) {
+            SCOPED_TRACE(testing::Message() << "n=" << n);
+            EXPECT_GT(macko_nm_sp24_splits(sh.rows, sh.cols, n, h->props.sm_count, INT64_MAX), 1);
+            const float ab[][2] = {{1.0f, 0.0f}, {1.25f, -0.5f}, {0.0f, 0.75f}};
+            for (const auto &v : ab)
+                for (macko_pointer_mode_t mode : {MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE}) {
+                    Case c(SPMM, n);
+                    c.scalars(v[0], v[1]).pointers(mode).from_seed(++seed).extra_ld(n % 2 ? 3 : 1, 1);
+                    if (v[0] == 0.0f)
+                        c.every_column(&nanb).no_cublas();
+                    conf::check_product<P>(h, blas, m, A.A, c);
+                }
+            conf::check_product<P>(h, nullptr, m, A.A, Case(SPMM, n).scalars(1.0f, 0.0f).every_column(&x).no_cublas());
+            for (int64_t c = 0; c < m.cols; c++)
+                if (m.at(0, c) != 0.0f) {
+                    std::vector<float> xi = x;
+                    xi[(size_t)c] = INFINITY;
+                    conf::check_product<P>(h, nullptr, m, A.A,
+                                           Case(SPMM, n).scalars(1.0f, 0.5f).every_column(&xi).no_cublas());
+                    break;
+                }
+            if (testing::Test::HasFailure())
+                return;
+        }
+        /* bitwise: repeated calls and a graph replay on a non-default stream */
+        Operands<P> o(sh.rows, sh.cols, 8, ++seed);
+        const std::vector<E> first = o.run(h, A.A, nullptr, 1.5f, -0.5f);
+        EXPECT_EQ(std::memcmp(o.run(h, A.A, nullptr, 1.5f, -0.5f).data(), first.data(), first.size() * sizeof(E)), 0);
+        const std::vector<E> replay = o.replay(h, A.A, 1.5f, -0.5f);
+        ASSERT_EQ(replay.size(), first.size());
+        EXPECT_EQ(std::memcmp(replay.data(), first.data(), first.size() * sizeof(E)), 0) << "the replay differs";
+        EXPECT_EQ(std::memcmp(o.run(h, A.A, nullptr, 1.5f, -0.5f).data(), first.data(), first.size() * sizeof(E)), 0)
+            << "a call after the replay differs";
+        f = MACKO_PLAN_FORCED_NONE;
+        ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS);
+    }
+}
+
+class GpuNmSp24 : public conf::GpuSuite {};
+TEST_F(GpuNmSp24, SplitK)
+{
+    sp24_split_k<conf::HP>(handle(), blas());
+    if (HasFailure())
+        return;
+    sp24_split_k<conf::BP>(handle(), blas());
+}
+
 TEST_F(GpuNmWg, SplitK)
 {
     if (!runs_wg(handle()))
