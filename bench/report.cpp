@@ -187,7 +187,7 @@ std::string report_header(const Config &cfg, const Env &env)
              "mma.sync)\n";
     if (cfg.nm)
         o += "- macko device layout: the N:M kind's (GEN: the host arrays; SP24, 16-bit with M = 4 and N <= 2: mma.sp "
-             "fragments and metadata, run by mma.sp, or from n = 128 by wgmma.sp where the library holds sm_90a code "
+             "fragments and metadata, run by mma.sp, or from n = 64 by wgmma.sp where the library holds sm_90a code "
              "and the GPU is compute capability 9.0)\n";
     else
         o += strf("- macko device layout: %s\n", cfg.layout == MACKO_LAYOUT_TILES ? "TILES (macko_mat_set_layout before every "
