@@ -917,16 +917,56 @@ TEST_F(GpuNmSimt, EverySlotCountAndConfiguration)
     EXPECT_EQ(macko_plan_override(handle(), A.A, N, &f), MACKO_STATUS_INVALID_VALUE);
 }
 
+/* The split-K checks of one n shared by SIMT, SP24WG and SP24 (the path already forced): alpha and beta (NaN in C for
+ * beta = 0) in both pointer modes, with eb / ec extra elements of leading dimension, against the reference and cuBLAS;
+ * alpha = 0 with NaN in B (neither A nor B read); Inf / NaN in B at every column the matrix does not store (x); Inf at
+ * the first stored column of row 0 (the exact row sum where the total is NaN). */
+template <class P>
+void split_k_checks(macko_handle_t h, gt::Blas *blas, const mt::Dense &m, macko_mat_t A, int64_t n, uint64_t &seed,
+                    const std::vector<float> &nanb, const std::vector<float> &x, int eb, int ec)
+{
+    const float ab[][2] = {{1.0f, 0.0f}, {1.25f, -0.5f}, {0.0f, 0.75f}};
+    for (const auto &v : ab)
+        for (macko_pointer_mode_t mode : {MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE}) {
+            Case c(SPMM, n);
+            c.scalars(v[0], v[1]).pointers(mode).from_seed(++seed).extra_ld(eb, ec);
+            if (v[0] == 0.0f)
+                c.every_column(&nanb).no_cublas();
+            conf::check_product<P>(h, blas, m, A, c);
+        }
+    conf::check_product<P>(h, nullptr, m, A, Case(SPMM, n).scalars(1.0f, 0.0f).every_column(&x).no_cublas());
+    for (int64_t c = 0; c < m.cols; c++)
+        if (m.at(0, c) != 0.0f) {
+            std::vector<float> xi = x;
+            xi[(size_t)c] = INFINITY;
+            conf::check_product<P>(h, nullptr, m, A, Case(SPMM, n).scalars(1.0f, 0.5f).every_column(&xi).no_cublas());
+            break;
+        }
+}
+
+/* Repeated calls, a CUDA graph replay on a non-default stream and a call after it give the same bits (n columns). */
+template <class P> void split_k_bitwise(macko_handle_t h, macko_mat_t A, int64_t rows, int64_t cols, int64_t n, uint64_t seed)
+{
+    using E = typename P::E;
+    Operands<P> o(rows, cols, n, seed);
+    const std::vector<E> first = o.run(h, A, nullptr, 1.5f, -0.5f);
+    EXPECT_EQ(std::memcmp(o.run(h, A, nullptr, 1.5f, -0.5f).data(), first.data(), first.size() * sizeof(E)), 0);
+    const std::vector<E> replay = o.replay(h, A, 1.5f, -0.5f);
+    ASSERT_EQ(replay.size(), first.size());
+    EXPECT_EQ(std::memcmp(replay.data(), first.data(), first.size() * sizeof(E)), 0) << "the replay differs";
+    EXPECT_EQ(std::memcmp(o.run(h, A, nullptr, 1.5f, -0.5f).data(), first.data(), first.size() * sizeof(E)), 0)
+        << "a call after the replay differs";
+}
+
 /* SIMT's split K (macko_nm_simt_splits): few 128-row blocks and many 64-column K-slices give blocks along K whose
  * sums go through the handle's workspace and a finishing launch that adds them in split order. Checked against the
  * reference and cuBLAS where the rule splits (asserted, so that the test cannot pass on the unsplit kernel): alpha and
  * beta (NaN in C for beta = 0) in both pointer modes, alpha = 0 with NaN in B (neither A nor B read), Inf / NaN in B
  * at every column the matrix does not store, Inf at a stored column (the finishing launch's exact row sum where the
- * total is NaN), bitwise equal repeated calls and a CUDA graph replay, and n = 129 unsplit. */
+ * total is NaN), bitwise equal repeated calls, a CUDA graph replay and a call after it, and n = 129 unsplit. */
 TEST_F(GpuNmSimt, SplitK)
 {
     using P = conf::SP;
-    using E = P::E;
     struct Shape {
         int64_t rows, cols;
     };
@@ -942,39 +982,13 @@ TEST_F(GpuNmSimt, SplitK)
             for (int64_t n : {8, 33, 128}) {
                 SCOPED_TRACE(testing::Message() << "n=" << n);
                 EXPECT_GT(macko_nm_simt_splits(sh.rows, sh.cols, n, handle()->props.sm_count, INT64_MAX), 1);
-                const float ab[][2] = {{1.0f, 0.0f}, {1.25f, -0.5f}, {0.0f, 0.75f}};
-                for (const auto &v : ab)
-                    for (macko_pointer_mode_t mode : {MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE}) {
-                        Case c(SPMM, n);
-                        c.scalars(v[0], v[1]).pointers(mode).from_seed(++seed).extra_ld(n % 2 ? 3 : 0, 1);
-                        if (v[0] == 0.0f)
-                            c.every_column(&nanb).no_cublas();
-                        conf::check_product<P>(handle(), blas(), m, A.A, c);
-                    }
-                conf::check_product<P>(handle(), nullptr, m, A.A,
-                                       Case(SPMM, n).scalars(1.0f, 0.0f).every_column(&x).no_cublas());
-                for (int64_t c = 0; c < m.cols; c++)
-                    if (m.at(0, c) != 0.0f) {
-                        std::vector<float> xi = x;
-                        xi[(size_t)c] = INFINITY;
-                        conf::check_product<P>(handle(), nullptr, m, A.A,
-                                               Case(SPMM, n).scalars(1.0f, 0.5f).every_column(&xi).no_cublas());
-                        break;
-                    }
+                split_k_checks<P>(handle(), blas(), m, A.A, n, seed, nanb, x, n % 2 ? 3 : 0, 1);
                 if (HasFailure())
                     return;
             }
             EXPECT_EQ(macko_nm_simt_splits(sh.rows, sh.cols, 129, handle()->props.sm_count, INT64_MAX), 1);
             conf::check_product<P>(handle(), blas(), m, A.A, Case(SPMM, 129).scalars(1.0f, 0.5f).from_seed(++seed));
-            /* bitwise: repeated calls and a graph replay on a non-default stream */
-            Operands<P> o(sh.rows, sh.cols, 33, ++seed);
-            const std::vector<E> first = o.run(handle(), A.A, nullptr, 1.5f, -0.5f);
-            EXPECT_EQ(std::memcmp(o.run(handle(), A.A, nullptr, 1.5f, -0.5f).data(), first.data(),
-                                  first.size() * sizeof(E)),
-                      0);
-            const std::vector<E> replay = o.replay(handle(), A.A, 1.5f, -0.5f);
-            ASSERT_EQ(replay.size(), first.size());
-            EXPECT_EQ(std::memcmp(replay.data(), first.data(), first.size() * sizeof(E)), 0) << "the replay differs";
+            split_k_bitwise<P>(handle(), A.A, sh.rows, sh.cols, 33, ++seed);
         }
 }
 
@@ -1073,7 +1087,6 @@ TEST_F(GpuNmWg, PathChoiceAndFallbacks)
  * row blocks sharing B, an odd row-block count's empty partner included). */
 template <class P> void sp24wg_split_k(macko_handle_t h, gt::Blas *blas)
 {
-    using E = typename P::E;
     const Pattern pat{2, 4, 1};
     uint64_t seed = 9800;
     struct Shape {
@@ -1100,36 +1113,13 @@ template <class P> void sp24wg_split_k(macko_handle_t h, gt::Blas *blas)
             f.nm_cfg = run.second;
             ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
             EXPECT_GT(macko_nm_sp24_wg_splits(sh.rows, sh.cols, n, h->props.sm_count, INT64_MAX), 1);
-            const float ab[][2] = {{1.0f, 0.0f}, {1.25f, -0.5f}, {0.0f, 0.75f}};
-            for (const auto &v : ab)
-                for (macko_pointer_mode_t mode : {MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE}) {
-                    Case c(SPMM, n);
-                    c.scalars(v[0], v[1]).pointers(mode).from_seed(++seed).extra_ld(8, n % 2 ? 3 : 1);
-                    if (v[0] == 0.0f)
-                        c.every_column(&nanb).no_cublas();
-                    conf::check_product<P>(h, blas, m, A.A, c);
-                }
-            conf::check_product<P>(h, nullptr, m, A.A, Case(SPMM, n).scalars(1.0f, 0.0f).every_column(&x).no_cublas());
-            for (int64_t c = 0; c < m.cols; c++)
-                if (m.at(0, c) != 0.0f) {
-                    std::vector<float> xi = x;
-                    xi[(size_t)c] = INFINITY;
-                    conf::check_product<P>(h, nullptr, m, A.A,
-                                           Case(SPMM, n).scalars(1.0f, 0.5f).every_column(&xi).no_cublas());
-                    break;
-                }
+            split_k_checks<P>(h, blas, m, A.A, n, seed, nanb, x, 8, n % 2 ? 3 : 1);
             if (testing::Test::HasFailure())
                 return;
         }
         macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
         ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS);
-        /* bitwise: repeated calls and a graph replay on a non-default stream */
-        Operands<P> o(sh.rows, sh.cols, 130, ++seed);
-        const std::vector<E> first = o.run(h, A.A, nullptr, 1.5f, -0.5f);
-        EXPECT_EQ(std::memcmp(o.run(h, A.A, nullptr, 1.5f, -0.5f).data(), first.data(), first.size() * sizeof(E)), 0);
-        const std::vector<E> replay = o.replay(h, A.A, 1.5f, -0.5f);
-        ASSERT_EQ(replay.size(), first.size());
-        EXPECT_EQ(std::memcmp(replay.data(), first.data(), first.size() * sizeof(E)), 0) << "the replay differs";
+        split_k_bitwise<P>(h, A.A, sh.rows, sh.cols, 130, ++seed);
     }
     /* tiles that fill more than half the wave: one split */
     EXPECT_EQ(macko_nm_sp24_wg_splits(128 * (int64_t)h->props.sm_count, 4096, 128, h->props.sm_count, INT64_MAX), 1);
@@ -1144,7 +1134,6 @@ template <class P> void sp24wg_split_k(macko_handle_t h, gt::Blas *blas)
  * replay and a call after it give the same bits. */
 template <class P> void sp24_split_k(macko_handle_t h, gt::Blas *blas)
 {
-    using E = typename P::E;
     const Pattern pat{2, 4, 1};
     uint64_t seed = 9900;
     struct Shape {
@@ -1163,36 +1152,11 @@ template <class P> void sp24_split_k(macko_handle_t h, gt::Blas *blas)
         for (int64_t n : {1, 8, 33, 100}) {
             SCOPED_TRACE(testing::Message() << "n=" << n);
             EXPECT_GT(macko_nm_sp24_splits(sh.rows, sh.cols, n, h->props.sm_count, INT64_MAX), 1);
-            const float ab[][2] = {{1.0f, 0.0f}, {1.25f, -0.5f}, {0.0f, 0.75f}};
-            for (const auto &v : ab)
-                for (macko_pointer_mode_t mode : {MACKO_POINTER_MODE_HOST, MACKO_POINTER_MODE_DEVICE}) {
-                    Case c(SPMM, n);
-                    c.scalars(v[0], v[1]).pointers(mode).from_seed(++seed).extra_ld(n % 2 ? 3 : 1, 1);
-                    if (v[0] == 0.0f)
-                        c.every_column(&nanb).no_cublas();
-                    conf::check_product<P>(h, blas, m, A.A, c);
-                }
-            conf::check_product<P>(h, nullptr, m, A.A, Case(SPMM, n).scalars(1.0f, 0.0f).every_column(&x).no_cublas());
-            for (int64_t c = 0; c < m.cols; c++)
-                if (m.at(0, c) != 0.0f) {
-                    std::vector<float> xi = x;
-                    xi[(size_t)c] = INFINITY;
-                    conf::check_product<P>(h, nullptr, m, A.A,
-                                           Case(SPMM, n).scalars(1.0f, 0.5f).every_column(&xi).no_cublas());
-                    break;
-                }
+            split_k_checks<P>(h, blas, m, A.A, n, seed, nanb, x, n % 2 ? 3 : 1, 1);
             if (testing::Test::HasFailure())
                 return;
         }
-        /* bitwise: repeated calls and a graph replay on a non-default stream */
-        Operands<P> o(sh.rows, sh.cols, 8, ++seed);
-        const std::vector<E> first = o.run(h, A.A, nullptr, 1.5f, -0.5f);
-        EXPECT_EQ(std::memcmp(o.run(h, A.A, nullptr, 1.5f, -0.5f).data(), first.data(), first.size() * sizeof(E)), 0);
-        const std::vector<E> replay = o.replay(h, A.A, 1.5f, -0.5f);
-        ASSERT_EQ(replay.size(), first.size());
-        EXPECT_EQ(std::memcmp(replay.data(), first.data(), first.size() * sizeof(E)), 0) << "the replay differs";
-        EXPECT_EQ(std::memcmp(o.run(h, A.A, nullptr, 1.5f, -0.5f).data(), first.data(), first.size() * sizeof(E)), 0)
-            << "a call after the replay differs";
+        split_k_bitwise<P>(h, A.A, sh.rows, sh.cols, 8, ++seed);
         f = MACKO_PLAN_FORCED_NONE;
         ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS);
     }
