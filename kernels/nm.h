@@ -12,7 +12,9 @@
  *   64 tiles, three blocks per SM.
  * - SP24: the SP24 device layout (m == 4, n <= 2, fp16/bf16): mma.sp m16n8k32 on the sparse tensor cores; the values
  *   are stored in the instruction's A-fragment order and the positions as its metadata, so the kernel decodes nothing.
- *   Split K through the handle's workspace with a finishing launch that adds the partials in split order.
+ *   Staged configurations (from 9 columns): split K through the handle's workspace with a finishing launch that adds
+ *   the partials in split order. Direct configurations (up to 8 columns): fragments straight into registers, K split
+ *   over the warps of a block, one launch.
  * - SP24WG: the same layout on Hopper's sparse warpgroup instruction (wgmma.mma_async.sp, kernels/nm_sp24_wg.cu,
  *   sm_90a builds on compute capability 9.0 only): 128 x 256 tiles of C, the units and B's piece brought by tensor
  *   maps (B with unit element stride, 16-byte aligned, ldb a multiple of 8; a last column block narrower than 256
@@ -39,18 +41,27 @@ typedef struct macko_nm_args {
     const void *meta;     /* GEN: the position bytes; SP24: the metadata words */
     int path;             /* MACKO_NM_PATH_GEN, _SIMT, _SP24 or _SP24WG */
     int splits;           /* SP24, SP24WG and SIMT: blocks along K (>= 1; macko_nm_sp24_splits,
-                             macko_nm_sp24_wg_splits, macko_nm_simt_splits) */
+                             macko_nm_sp24_wg_splits, macko_nm_simt_splits); SP24's direct configurations: warps
+                             per block */
     float *ws;            /* with splits > 1: splits * rows * n floats */
     int cfg;              /* SP24 tile configuration (-1: macko_nm_sp24_config), SP24WG configuration (-1: its
                              automatic one) or SIMT configuration (the matrix's or the forced one); benchmarks force
                              them (macko_plan_forced.nm_cfg) */
 } macko_nm_args;
 
-/* SP24's tile configuration for n columns (0..5) and the blocks along K of a launch: at least 16 k-steps (512
- * columns) per split, about 8 blocks per SM in all, and no more than the workspace holds (ws_floats). Pure. */
+/* SP24's configuration for n columns: the staged tile kernels 0..10 (units and B copied into shared memory), then the
+ * direct ones 11..13 (each lane loads its A fragment, metadata and B fragment straight from global memory into
+ * registers; the warps of a block split K and add their sums in shared memory): direct up to 8 columns. auto_cfg: the
+ * same for a matrix of rows x cols on sm_count SMs, with direct configuration 12 in place of 11 where 11 would run
+ * one warp per block. Pure. */
 int macko_nm_sp24_config(int64_t n);
+int macko_nm_sp24_auto_cfg(int64_t rows, int64_t cols, int64_t n, int sm_count);
 int macko_nm_sp24_configs(void); /* how many configurations there are */
-int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats);
+/* The launch's macko_nm_args.splits for configuration cfg (-1: macko_nm_sp24_config(n)). Staged: its blocks along K
+ * (about 4 blocks per SM up to 32 columns, 2 beyond, at least 8 k-steps each, within ws_floats). Direct: its warps
+ * per block (1..16; about the configuration's target of warps per SM over the whole grid, at least U k-steps each; no
+ * workspace). Pure. */
+int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int cfg, int sm_count, int64_t ws_floats);
 /* 1 when the SIMT path can run this pattern (fp32 checked by the caller). */
 int macko_nm_simt_ok(int nn, int mm, int vv, int64_t kept);
 /* SIMT's configurations (macko_nm_args.cfg; 0: 128 x 128 tiles of 256 threads, one block per SM, the faster on most

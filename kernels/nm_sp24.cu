@@ -7,6 +7,8 @@
  * 2*(L/4) + t (t = 0, 1) is the metadata register of lane 4*(L/4) + t with sparsity selector 0 (bits 4c..4c+3: the
  * two 2-bit positions of window c + 4t of row L/4; bits 16 + 4c..: the same for row L/4 + 8).
  *
+ * Direct configurations (up to 8 columns, below): the fragments straight from global memory into registers, K split
+ * over the warps of a block. Staged configurations (from 9 columns):
  * Block: 4 warps, each MT bands; NT columns of C; a range of k-steps (its split). Per stage of 64 columns every warp
  * copies its units and the block the 64 x NT piece of B into shared memory with cp.async, three stages deep; B
  * fragments come from ldmatrix. splits > 1: fp32 partials in the workspace, a finishing launch adds them in split
@@ -245,6 +247,195 @@ sp24_kernel(const P<H> p)
     }
 }
 
+/* ---- Direct configurations (kCfgs ..., bench/NOTES.md session 20): the same units, no shared-memory staging.
+ * A unit's lane order is the mma.sp A fragment, so each lane loads its 16 bytes of values and its metadata word
+ * straight from global memory into registers; B's fragment (B[32 k + 8 m + 2 t + {0, 1}][j0 + g], m = 0..3) comes
+ * from global memory per lane (L1-cached; at n = 1 every lane group loads the one column and the eight columns of the
+ * MMA are copies). A block takes MT bands and 8 columns of C; its W warps (W = a->splits, macko_nm_sp24_splits) take
+ * the k-steps w, w + W, w + 2W, ... with U of them loaded ahead, and add their sums in warp order through shared
+ * memory. No workspace, no second launch; the sums of every element are fixed by (MT, U, W). */
+__device__ __forceinline__ uint4 ldg_stream16(const uint4 *q)
+{
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(q));
+    return v;
+}
+__device__ __forceinline__ uint32_t ldg_stream4(const uint32_t *q)
+{
+    uint32_t v;
+    asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(v) : "l"(q));
+    return v;
+}
+
+/* The B fragment of k-step k for a lane of quad position t: column bcol, rows 32 k + 8 m + 2 t, + 1 (m = 0..3); rows
+ * at or past cols read as zero. VEC: unit element stride and bcol 4-byte aligned. */
+template <typename H, bool VEC>
+__device__ __forceinline__ void direct_b(uint32_t (&bf)[4], const P<H> &p, const H *bcol, int k, int t)
+{
+    const int64_t k0 = (int64_t)k * 32 + 2 * t;
+    const unsigned short *src = reinterpret_cast<const unsigned short *>(bcol);
+    if (VEC && (int64_t)k * 32 + 32 <= p.cols) {
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+            bf[m] = __ldg(reinterpret_cast<const uint32_t *>(src + k0 + 8 * m));
+        return;
+    }
+#pragma unroll
+    for (int m = 0; m < 4; m++) {
+        const int64_t r = k0 + 8 * m;
+        const uint32_t lo = r < p.cols ? __ldg(src + r * p.incb) : 0u;
+        const uint32_t hi = r + 1 < p.cols ? __ldg(src + (r + 1) * p.incb) : 0u;
+        bf[m] = lo | hi << 16;
+    }
+}
+
+template <typename H, int MT, int U, bool PIPE, bool VEC>
+__global__ void __launch_bounds__(512) sp24_direct_kernel(const P<H> p)
+{
+    extern __shared__ __align__(16) char smem[];
+    float *red = reinterpret_cast<float *>(smem); /* [W][MT][4][32] */
+    const int nw = blockDim.x >> 5, warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int band0 = blockIdx.x * MT;
+    const int64_t j0 = (int64_t)blockIdx.y * 8;
+    const float alpha = p.alpha_dev ? *p.alpha_dev : p.alpha;
+    const float beta = p.beta_dev ? *p.beta_dev : p.beta;
+
+    if (alpha == 0.0f) { /* C = beta * C: A and B are not read */
+        for (int e = threadIdx.x; e < MT * 16 * 8; e += blockDim.x) {
+            const int64_t r = (int64_t)band0 * 16 + e % (MT * 16), j = j0 + e / (MT * 16);
+            if (r < p.rows && j < p.n) {
+                H *cp = p.c + r * p.incc + j * p.ldc;
+                *cp = Tc16<H>::from_float(beta != 0.0f ? beta * Tc16<H>::to_float(*cp) : 0.0f);
+            }
+        }
+        return;
+    }
+
+    /* the column this lane's quad supplies: g, or the last column of the tile (copies; their sums are not stored) */
+    const int64_t jg = j0 + g < p.n ? j0 + g : p.n - 1;
+    const H *bcol = p.b + jg * p.ldb;
+    const uint4 *va[MT];
+    const uint32_t *ma[MT];
+    bool live[MT];
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+        live[i] = band0 + i < p.bands;
+        const int64_t u0 = (int64_t)(live[i] ? band0 + i : 0) * p.ksteps;
+        va[i] = p.vals + u0 * 32 + lane;
+        ma[i] = p.meta + u0 * 16 + 2 * g + (t & 1);
+    }
+    float acc[MT][4];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            acc[i][q] = 0.0f;
+
+    /* a group: the U k-steps ks, ks + W, ..., ks + (U - 1) W of this warp */
+    struct Group {
+        uint4 a[U][MT];
+        uint32_t e[U][MT], bf[U][4];
+    };
+    auto load = [&](Group &gr, int ks) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int k = ks + u * nw;
+#pragma unroll
+            for (int i = 0; i < MT; i++) {
+                gr.a[u][i] = make_uint4(0u, 0u, 0u, 0u);
+                gr.e[u][i] = 0x44444444u; /* a band past the matrix: zero values, any valid metadata */
+            }
+            if (k < p.ksteps) {
+#pragma unroll
+                for (int i = 0; i < MT; i++)
+                    if (live[i]) {
+                        gr.a[u][i] = ldg_stream16(va[i] + (int64_t)k * 32);
+                        gr.e[u][i] = ldg_stream4(ma[i] + (int64_t)k * 16);
+                    }
+                direct_b<H, VEC>(gr.bf[u], p, bcol, k, t);
+            }
+        }
+    };
+    auto mul = [&](const Group &gr, int ks) {
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (ks + u * nw < p.ksteps)
+#pragma unroll
+                for (int i = 0; i < MT; i++)
+                    mma_sp<H>(acc[i], gr.a[u][i], gr.bf[u], gr.e[u][i]);
+    };
+    const int step = U * nw;
+    if (PIPE) { /* two groups in registers: the next group's loads are in flight while the MMAs take this one */
+        Group g0, g1;
+        load(g0, warp);
+        for (int ks = warp; ks < p.ksteps; ks += 2 * step) {
+            load(g1, ks + step);
+            mul(g0, ks);
+            load(g0, ks + 2 * step);
+            mul(g1, ks + step);
+        }
+    } else {
+        for (int ks = warp; ks < p.ksteps; ks += step) {
+            Group g0;
+            load(g0, ks);
+            mul(g0, ks);
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            red[((warp * MT + i) * 4 + q) * 32 + lane] = acc[i][q];
+    __syncthreads();
+    for (int x = threadIdx.x; x < MT * 128; x += blockDim.x) {
+        const int i = x >> 7, q = (x >> 5) & 3, l = x & 31;
+        const int64_t r = ((int64_t)band0 + i) * 16 + (l >> 2) + (q >> 1) * 8, j = j0 + 2 * (l & 3) + (q & 1);
+        if (r >= p.rows || j >= p.n)
+            continue;
+        float s = 0.0f;
+        for (int w = 0; w < nw; w++)
+            s += red[((w * MT + i) * 4 + q) * 32 + l];
+        put_c(p, r, j, s, alpha, beta);
+    }
+}
+
+struct Direct {
+    int mt, u, t, pipe; /* bands per block, k-steps per group, warps per SM the rule aims at, two groups in flight */
+};
+/* Measured on the H200 (bench/NOTES.md, session 20; eight configurations tried): 0 up to 4 columns, 1 where 0 would
+ * have one warp per block (many bands: 36864 rows), 2 from 5 to 8 columns (the B fragments serve two bands). */
+#define MACKO_SP24_DIRECT(X) X(0, 1, 4, 32, 0) X(1, 1, 2, 48, 0) X(2, 2, 2, 32, 1)
+#define DIRECT_ROW(i, mt, u, t, pipe) {mt, u, t, pipe},
+constexpr Direct kDirect[] = {MACKO_SP24_DIRECT(DIRECT_ROW)};
+constexpr int kDirects = (int)(sizeof kDirect / sizeof kDirect[0]);
+
+template <typename H, int MT, int U, bool PIPE> cudaError_t launch_direct(const P<H> &p, int warps, cudaStream_t st)
+{
+    const dim3 grid((unsigned)((p.bands + MT - 1) / MT), (unsigned)((p.n + 7) / 8));
+    const size_t smem = (size_t)warps * MT * 128 * sizeof(float);
+    if (p.vec)
+        sp24_direct_kernel<H, MT, U, PIPE, true><<<grid, warps * 32, smem, st>>>(p);
+    else
+        sp24_direct_kernel<H, MT, U, PIPE, false><<<grid, warps * 32, smem, st>>>(p);
+    return cudaGetLastError();
+}
+
+template <typename H> cudaError_t launch_direct_cfg(int d, const P<H> &p, int warps, cudaStream_t st)
+{
+    switch (d) {
+#define DIRECT_CASE(i, mt, u, t, pipe)                                                                                 \
+    case i:                                                                                                            \
+        return launch_direct<H, mt, u, pipe != 0>(p, warps, st);
+        MACKO_SP24_DIRECT(DIRECT_CASE)
+#undef DIRECT_CASE
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
 struct Cfg {
     int wm, wn, mt, nw, kc;
 };
@@ -290,10 +481,28 @@ template <typename H> cudaError_t launch_cfg(int cfg, const P<H> &p, int splits,
     }
 }
 
+template <typename H> cudaError_t run_direct(const macko_nm_args *a, int d)
+{
+    P<H> p = sp24_params<H>(a);
+    const int warps = a->splits < 1 ? 1 : a->splits > 16 ? 16 : a->splits;
+    const int64_t max_n = (int64_t)65535 * 8;
+    cudaError_t e = cudaSuccess;
+    for (int64_t j0 = 0; j0 < a->k.n && e == cudaSuccess; j0 += max_n) {
+        p.n = a->k.n - j0 < max_n ? a->k.n - j0 : max_n;
+        p.b = (const H *)a->k.b + j0 * a->k.ldb;
+        p.c = (H *)a->k.c + j0 * a->k.ldc;
+        p.vec = a->k.incb == 1 && ((uintptr_t)p.b & 3) == 0 && (p.n == 1 || a->k.ldb % 2 == 0);
+        e = launch_direct_cfg<H>(d, p, warps, (cudaStream_t)a->k.stream);
+    }
+    return e;
+}
+
 template <typename H> cudaError_t run(const macko_nm_args *a)
 {
     P<H> p = sp24_params<H>(a);
-    const int cfg = a->cfg >= 0 && a->cfg < kCfgs ? a->cfg : macko_nm_sp24_config(a->k.n);
+    const int cfg = a->cfg >= 0 && a->cfg < kCfgs + kDirects ? a->cfg : macko_nm_sp24_config(a->k.n);
+    if (cfg >= kCfgs) /* a direct configuration */
+        return run_direct<H>(a, cfg - kCfgs);
     const int nt = kCfg[cfg].wn * kCfg[cfg].nw, kks = kCfg[cfg].kc / 32;
     const cudaStream_t st = (cudaStream_t)a->k.stream;
     const int64_t max_n = (int64_t)65535 * nt;
@@ -321,18 +530,35 @@ template <typename H> cudaError_t run(const macko_nm_args *a)
 
 } // namespace
 
-extern "C" int macko_nm_sp24_configs(void) { return kCfgs; }
+extern "C" int macko_nm_sp24_configs(void) { return kCfgs + kDirects; }
 
 extern "C" int macko_nm_sp24_config(int64_t n)
 {
     /* measured on the H100 (bench/NOTES.md, session 8): 128-column stages up to 16 columns of C; 32 x 64 warp tiles
      * from 33 on, 64 x 64 beyond 64 (the 2-D warp grids were no faster) */
-    return n <= 8 ? 9 : n <= 16 ? 10 : n <= 32 ? 2 : n <= 64 ? 3 : 4;
+    return n <= 4 ? kCfgs : n <= 8 ? kCfgs + 2 : n <= 16 ? 10 : n <= 32 ? 2 : n <= 64 ? 3 : 4;
 }
 
-extern "C" int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int sm_count, int64_t ws_floats)
+extern "C" int macko_nm_sp24_auto_cfg(int64_t rows, int64_t cols, int64_t n, int sm_count)
 {
-    const Cfg c = kCfg[macko_nm_sp24_config(n)];
+    const int c = macko_nm_sp24_config(n);
+    return c == kCfgs && macko_nm_sp24_splits(rows, cols, n, c, sm_count, 0) < 2 ? kCfgs + 1 : c;
+}
+
+extern "C" int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int cfg, int sm_count, int64_t ws_floats)
+{
+    if (cfg < 0 || cfg >= kCfgs + kDirects)
+        cfg = macko_nm_sp24_config(n);
+    if (cfg >= kCfgs) { /* a direct configuration: its warps per block */
+        const Direct d = kDirect[cfg - kCfgs];
+        const int64_t nn = n < (int64_t)65535 * 8 ? n : (int64_t)65535 * 8;
+        const int64_t blocks = ((rows + 15) / 16 + d.mt - 1) / d.mt * ((nn + 7) / 8), ksteps = (cols + 31) / 32;
+        int64_t w = blocks > 0 ? (int64_t)sm_count * d.t / blocks : 1;
+        if (w > ksteps / d.u)
+            w = ksteps / d.u;
+        return w < 1 ? 1 : w > 16 ? 16 : (int)w;
+    }
+    const Cfg c = kCfg[cfg];
     const int64_t bands = (rows + 15) / 16, ksteps = (cols + 31) / 32, nt = c.wn * c.nw, br = c.wm * c.mt;
     const int64_t nn = n < (int64_t)65535 * nt ? n : (int64_t)65535 * nt;
     const int64_t blocks = (bands + br - 1) / br * ((nn + nt - 1) / nt);

@@ -380,7 +380,9 @@ macko_status_t macko_nm_compute(const char *fn, macko_handle_t handle, const str
             a.cfg = -1; /* a forced configuration was SP24WG's */
     }
     if (a.path == MACKO_NM_PATH_SP24) {
-        a.splits = macko_nm_sp24_splits(M->rows, M->cols, n, handle->props.sm_count, NM_WS_FLOATS);
+        if (a.cfg < 0)
+            a.cfg = macko_nm_sp24_auto_cfg(M->rows, M->cols, n, handle->props.sm_count);
+        a.splits = macko_nm_sp24_splits(M->rows, M->cols, n, a.cfg, handle->props.sm_count, NM_WS_FLOATS);
         a.ws = handle->ws.partial;
     }
     if (a.path == MACKO_NM_PATH_SP24WG) {

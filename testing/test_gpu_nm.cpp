@@ -1147,15 +1147,20 @@ template <class P> void sp24_split_k(macko_handle_t h, gt::Blas *blas)
             return;
         macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
         f.nm_path = MACKO_NM_PATH_SP24;
-        ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
         const std::vector<float> nanb = all_nan(sh.cols), x = off_grid_nonfinite(sh.cols, false, ++seed);
         for (int64_t n : {1, 8, 33, 100}) {
-            SCOPED_TRACE(testing::Message() << "n=" << n);
-            EXPECT_GT(macko_nm_sp24_splits(sh.rows, sh.cols, n, h->props.sm_count, INT64_MAX), 1);
+            /* up to 8 columns the automatic configuration is a direct one (no split K): the staged configuration 9 */
+            const int cfg = n <= 8 ? 9 : -1;
+            SCOPED_TRACE(testing::Message() << "n=" << n << " configuration " << cfg);
+            f.nm_cfg = cfg + 1;
+            ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+            EXPECT_GT(macko_nm_sp24_splits(sh.rows, sh.cols, n, cfg, h->props.sm_count, INT64_MAX), 1);
             split_k_checks<P>(h, blas, m, A.A, n, seed, nanb, x, n % 2 ? 3 : 1, 1);
             if (testing::Test::HasFailure())
                 return;
         }
+        f.nm_cfg = 10;
+        ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS);
         split_k_bitwise<P>(h, A.A, sh.rows, sh.cols, 8, ++seed);
         f = MACKO_PLAN_FORCED_NONE;
         ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS);
@@ -1169,6 +1174,74 @@ TEST_F(GpuNmSp24, SplitK)
     if (HasFailure())
         return;
     sp24_split_k<conf::BP>(handle(), blas());
+}
+
+/* SP24's direct configurations (macko_nm_sp24_config from 11; automatic up to 8 columns): fragments straight from
+ * global memory into registers, K over the warps of a block (macko_nm_sp24_splits gives the warps; asserted above 1
+ * where the shape has k-steps for them). Each configuration forced, fp16 and bf16, on shapes with one row, a partial
+ * band, a partial last k-step, one k-step, many bands and long rows, n = 1..9 and 17 (partial and several column
+ * tiles of 8): against the reference and cuBLAS with alpha / beta in both pointer modes (NaN in C for beta = 0), odd
+ * ldb (B's fragments loaded 2 bytes at a time) and element stride 2, alpha = 0 with NaN in B, Inf / NaN in B at the
+ * unstored columns, Inf at a stored column; repeated calls, a graph replay and a call after it give the same bits. */
+template <class P> void sp24_direct(macko_handle_t h, gt::Blas *blas)
+{
+    const Pattern pat{2, 4, 1};
+    uint64_t seed = 9950;
+    struct Shape {
+        int64_t rows, cols;
+        bool many_warps;
+    };
+    const int first = 11, count = macko_nm_sp24_configs() - first;
+    ASSERT_GE(count, 1);
+    EXPECT_EQ(macko_nm_sp24_config(1), first);
+    EXPECT_GE(macko_nm_sp24_config(8), first);
+    EXPECT_LT(macko_nm_sp24_config(9), first);
+    for (const Shape &sh : {Shape{1, 33, false}, Shape{7, 4097, true}, Shape{300, 4000, true}, Shape{129, 20, false},
+                            Shape{4097, 257, false}}) {
+        const mt::Dense m = nm_matrix(sh.rows, sh.cols, pat, ++seed, kEmptyRows | kFullGroups, P::type);
+        gt::Mat A;
+        if (!make_nm<P>(h, m, pat, A))
+            return;
+        const std::vector<float> nanb = all_nan(sh.cols), x = off_grid_nonfinite(sh.cols, false, ++seed);
+        for (int cfg = first; cfg < first + count; cfg++) {
+            SCOPED_TRACE(testing::Message() << sh.rows << "x" << sh.cols << " configuration " << cfg);
+            macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+            f.nm_path = MACKO_NM_PATH_SP24;
+            f.nm_cfg = cfg + 1;
+            ASSERT_EQ(macko_plan_override(h, A.A, N, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+            if (sh.many_warps) {
+                EXPECT_GT(macko_nm_sp24_splits(sh.rows, sh.cols, 1, cfg, h->props.sm_count, INT64_MAX), 1);
+            }
+            int variant = 0;
+            for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 17}) {
+                SCOPED_TRACE(testing::Message() << "n=" << n);
+                Case c(SPMM, n);
+                c.from_seed(++seed);
+                switch (variant++ % 3) {
+                case 0: c.scalars(1.0f, 0.0f); break;
+                case 1: c.scalars(1.25f, -0.5f).extra_ld(3, 5); break;
+                default: c.scalars(-0.5f, 0.25f).strides(2, 2 * sh.cols + 1, 1, sh.rows + 2).no_cublas();
+                }
+                conf::check_product<P>(h, blas, m, A.A, c);
+                if (testing::Test::HasFailure())
+                    return;
+            }
+            for (int64_t n : {1, 8})
+                split_k_checks<P>(h, blas, m, A.A, n, seed, nanb, x, n == 1 ? 1 : 0, 1);
+            split_k_bitwise<P>(h, A.A, sh.rows, sh.cols, 1, ++seed);
+            split_k_bitwise<P>(h, A.A, sh.rows, sh.cols, 9, ++seed);
+            if (testing::Test::HasFailure())
+                return;
+        }
+    }
+}
+
+TEST_F(GpuNmSp24, DirectConfigurations)
+{
+    sp24_direct<conf::HP>(handle(), blas());
+    if (HasFailure())
+        return;
+    sp24_direct<conf::BP>(handle(), blas());
 }
 
 TEST_F(GpuNmWg, SplitK)

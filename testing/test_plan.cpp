@@ -123,6 +123,30 @@ TEST(Plan, SpmvGeometryByColumnsDensityAndType)
     EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096)), h100()).spmv_strided.kernel, MACKO_K_SPMV_WARP_I32_STRIDED);
 }
 
+/* SP24's configuration rule (kernels/nm_sp24.cu): the direct configurations up to 8 columns (11 up to 4, 13 from 5),
+ * 12 in place of 11 where 11 would run one warp per block; the warps per block of a direct configuration: about its
+ * target of warps per SM over the grid (11: 32, 12: 48), at most 16, at least U k-steps each. */
+TEST(Plan, Sp24DirectRule)
+{
+    EXPECT_EQ(macko_nm_sp24_configs(), 14);
+    for (int64_t n = 1; n <= 4; n++)
+        EXPECT_EQ(macko_nm_sp24_config(n), 11) << n;
+    for (int64_t n = 5; n <= 8; n++)
+        EXPECT_EQ(macko_nm_sp24_config(n), 13) << n;
+    EXPECT_EQ(macko_nm_sp24_config(9), 10);
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(12288, 12288, 1, 132), 11);
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(28672, 8192, 4, 132), 11);
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 1, 132), 12); /* 2304 bands: one warp per block in 11 */
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 8, 132), 13);
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 9, 132), 10);
+    EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 1, 11, 132, 0), 16);   /* 256 bands: 132 * 32 / 256 */
+    EXPECT_EQ(macko_nm_sp24_splits(12288, 12288, 1, 11, 132, 0), 5);  /* 768 bands */
+    EXPECT_EQ(macko_nm_sp24_splits(36864, 12288, 1, 12, 132, 0), 2);  /* 2304 bands: 132 * 48 / 2304 */
+    EXPECT_EQ(macko_nm_sp24_splits(16, 100, 1, 11, 132, 0), 1);       /* 4 k-steps: one group of 4 */
+    EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 8, 13, 132, 0), 16);   /* 128 blocks of two bands: at most 16 */
+    EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 16, 11, 132, 0), 8);   /* two column tiles */
+}
+
 TEST(Plan, SpmvDepthForFewLongRows)
 {
     /* 3584 x 18944 at d 0.5: 3584 rows <= 132 SMs x 32 deep warps, 9472 entries per row: fp16 loads 3 chunks ahead,

@@ -473,10 +473,21 @@ TEST_F(NmCompute, Products)
 
     compute("macko_Hspmv (N:M 2:4, SP24)", "macko_Hspmv", Ch,
             [&] { return macko_Hspmv(handle, N, &alpha, H, hp(Bh), 1, &beta, hp(Ch), 1); });
-    /* n = 4 on 33 k-steps: split K, the partial sums in the handle's workspace and a finishing launch */
+    /* n = 4 on 33 k-steps, the staged configuration 9 forced: split K, the partial sums in the handle's workspace and
+     * a finishing launch */
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.nm_path = MACKO_NM_PATH_SP24;
+    f.nm_cfg = 1 + 9;
+    ASSERT_EQ(macko_plan_override(handle, H, N, &f), MACKO_STATUS_SUCCESS);
     EXPECT_EQ(compute("macko_Hspmm (N:M 2:4, SP24, n = 4: split K)", "macko_Hspmm", Ch,
                       [&] { return macko_Hspmm(handle, N, 4, &alpha, H, hp(Bh), k, &beta, hp(Ch), m); }),
               2);
+    f = MACKO_PLAN_FORCED_NONE;
+    ASSERT_EQ(macko_plan_override(handle, H, N, &f), MACKO_STATUS_SUCCESS);
+    /* the same, automatic: a direct configuration, K over the warps of a block, one launch */
+    EXPECT_EQ(compute("macko_Hspmm (N:M 2:4, SP24, n = 4: direct)", "macko_Hspmm", Ch,
+                      [&] { return macko_Hspmm(handle, N, 4, &alpha, H, hp(Bh), k, &beta, hp(Ch), m); }),
+              1);
     compute("macko_Hspmm (N:M 2:4, SP24, n = 40)", "macko_Hspmm", Ch,
             [&] { return macko_Hspmm(handle, N, wide, &alpha, H, hp(Bh), k, &beta, hp(Ch), m); });
     compute("macko_spmm_ex (N:M 1:4 v4 bf16, SP24, n = 4, bf16 B and C)", "macko_spmm_ex", Cb, [&] {
