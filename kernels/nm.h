@@ -59,7 +59,8 @@ int macko_nm_sp24_auto_cfg(int64_t rows, int64_t cols, int64_t n, int sm_count);
 int macko_nm_sp24_configs(void); /* how many configurations there are */
 /* The launch's macko_nm_args.splits for configuration cfg (-1: macko_nm_sp24_config(n)). Staged: its blocks along K
  * (about 4 blocks per SM up to 32 columns, 2 beyond, at least 8 k-steps each, within ws_floats). Direct: its warps
- * per block (1..16; about the configuration's target of warps per SM over the whole grid, at least U k-steps each; no
+ * per block (1..16; the configuration's warps per SM over the blocks each SM takes, so that the grid is one wave; at
+ * least U k-steps each; no
  * workspace). Pure. */
 int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int cfg, int sm_count, int64_t ws_floats);
 /* 1 when the SIMT path can run this pattern (fp32 checked by the caller). */

@@ -407,7 +407,7 @@ struct Direct {
 };
 /* Measured on the H200 (bench/NOTES.md, session 20; eight configurations tried): 0 up to 4 columns, 1 where 0 would
  * have one warp per block (many bands: 36864 rows), 2 from 5 to 8 columns (the B fragments serve two bands). */
-#define MACKO_SP24_DIRECT(X) X(0, 1, 4, 32, 0) X(1, 1, 2, 48, 0) X(2, 2, 2, 32, 1)
+#define MACKO_SP24_DIRECT(X) X(0, 1, 4, 32, 0) X(1, 1, 2, 48, 0) X(2, 2, 2, 16, 1)
 #define DIRECT_ROW(i, mt, u, t, pipe) {mt, u, t, pipe},
 constexpr Direct kDirect[] = {MACKO_SP24_DIRECT(DIRECT_ROW)};
 constexpr int kDirects = (int)(sizeof kDirect / sizeof kDirect[0]);
@@ -553,7 +553,11 @@ extern "C" int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int c
         const Direct d = kDirect[cfg - kCfgs];
         const int64_t nn = n < (int64_t)65535 * 8 ? n : (int64_t)65535 * 8;
         const int64_t blocks = ((rows + 15) / 16 + d.mt - 1) / d.mt * ((nn + 7) / 8), ksteps = (cols + 31) / 32;
-        int64_t w = blocks > 0 ? (int64_t)sm_count * d.t / blocks : 1;
+        /* every block resident at once: d.t warps per SM (at 64, 40 and 98 registers a thread on sm_90: 32, 48 and
+         * 16, measured: 19 for configuration 13 cost 30 % at n = 8, bench/NOTES.md session 20) over the blocks each
+         * SM takes */
+        const int64_t per_sm = sm_count > 0 ? (blocks + sm_count - 1) / sm_count : blocks;
+        int64_t w = per_sm > 0 ? d.t / per_sm : 1;
         if (w > ksteps / d.u)
             w = ksteps / d.u;
         return w < 1 ? 1 : w > 16 ? 16 : (int)w;

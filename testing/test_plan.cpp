@@ -124,8 +124,8 @@ TEST(Plan, SpmvGeometryByColumnsDensityAndType)
 }
 
 /* SP24's configuration rule (kernels/nm_sp24.cu): the direct configurations up to 8 columns (11 up to 4, 13 from 5),
- * 12 in place of 11 where 11 would run one warp per block; the warps per block of a direct configuration: about its
- * target of warps per SM over the grid (11: 32, 12: 48), at most 16, at least U k-steps each. */
+ * 12 in place of 11 where 11 would run one warp per block; the warps per block of a direct configuration: its warps
+ * per SM (11: 32, 12: 48, 13: 16) over the blocks each SM takes (one wave), at most 16, at least U k-steps each. */
 TEST(Plan, Sp24DirectRule)
 {
     EXPECT_EQ(macko_nm_sp24_configs(), 14);
@@ -139,9 +139,12 @@ TEST(Plan, Sp24DirectRule)
     EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 1, 132), 12); /* 2304 bands: one warp per block in 11 */
     EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 8, 132), 13);
     EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 9, 132), 10);
-    EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 1, 11, 132, 0), 16);   /* 256 bands: 132 * 32 / 256 */
-    EXPECT_EQ(macko_nm_sp24_splits(12288, 12288, 1, 11, 132, 0), 5);  /* 768 bands */
-    EXPECT_EQ(macko_nm_sp24_splits(36864, 12288, 1, 12, 132, 0), 2);  /* 2304 bands: 132 * 48 / 2304 */
+    EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 1, 11, 132, 0), 16);   /* 256 bands: 32 / 2 */
+    EXPECT_EQ(macko_nm_sp24_splits(12288, 12288, 1, 11, 132, 0), 5);  /* 768 bands: 6 blocks per SM */
+    EXPECT_EQ(macko_nm_sp24_splits(11008, 4096, 1, 11, 132, 0), 5);   /* 688 bands: 6 blocks on some SMs */
+    EXPECT_EQ(macko_nm_sp24_splits(12288, 12288, 8, 13, 132, 0), 5);  /* 384 blocks of two bands: 3 per SM */
+    EXPECT_EQ(macko_nm_sp24_splits(36864, 12288, 8, 13, 132, 0), 1);  /* 1152 blocks: 9 per SM */
+    EXPECT_EQ(macko_nm_sp24_splits(36864, 12288, 1, 12, 132, 0), 2);  /* 2304 bands: 48 / 18 */
     EXPECT_EQ(macko_nm_sp24_splits(16, 100, 1, 11, 132, 0), 1);       /* 4 k-steps: one group of 4 */
     EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 8, 13, 132, 0), 16);   /* 128 blocks of two bands: at most 16 */
     EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 16, 11, 132, 0), 8);   /* two column tiles */
