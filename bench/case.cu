@@ -100,6 +100,10 @@ void run_case(Ctx &cx, const Shape &s, double d, const NmPattern *pat, int &idx,
         row.status = "FAIL " + macko_error("macko_analysis", mst);
     if (row.ok() && (mst = force_plan(cfg, cx.macko, A)) != MACKO_STATUS_SUCCESS)
         row.status = "FAIL " + macko_error("macko_plan_override", mst);
+    /* the bytes the device copy holds, which the kernels read (an N:M matrix's SP24 layout or a tile layout differs
+     * from the host arrays measured above; before session 20 the report counted the host arrays' bytes) */
+    if (row.ok() && (mst = macko_mat_get_storage(A, &row.storage, nullptr, nullptr, &row.effd)) != MACKO_STATUS_SUCCESS)
+        row.status = "FAIL " + macko_error("macko_mat_get_storage", mst);
     row.flush = cfg.check_only ? "none" : "write";
     fprintf(stderr, "[%d/%d] %s: generated in %.1f s, encoded in %.1f s, on the device in %.1f s\n", idx + 1, count,
             case_tag.c_str(), t_gen, t_enc, seconds_since(t0));
