@@ -843,6 +843,20 @@ TYPED_TEST(GpuNm, Refusals)
  * double reference and cuBLAS (B 16-byte aligned with ldb a multiple of 4, odd ldb and ldc, element stride 2, beta =
  * 0 with NaN in C), and the two configurations bitwise equal (every element sums the same products in the same
  * order). */
+/* A product case of n columns by turn: 0 alpha 1, beta 0 (NaN in C); 1 alpha 1.25, beta -0.5 with odd ldb / ldc; 2
+ * alpha -0.5, beta 0.25 with element stride 2 (against the double reference only). */
+Case turn_case(int64_t n, int variant, uint64_t seed, int64_t rows, int64_t cols)
+{
+    Case c(SPMM, n);
+    c.from_seed(seed);
+    switch (variant % 3) {
+    case 0: c.scalars(1.0f, 0.0f); break;
+    case 1: c.scalars(1.25f, -0.5f).extra_ld(3, 5); break;
+    default: c.scalars(-0.5f, 0.25f).strides(2, 2 * cols + 1, 1, rows + 2).no_cublas();
+    }
+    return c;
+}
+
 class GpuNmSimt : public conf::GpuSuite {};
 TEST_F(GpuNmSimt, EverySlotCountAndConfiguration)
 {
@@ -885,14 +899,7 @@ TEST_F(GpuNmSimt, EverySlotCountAndConfiguration)
                 for (int64_t n : {32, 65, 200}) {
                     SCOPED_TRACE(testing::Message() << pattern_name(pat) << " " << sh.rows << "x" << sh.cols
                                                     << " configuration " << cfg - 1 << " n=" << n);
-                    Case c(SPMM, n);
-                    c.from_seed(++seed);
-                    switch (variant++ % 3) {
-                    case 0: c.scalars(1.0f, 0.0f); break;
-                    case 1: c.scalars(1.25f, -0.5f).extra_ld(3, 5); break;
-                    default: c.scalars(-0.5f, 0.25f).strides(2, 2 * sh.cols + 1, 1, sh.rows + 2).no_cublas();
-                    }
-                    conf::check_product<P>(handle(), blas(), m, A.A, c);
+                    conf::check_product<P>(handle(), blas(), m, A.A, turn_case(n, variant++, ++seed, sh.rows, sh.cols));
                     if (HasFailure())
                         return;
                 }
@@ -1215,14 +1222,7 @@ template <class P> void sp24_direct(macko_handle_t h, gt::Blas *blas)
             int variant = 0;
             for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 17}) {
                 SCOPED_TRACE(testing::Message() << "n=" << n);
-                Case c(SPMM, n);
-                c.from_seed(++seed);
-                switch (variant++ % 3) {
-                case 0: c.scalars(1.0f, 0.0f); break;
-                case 1: c.scalars(1.25f, -0.5f).extra_ld(3, 5); break;
-                default: c.scalars(-0.5f, 0.25f).strides(2, 2 * sh.cols + 1, 1, sh.rows + 2).no_cublas();
-                }
-                conf::check_product<P>(h, blas, m, A.A, c);
+                conf::check_product<P>(h, blas, m, A.A, turn_case(n, variant++, ++seed, sh.rows, sh.cols));
                 if (testing::Test::HasFailure())
                     return;
             }
