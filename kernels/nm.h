@@ -57,6 +57,8 @@ typedef struct macko_nm_args {
 int macko_nm_sp24_config(int64_t n);
 int macko_nm_sp24_auto_cfg(int64_t rows, int64_t cols, int64_t n, int sm_count);
 int macko_nm_sp24_configs(void); /* how many configurations there are */
+/* 1 when configuration cfg is compiled into the library (the staged 0, 1 and 5-8 are retired: kernels/nm_sp24.cu). */
+int macko_nm_sp24_config_built(int cfg);
 /* The launch's macko_nm_args.splits for configuration cfg (-1: macko_nm_sp24_config(n)). Staged: its blocks along K
  * (about 4 blocks per SM up to 32 columns, 2 beyond, at least 8 k-steps each, within ws_floats). Direct: its warps
  * per block (1..16; the configuration's warps per SM over the blocks each SM takes, so that the grid is one wave; at

@@ -80,6 +80,10 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
                               : path == MACKO_NM_PATH_SIMT   ? macko_nm_simt_configs()
                                                              : 0))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "nm_cfg = %d out of range for nm_path = %d", cfg, path);
+        if (path == MACKO_NM_PATH_SP24 && cfg > 0 && !macko_nm_sp24_config_built(cfg - 1))
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4,
+                              "nm_cfg = %d: SP24 configuration %d is retired (not compiled; kernels/nm_sp24.cu)", cfg,
+                              cfg - 1);
         if ((path == MACKO_NM_PATH_SP24 || path == MACKO_NM_PATH_SP24WG) && !(A->nm.m == 4 && A->nm.n <= 2 && type_ok))
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4, "the %s path needs m == 4, n <= 2 and 16-bit values",
                               path == MACKO_NM_PATH_SP24 ? "SP24" : "SP24WG");

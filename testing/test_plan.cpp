@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -121,6 +123,25 @@ TEST(Plan, SpmvGeometryByColumnsDensityAndType)
     EXPECT_EQ(plan_of(shape(5, 0, 0), h100()).spmv_unit.kernel, W);
     /* incx > 1 always runs the strided WARP kernel */
     EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096)), h100()).spmv_strided.kernel, MACKO_K_SPMV_WARP_I32_STRIDED);
+}
+
+/* SP24's retired staged configurations (0, 1, 5-8: not compiled, kernels/nm_sp24.cu) are never what the rule picks,
+ * at any n on any SM count, and the rest are built. */
+TEST(Plan, Sp24RetiredConfigurationsAreNeverChosen)
+{
+    const int retired[] = {0, 1, 5, 6, 7, 8};
+    for (int c = 0; c < macko_nm_sp24_configs(); c++)
+        EXPECT_EQ(macko_nm_sp24_config_built(c), std::find(std::begin(retired), std::end(retired), c) ==
+                                                     std::end(retired) ? 1 : 0) << c;
+    EXPECT_EQ(macko_nm_sp24_config_built(-1), 0);
+    EXPECT_EQ(macko_nm_sp24_config_built(macko_nm_sp24_configs()), 0);
+    for (int64_t n : std::initializer_list<int64_t>{1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 1000, 4097,
+                                                    65536, INT64_C(1) << 33}) {
+        EXPECT_EQ(macko_nm_sp24_config_built(macko_nm_sp24_config(n)), 1) << n;
+        for (int sms : {1, 78, 114, 132})
+            for (int64_t rows : {16, 4096, 36864})
+                EXPECT_EQ(macko_nm_sp24_config_built(macko_nm_sp24_auto_cfg(rows, 12288, n, sms)), 1) << n;
+    }
 }
 
 /* SP24's configuration rule (kernels/nm_sp24.cu): the direct configurations up to 8 columns (11 up to 4, 13 from 5),

@@ -477,6 +477,9 @@ TEST_F(NmCompute, Products)
      * a finishing launch */
     macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
     f.nm_path = MACKO_NM_PATH_SP24;
+    f.nm_cfg = 1 + 5; /* a retired configuration (not compiled, kernels/nm_sp24.cu): refused at argument 4 */
+    EXPECT_EQ(macko_plan_override(handle, H, N, &f), MACKO_STATUS_INVALID_VALUE);
+    EXPECT_EQ(macko_get_last_error_position(), 4);
     f.nm_cfg = 1 + 9;
     ASSERT_EQ(macko_plan_override(handle, H, N, &f), MACKO_STATUS_SUCCESS);
     EXPECT_EQ(compute("macko_Hspmm (N:M 2:4, SP24, n = 4: split K)", "macko_Hspmm", Ch,
