@@ -116,7 +116,7 @@ static void usage(FILE *f)
             "  --threads T        host threads for matrix generation (default: all)\n"
             "  --spmv-geometry warp|staged\n"
             "                     force macko's SpMV geometry (the library's test-only plan override, src/plan.h)\n"
-            "  --mm-path staged|global|tc|panel\n"
+            "  --mm-path staged|global|tc|panel|simt\n"
             "  --layout rows|tiles           device layout of the macko matrices (default rows)\n"
             "  --tiles-splits N   TILES: blocks along K forced (test-only plan override; 0 automatic)\n"
             "  --tiles-path kernel|panel|fused\n"
@@ -340,8 +340,10 @@ Config parse_args(int argc, char **argv)
                 cfg.mm_path = MACKO_MM_PATH_TC;
             else if (t == "panel")
                 cfg.mm_path = MACKO_MM_PATH_PANEL;
+            else if (t == "simt")
+                cfg.mm_path = MACKO_MM_PATH_SIMT;
             else
-                die("--mm-path: '%s' is not staged, global, tc or panel", t.c_str());
+                die("--mm-path: '%s' is not staged, global, tc, panel or simt", t.c_str());
         } else if (a == "--tiles-path") {
             const std::string t = value();
             if (t == "kernel")

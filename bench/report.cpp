@@ -175,6 +175,7 @@ std::string report_header(const Config &cfg, const Env &env)
                   : cfg.mm_path == MACKO_MM_PATH_GLOBAL ? "GLOBAL"
                   : cfg.mm_path == MACKO_MM_PATH_TC     ? "TC"
                   : cfg.mm_path == MACKO_MM_PATH_PANEL  ? "PANEL"
+                  : cfg.mm_path == MACKO_MM_PATH_SIMT   ? "SIMT"
                                                         : "automatic");
     if (cfg.panel_gemm != 0)
         o += strf("- FORCED: the dense-panel path's GEMM is %s\n", cfg.panel_gemm == 1 ? "mma.sync" : "wgmma (sm_90a)");

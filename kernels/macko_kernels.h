@@ -58,7 +58,9 @@ extern "C" {
  *   MM_TC         fp16 SpMM on the tensor cores, rows decoded a K-tile at a time in shared memory (spmm_tc.cu)
  *   MM_PANEL      fp16 SpMM for large n: dense panels of rows in the handle's workspace and a tensor-core GEMM
  *                 (spmm_panel.cu)
- * (MM_TC and MM_PANEL have their own launchers, spmm_tc.h: they need the tile index and the workspace.)
+ *   MM_SIMT       fp32 SpMM for many columns: rows decoded a K-tile at a time in shared memory, fp32 FMAs on the
+ *                 CUDA cores (spmm_simt.cu)
+ * (MM_TC, MM_PANEL and MM_SIMT have their own launchers, spmm_tc.h: they need the tile index and the workspace.)
  * (bench/NOTES.md: a SPLIT SpMV geometry with several warps per row lost everywhere and was removed, and so was a
  * tensor-core variant of MM_STAGED.) */
 typedef enum {
@@ -74,6 +76,7 @@ typedef enum {
     MACKO_K_MM_GLOBAL_I64_RP64,
     MACKO_K_MM_TC,
     MACKO_K_MM_PANEL,
+    MACKO_K_MM_SIMT,
     MACKO_KERNELS
 } macko_kernel_id;
 

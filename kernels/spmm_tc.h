@@ -32,7 +32,7 @@ extern "C" {
 #define MACKO_TC_ROWS (16 * MACKO_TC_WARPS)
 
 typedef struct macko_tc_args {
-    macko_datatype_t type;   /* MACKO_R_16F or MACKO_R_16BF: M's values, B and C */
+    macko_datatype_t type;   /* MACKO_R_16F or MACKO_R_16BF: M's values, B and C (MACKO_R_32F: the SIMT path) */
     int64_t rows, cols;      /* of M; int32 arithmetic: rows, cols, entries_padded <= MACKO_SPMV_I32_LIMIT */
     const void *values;      /* entries_padded values, 16-byte aligned */
     const uint8_t *deltas;   /* entries_padded / 2 bytes, 16-byte aligned */
@@ -82,6 +82,19 @@ int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int6
  * launch. */
 int macko_tc_build_index(int64_t rows, int64_t cols, const uint8_t *deltas, const int32_t *row_ptr, int kt,
                          uint32_t *tidx, macko_stream_t stream);
+
+/* fp32 matrices, many columns (kernels/spmm_simt.cu): the rows decoded a K-tile of 64 columns at a time into shared
+ * memory (the tile index with kt = 64) and multiplied by B's tile with fp32 FMAs on the CUDA cores, 128 rows x ntile
+ * (64 or 128) columns of C per block. a->type must be MACKO_R_32F, a->kt 64; a->group and a->counters are not used;
+ * a->splits blocks along K (splits > 1: a->ws holds splits * rows * min(n, 65535 * ntile) floats, and a finishing
+ * launch adds the splits in order). B and C with unit element strides. Returns the cudaError_t of the launches
+ * (cudaErrorInvalidValue for arguments the kernels are not built for). */
+#define MACKO_SIMT_KT 64
+size_t macko_simt_smem_bytes(int ntile);
+/* Sets the kernels' dynamic shared-memory limits on the current device (when a plan is built); cudaErrorInvalidValue
+ * when a block's shared memory exceeds max_smem_optin. */
+int macko_simt_prepare(int max_smem_optin);
+int macko_simt_spmm(const macko_tc_args *a, int sm_count);
 
 /* Large n: the rows are decoded a panel at a time into a dense 16-bit workspace, and a dense tensor-core GEMM
  * multiplies each panel by B (kernels/spmm_panel.cu). */

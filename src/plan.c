@@ -398,6 +398,56 @@ static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, ma
     p->mm_rules = i;
 }
 
+/* ---- the SIMT path (fp32, many columns; kernels/spmm_simt.cu) */
+
+/* The encoding can take the SIMT path: fp32, 32-bit indices, rows of fewer than 2^27 columns, a device of compute
+ * capability 8.0 or newer (cp.async) whose blocks can have the 64-column kernel's shared memory. */
+static int simt_eligible(const struct macko_mat_s *m, int index, const macko_devprops *dp)
+{
+    return m->type == MACKO_R_32F && index == MACKO_IDX_I32 && m->rows > 0 && m->cols > 0 &&
+           m->cols < (INT64_C(1) << 27) && dp->cc_major >= 8 &&
+           (int64_t)macko_simt_smem_bytes(64) <= (int64_t)dp->smem_per_block_optin;
+}
+
+/* The SIMT row for n up to n_max: 64 columns of C per block up to n = 64 (and wherever the 128-column kernel's
+ * shared memory does not fit a block), 128 beyond. */
+static void simt_rule(const macko_devprops *dp, int64_t n_max, macko_mm_rule *r)
+{
+    const int wide = n_max > 64 && (int64_t)macko_simt_smem_bytes(128) <= (int64_t)dp->smem_per_block_optin;
+    const int tile = wide ? 128 : 64;
+    memset(r, 0, sizeof *r);
+    r->n_max = n_max;
+    r->path = MACKO_MM_PATH_SIMT;
+    r->want = tile;
+    r->launch = launch_of(MACKO_K_MM_SIMT, tile, 256, wide ? 1 : 2, 0);
+    r->launch.smem = (uint32_t)macko_simt_smem_bytes(tile);
+}
+
+int macko_plan_simt_from(const struct macko_mat_s *m)
+{
+    const double de = m->rows > 0 && m->cols > 0 ? (double)m->entries / ((double)m->rows * (double)m->cols) : 0.0;
+    return de >= 0.2 ? 25 : 49;
+}
+
+/* The automatic rows of an fp32 encoding with the tile index: the CUDA-core tiles up to n = macko_plan_simt_from - 1,
+ * then SIMT. */
+static void plan_mm_simt(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
+{
+    int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) now ends below macko_plan_simt_from */
+    p->mm[i++].n_max = macko_plan_simt_from(m) - 1;
+    simt_rule(dp, 64, &p->mm[i++]);
+    simt_rule(dp, INT64_MAX, &p->mm[i++]);
+    p->mm_rules = i;
+}
+
+/* A plan forced to SIMT: that path for every n. */
+static void plan_mm_forced_simt(const macko_devprops *dp, macko_plan *p)
+{
+    p->mm_rules = 2;
+    simt_rule(dp, 64, &p->mm[0]);
+    simt_rule(dp, INT64_MAX, &p->mm[1]);
+}
+
 /* A plan forced to TC or PANEL: that path for every n. */
 static void plan_mm_forced_tc(const macko_devprops *dp, int path, macko_plan *p)
 {
@@ -427,15 +477,24 @@ static macko_status_t plan_mm(const struct macko_mat_s *m, const macko_devprops 
             r->path = n_max[i] == 1 ? MACKO_MM_PATH_SPMV : MACKO_MM_PATH_NONE;
             continue;
         }
-        if (f->mm_path == MACKO_MM_PATH_TC || f->mm_path == MACKO_MM_PATH_PANEL)
+        if (f->mm_path == MACKO_MM_PATH_TC || f->mm_path == MACKO_MM_PATH_PANEL || f->mm_path == MACKO_MM_PATH_SIMT)
             break;
         st = mm_rule(m, dp, p->index, f->mm_path, f->mm_tile ? f->mm_tile : want[i], f->mm_swizzle, r, msg,
                      msg_size);
         if (st != MACKO_STATUS_SUCCESS)
             return st;
     }
+    if (f->mm_path == MACKO_MM_PATH_SIMT) {
+        if (p->tc.kt == 0 || m->type != MACKO_R_32F) {
+            snprintf(msg, msg_size, "the SIMT SpMM path needs an fp32 matrix with 32-bit indices, fewer than 2^27 "
+                     "columns and a device of compute capability 8.0 or newer");
+            return MACKO_STATUS_NOT_SUPPORTED;
+        }
+        plan_mm_forced_simt(dp, p);
+        return MACKO_STATUS_SUCCESS;
+    }
     if (f->mm_path == MACKO_MM_PATH_TC || f->mm_path == MACKO_MM_PATH_PANEL) {
-        if (p->tc.kt == 0) {
+        if (p->tc.kt == 0 || m->type == MACKO_R_32F) {
             snprintf(msg, msg_size, "the tensor-core SpMM paths need an fp16 or bf16 matrix with 32-bit indices, fewer "
                      "than 2^27 columns and a device of compute capability 8.0 or newer");
             return MACKO_STATUS_NOT_SUPPORTED;
@@ -443,8 +502,12 @@ static macko_status_t plan_mm(const struct macko_mat_s *m, const macko_devprops 
         plan_mm_forced_tc(dp, f->mm_path, p);
         return MACKO_STATUS_SUCCESS;
     }
-    if (p->tc.kt > 0 && f->mm_path == MACKO_MM_PATH_AUTO && f->mm_tile == 0)
-        plan_mm_tc(m, dp, p);
+    if (p->tc.kt > 0 && f->mm_path == MACKO_MM_PATH_AUTO && f->mm_tile == 0) {
+        if (m->type == MACKO_R_32F)
+            plan_mm_simt(m, dp, p);
+        else
+            plan_mm_tc(m, dp, p);
+    }
     return MACKO_STATUS_SUCCESS;
 }
 
@@ -471,6 +534,7 @@ const macko_launch *macko_plan_mm(const macko_plan *p, int64_t n, int64_t cols, 
     case MACKO_MM_PATH_GLOBAL: return cuda_core_launch(r, cols, incb, ldb);
     case MACKO_MM_PATH_TC:
     case MACKO_MM_PATH_PANEL:
+    case MACKO_MM_PATH_SIMT:
         /* these paths read B and write C column-major with unit element strides; the strided-batched SpMV with
          * other strides takes the widest CUDA-core row of the plan instead (a forced plan has none: NULL) */
         if (incb == 1 && incc == 1)
@@ -533,8 +597,9 @@ static macko_status_t check_forced(const struct macko_mat_s *m, const macko_plan
         return MACKO_STATUS_INVALID_VALUE;
     }
     if (f->mm_path != MACKO_MM_PATH_AUTO && f->mm_path != MACKO_MM_PATH_STAGED && f->mm_path != MACKO_MM_PATH_GLOBAL &&
-        f->mm_path != MACKO_MM_PATH_SPMV && f->mm_path != MACKO_MM_PATH_TC && f->mm_path != MACKO_MM_PATH_PANEL) {
-        snprintf(msg, n, "mm_path is %d; it must be AUTO, STAGED, GLOBAL, SPMV, TC or PANEL", f->mm_path);
+        f->mm_path != MACKO_MM_PATH_SPMV && f->mm_path != MACKO_MM_PATH_TC && f->mm_path != MACKO_MM_PATH_PANEL &&
+        f->mm_path != MACKO_MM_PATH_SIMT) {
+        snprintf(msg, n, "mm_path is %d; it must be AUTO, STAGED, GLOBAL, SPMV, TC, PANEL or SIMT", f->mm_path);
         return MACKO_STATUS_INVALID_VALUE;
     }
     if (f->tc_kt != 0 && (f->tc_kt < 32 || f->tc_kt > 512 || f->tc_kt % 16 != 0)) {
@@ -623,6 +688,15 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
             return MACKO_STATUS_NOT_SUPPORTED;
         }
         p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
+    } else if (simt_eligible(m, p.index, dp)) {
+        if (f->tc_kt != 0 && f->tc_kt != MACKO_SIMT_KT) {
+            snprintf(msg, msg_size, "tc_kt is %d; the SIMT path of fp32 matrices is built for %d", f->tc_kt,
+                     MACKO_SIMT_KT);
+            return MACKO_STATUS_NOT_SUPPORTED;
+        }
+        p.tc.kt = MACKO_SIMT_KT;
+        p.tc.splits = f->tc_splits;
+        p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
     }
     st = plan_spmv(m, dp, f->spmv_geometry, f->spmv_depth, &p, msg, msg_size);
     if (st == MACKO_STATUS_SUCCESS)
@@ -642,14 +716,16 @@ static int plan_optin(const macko_plan *p, macko_datatype_t type, const macko_de
         const macko_launch *L = &p->mm[i].launch;
         if (p->mm[i].path == MACKO_MM_PATH_STAGED && L->smem > DEFAULT_SMEM_BLOCK)
             e = macko_mm_staged_optin(type, L->tile, L->swizzle != 0, dp->smem_per_block_optin);
-        if (p->mm[i].path == MACKO_MM_PATH_TC || p->mm[i].path == MACKO_MM_PATH_PANEL) {
+        if (p->mm[i].path == MACKO_MM_PATH_TC || p->mm[i].path == MACKO_MM_PATH_PANEL ||
+            p->mm[i].path == MACKO_MM_PATH_SIMT) {
             const macko_launch *W = &p->mm[i].wide;
             if (W->kernel == MACKO_K_MM_STAGED && W->smem > DEFAULT_SMEM_BLOCK)
                 e = macko_mm_staged_optin(type, W->tile, W->swizzle != 0, dp->smem_per_block_optin);
         }
     }
     if (e == 0 && p->tc.kt > 0)
-        e = macko_tc_prepare(type, p->tc.group, dp->smem_per_block_optin);
+        e = type == MACKO_R_32F ? macko_simt_prepare(dp->smem_per_block_optin)
+                                : macko_tc_prepare(type, p->tc.group, dp->smem_per_block_optin);
     return e;
 }
 
@@ -720,10 +796,36 @@ static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_laun
     return pick;
 }
 
+/* Blocks along K for a SIMT launch: where one wave of blocks leaves SMs idle, enough splits to fill about one wave
+ * (each at least 8 K-steps of 64 columns, at most 16), as long as the workspace holds their partial sums. */
+static int simt_splits(const macko_plan *p, const macko_kargs *a, const macko_launch *L, const macko_workspace *ws,
+                       const macko_devprops *dp)
+{
+    const int64_t n = a->n < (int64_t)65535 * L->tile ? a->n : (int64_t)65535 * L->tile;
+    const int64_t blocks = ((a->rows + 127) / 128) * ((n + L->tile - 1) / L->tile);
+    const int64_t slots = (int64_t)(dp->sm_count > 0 ? dp->sm_count : 1) * (L->blocks_per_sm > 0 ? L->blocks_per_sm : 1);
+    const int64_t T = (a->cols + MACKO_SIMT_KT - 1) / MACKO_SIMT_KT;
+    int64_t pick;
+    if (p->tc.splits > 0)
+        pick = p->tc.splits;
+    else {
+        pick = blocks >= slots ? 1 : slots / blocks;
+        if (pick > T / 8)
+            pick = T / 8;
+        if (pick > 16)
+            pick = 16;
+        if (pick < 1)
+            pick = 1;
+    }
+    while (pick > 1 && pick * a->rows * n * 4 > ws->partial_bytes)
+        pick--;
+    return (int)pick;
+}
+
 void macko_tc_args_from(int combo, const macko_kargs *a, struct macko_tc_args *t)
 {
     memset(t, 0, sizeof *t);
-    t->type = combo == MACKO_COMBO_H ? MACKO_R_16F : MACKO_R_16BF;
+    t->type = combo == MACKO_COMBO_H ? MACKO_R_16F : combo == MACKO_COMBO_S ? MACKO_R_32F : MACKO_R_16BF;
     t->rows = a->rows;
     t->cols = a->cols;
     t->values = a->values;
@@ -745,12 +847,18 @@ int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, c
                          const macko_workspace *ws, const macko_devprops *dp)
 {
     macko_tc_args t;
-    if (combo != MACKO_COMBO_H && combo != MACKO_COMBO_B)
-        return 1; /* cudaErrorInvalidValue: the kernels read B and write C as the matrix's own 16-bit type */
+    if (L->kernel == MACKO_K_MM_SIMT ? combo != MACKO_COMBO_S : combo != MACKO_COMBO_H && combo != MACKO_COMBO_B)
+        return 1; /* cudaErrorInvalidValue: the kernels read B and write C as the matrix's own type */
     macko_tc_args_from(combo, a, &t);
     t.tidx = p->tc.tidx;
     t.kt = p->tc.kt;
     t.group = p->tc.group;
+    if (L->kernel == MACKO_K_MM_SIMT) {
+        t.ntile = L->tile;
+        t.splits = simt_splits(p, a, L, ws, dp);
+        t.ws = ws->partial;
+        return macko_simt_spmm(&t, dp->sm_count);
+    }
     if (L->kernel == MACKO_K_MM_TC) {
         t.ntile = L->tile;
         t.splits = tc_splits(p, a, L, ws, dp);

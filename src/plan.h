@@ -44,7 +44,9 @@ enum { MACKO_SPMV_WARP = 0, MACKO_SPMV_STAGED = 1 };
  * tile in shared memory), GLOBAL (B gathered through the read-only cache), TC (fp16 and bf16: the rows decoded a
  * K-tile at a time into shared memory and multiplied on the tensor cores, kernels/spmm_tc.cu), PANEL (fp16 and bf16,
  * large n: a panel of rows decoded densely into the handle's workspace, then a dense tensor-core GEMM,
- * kernels/spmm_panel.cu), NONE (a forced path that cannot run this n). AUTO only in macko_plan_forced. */
+ * kernels/spmm_panel.cu), SIMT (fp32, many columns: the rows decoded a K-tile at a time into shared memory and
+ * multiplied with fp32 FMAs, kernels/spmm_simt.cu), NONE (a forced path that cannot run this n). AUTO only in
+ * macko_plan_forced. */
 enum {
     MACKO_MM_PATH_NONE = -1,
     MACKO_MM_PATH_AUTO = 0,
@@ -52,7 +54,8 @@ enum {
     MACKO_MM_PATH_GLOBAL = 2,
     MACKO_MM_PATH_SPMV = 3,
     MACKO_MM_PATH_TC = 4,
-    MACKO_MM_PATH_PANEL = 5
+    MACKO_MM_PATH_PANEL = 5,
+    MACKO_MM_PATH_SIMT = 6
 };
 
 /* One row of the SpMM rule over n: the plan's rows are ordered by n_max, the last one INT64_MAX, and n takes the
@@ -67,13 +70,18 @@ typedef struct macko_mm_rule {
     macko_launch wide;
 } macko_mm_rule;
 #define MACKO_MM_RULES 8 /* room for the rows a tensor-core path adds */
+/* fp32 encodings with the tile index take the SIMT path from n = macko_plan_simt_from(m) on: 25 where a stored entry
+ * fills at least a fifth of the positions, else 49 (the CUDA-core tiles' time falls with the density, SIMT's does not;
+ * H200, bench/NOTES.md, session 22). */
+int macko_plan_simt_from(const struct macko_mat_s *m);
 
 /* The tensor-core paths' part of a plan (kernels/spmm_tc.cu, spmm_panel.cu), for fp16 and bf16 encodings with 32-bit
  * indices. Both read the tile index (spmm_tc.h: for every row and every K-tile of kt columns, where the row's entries
  * of that tile start), built on the device with the plan and kept in the encoding (extra[MACKO_EXTRA_TILE_INDEX]).
  * kt and group come from the density of stored entries: a row's entries in a K-tile (about kt * entries / (rows *
  * cols), plus at most 7 before the first 8-aligned entry) are decoded by `group` lanes of 16 entries each in one
- * pass, with room for two standard deviations (bench/NOTES.md). */
+ * pass, with room for two standard deviations (bench/NOTES.md). fp32 encodings with 32-bit indices get the same index
+ * with kt = MACKO_SIMT_KT for the SIMT path (kernels/spmm_simt.cu; group 0). */
 struct macko_tc_plan {
     int kt;                /* K-tile width; 0: no tensor-core path for this encoding */
     int group;             /* lanes per row segment: 4, 8 or 16 */
@@ -101,7 +109,8 @@ typedef struct macko_plan_forced {
     int index;         /* -1, or MACKO_IDX_*: I32 only where the automatic variant is I32, I64_RP32 only with an
                           int32 row_ptr; I64_RP64 on an int32 row_ptr gives the encoding an int64 copy of it */
     int spmv_geometry; /* -1, or MACKO_SPMV_WARP / MACKO_SPMV_STAGED (the incx == 1 launch; STAGED on I32 only) */
-    int mm_path;       /* MACKO_MM_PATH_AUTO, or STAGED (I32 only), GLOBAL or SPMV (n == 1 only) for every n */
+    int mm_path;       /* MACKO_MM_PATH_AUTO, or STAGED (I32 only), GLOBAL or SPMV (n == 1 only), TC or PANEL (fp16, bf16)
+                          or SIMT (fp32) for every n */
     int mm_tile;       /* 0 (n rounded up to 2, 4, 8, 16), or 2, 4, 8, 16 for every n */
     int mm_swizzle;    /* -1 (automatic), 0 (plain) or the spacing shift 3..12 of the staged layout */
     int tc_kt;         /* 0 (automatic), or the TC / PANEL K-tile width: a multiple of 16 in 32..512 */

@@ -57,7 +57,8 @@ static macko_status_t mm_run(int combo, const char *fn, macko_handle_t handle, c
     a.ldc = ldc;
     macko_kargs_scalars(handle, combo, alpha, beta, &a);
     a.stream = handle->stream;
-    if (L->kernel == MACKO_K_MM_TC || L->kernel == MACKO_K_MM_PANEL) { /* every column in one call */
+    if (L->kernel == MACKO_K_MM_TC || L->kernel == MACKO_K_MM_PANEL || L->kernel == MACKO_K_MM_SIMT) {
+        /* every column in one call */
         int err;
         a.b = b;
         a.c = c;
