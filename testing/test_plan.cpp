@@ -342,12 +342,14 @@ TEST(Plan, SpmmRuleOverN)
     }
     EXPECT_EQ(macko_plan_mm(&b, 17, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_TC);
     EXPECT_EQ(macko_plan_mm(&b, 129, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
-    /* fp32 (and fp64): no tensor-core path; rows of at most 32 bytes, so n = 16 runs two tiles of 8 */
+    /* fp32 (and fp64): no tensor-core path; rows of at most 32 bytes, so n = 16 runs two tiles of 8; fp32 takes the
+     * SIMT path from 25 columns on (Plan.Fp32SimtRule) */
     const macko_plan s = plan_of(shape(R, 4096, half_full(4096), MACKO_R_32F), h100());
-    EXPECT_EQ(s.tc.kt, 0);
+    EXPECT_EQ(s.tc.kt, MACKO_SIMT_KT);
     EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096), MACKO_R_64F), h100()).tc.kt, 0);
     EXPECT_EQ(macko_plan_mm(&s, 16, 4096, 1, 4096, 1)->tile, 8);
-    EXPECT_EQ(macko_plan_mm(&s, 1000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_STAGED);
+    EXPECT_EQ(macko_plan_mm(&s, 24, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_STAGED);
+    EXPECT_EQ(macko_plan_mm(&s, 1000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
     /* 28672 fp16 columns: 8 columns would need 458 KB and only a tile of 4 fits, which would split a tile of 8: the
      * global path, tile 8; from n = 9 on (2^25 positions or more) the tensor cores */
     const macko_plan g = plan_of(shape(R, 28672, half_full(28672)), h100());
@@ -361,6 +363,84 @@ TEST(Plan, SpmmRuleOverN)
     /* lower densities take smaller groups */
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 * 3 / 10), h100()).tc.group, 4);
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 / 10), h100()).tc.group, 4);
+}
+
+/* fp32 with 32-bit indices: the CUDA-core tiles up to n = macko_plan_simt_from - 1 (24, or 48 below d = 0.2), then the SIMT path (64 columns per block
+ * up to n = 64, 128 beyond; 64 where a block cannot have the wider kernel's shared memory), with the tile index at
+ * kt = 64 counted; forced SIMT for every n; refused on 16-bit matrices, with 64-bit indices and another kt; the
+ * tensor-core paths refused on fp32. No SIMT on a device without cp.async (sm_75). */
+TEST(Plan, Fp32SimtRule)
+{
+    const macko_devprops H = h100();
+    const macko_mat_s m = shape(R, 4096, half_full(4096), MACKO_R_32F);
+    const int from = macko_plan_simt_from(&m);
+    EXPECT_EQ(from, 25); /* d = 0.5 */
+    const macko_mat_s quarter = shape(R, 4096, R * 4096 / 4, MACKO_R_32F), tenth = shape(R, 4096, R * 4096 / 10, MACKO_R_32F);
+    EXPECT_EQ(macko_plan_simt_from(&quarter), 25);
+    EXPECT_EQ(macko_plan_simt_from(&tenth), 49);
+    const macko_plan lo = plan_of(tenth, h100());
+    EXPECT_NE(macko_plan_mm(&lo, 48, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_EQ(macko_plan_mm(&lo, 49, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    const macko_plan p = plan_of(m, h100());
+    EXPECT_EQ(p.tc.kt, MACKO_SIMT_KT);
+    EXPECT_EQ(p.tc.tidx_bytes, R * (4096 / 64 + 1) * 4);
+    for (int64_t n : {(int64_t)2, (int64_t)8, (int64_t)from - 1}) {
+        SCOPED_TRACE(n);
+        const int k = macko_plan_mm(&p, n, 4096, 1, 4096, 1)->kernel;
+        EXPECT_TRUE(k == MACKO_K_MM_STAGED || k == MACKO_K_MM_GLOBAL_I32) << k;
+    }
+    for (int64_t n : {(int64_t)from, (int64_t)64, (int64_t)65, (int64_t)100000}) {
+        SCOPED_TRACE(n);
+        const macko_launch *L = macko_plan_mm(&p, n, 4096, 1, 4096, 1);
+        ASSERT_NE(L, nullptr);
+        EXPECT_EQ(L->kernel, MACKO_K_MM_SIMT);
+        EXPECT_EQ(L->tile, n <= 64 ? 64 : 128);
+        EXPECT_EQ(L->smem, (uint32_t)macko_simt_smem_bytes(L->tile));
+        EXPECT_LE((int64_t)L->smem, (int64_t)h100().smem_per_block_optin);
+    }
+    /* strided B or C: the widest CUDA-core row (fp32: 8 columns) */
+    EXPECT_EQ(macko_plan_mm(&p, 100, 4096, 2, 4096, 1)->kernel, MACKO_K_MM_STAGED);
+    EXPECT_EQ(macko_plan_mm(&p, 100, 4096, 2, 4096, 1)->tile, 8);
+    /* a device whose blocks get 99 KiB: 64 columns for every n */
+    const macko_plan g = plan_of(m, rtx3090());
+    EXPECT_EQ(macko_plan_mm(&g, 1000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_EQ(macko_plan_mm(&g, 1000, 4096, 1, 4096, 1)->tile, 64);
+    /* sm_75: no SIMT, no index */
+    const macko_plan o = plan_of(m, t4());
+    EXPECT_EQ(o.tc.kt, 0);
+    EXPECT_NE(macko_plan_mm(&o, 1000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    /* fp64 has no SIMT path */
+    EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096), MACKO_R_64F), h100()).tc.kt, 0);
+
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = MACKO_MM_PATH_SIMT;
+    f.tc_splits = 3;
+    const macko_plan q = plan_of(m, h100(), &f);
+    EXPECT_EQ(q.tc.splits, 3);
+    for (int64_t n : {1, 7, 64, 65, 5000}) {
+        const macko_launch *L = macko_plan_mm(&q, n, 4096, 1, 4096, 1);
+        ASSERT_NE(L, nullptr);
+        EXPECT_EQ(L->kernel, MACKO_K_MM_SIMT);
+        EXPECT_EQ(L->tile, n <= 64 ? 64 : 128);
+    }
+    char msg[256];
+    macko_plan out;
+    for (macko_datatype_t t : {MACKO_R_16F, MACKO_R_16BF, MACKO_R_64F}) {
+        const macko_mat_s other = shape(R, 4096, half_full(4096), t);
+        EXPECT_EQ(macko_plan_compute(&other, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+        EXPECT_NE(std::strstr(msg, "SIMT"), nullptr) << msg;
+    }
+    f.index = MACKO_IDX_I64_RP32;
+    EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+    f = MACKO_PLAN_FORCED_NONE;
+    f.tc_kt = 128;
+    EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+    EXPECT_NE(std::strstr(msg, "tc_kt"), nullptr) << msg;
+    for (int path : {MACKO_MM_PATH_TC, MACKO_MM_PATH_PANEL}) {
+        f = MACKO_PLAN_FORCED_NONE;
+        f.mm_path = path;
+        EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &H, &f, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+    }
 }
 
 TEST(Plan, SpmmGlobalOffsetsPastInt32TakeTheWideKernel)

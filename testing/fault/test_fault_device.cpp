@@ -16,6 +16,7 @@ namespace {
 using namespace ft;
 
 constexpr int64_t kRows = 64, kCols = 300, kN = 4, kWide = 20, kBatch = 3;
+constexpr int64_t kMany = 40; /* fp32: the SIMT path (n >= 25); fp16: the tensor-core tiles */
 
 /* Device memory of the test (host memory on the fake device), filled from bytes. */
 struct Buf {
@@ -472,7 +473,7 @@ TEST_F(ComputeFixture, SpmvSpmmStridedBatched)
         const std::string P = half ? "H" : "S";
         macko_mat_t M = half ? AH : AS;
         Buf x(random_values(big * kBatch, type, 31)), y(random_values(big * kBatch, type, 32));
-        Buf B(random_values(big * kWide, type, 33)), C(random_values(big * kWide, type, 34));
+        Buf B(random_values(big * kMany, type, 33)), C(random_values(big * kMany, type, 34));
         for (macko_operation_t op : {MACKO_OPERATION_NON_TRANSPOSE, MACKO_OPERATION_TRANSPOSE}) {
             const std::string o = op == MACKO_OPERATION_TRANSPOSE ? "op T" : "op N";
             const int64_t k = op == MACKO_OPERATION_TRANSPOSE ? kRows : kCols;
@@ -491,6 +492,11 @@ TEST_F(ComputeFixture, SpmvSpmmStridedBatched)
                     return half ? macko_Hspmm(handle, op, kWide, &alpha, M, B.as<macko_half>(), k, &beta,
                                               C.as<macko_half>(), m)
                                 : macko_Sspmm(handle, op, kWide, &alpha, M, B.as<float>(), k, &beta, C.as<float>(), m);
+                });
+                compute("macko_" + P + "spmm (op N, n = 40)", "macko_" + P + "spmm", C, [&] {
+                    return half ? macko_Hspmm(handle, op, kMany, &alpha, M, B.as<macko_half>(), k, &beta,
+                                              C.as<macko_half>(), m)
+                                : macko_Sspmm(handle, op, kMany, &alpha, M, B.as<float>(), k, &beta, C.as<float>(), m);
                 });
             }
             compute("macko_" + P + "spmv_strided_batched (" + o + ", batch 3)", "macko_" + P + "spmv_strided_batched",
