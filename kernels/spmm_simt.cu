@@ -316,15 +316,16 @@ extern "C" size_t macko_simt_smem_bytes(int ntile) { return ntile == 64 ? Smem<4
 
 extern "C" int macko_simt_prepare(int max_smem_optin)
 {
-    cudaError_t e = cudaSuccess;
-    if ((int)Smem<8>::bytes > max_smem_optin || (int)Smem<4>::bytes > max_smem_optin)
+    /* the 128-column kernel only where its block fits (the plan takes 64 columns elsewhere, e.g. 99 KiB on sm_86) */
+    if ((int)Smem<4>::bytes > max_smem_optin)
         return (int)cudaErrorInvalidValue;
-    e = cudaFuncSetAttribute(simt_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Smem<8>::bytes);
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(simt_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Smem<4>::bytes);
+    cudaError_t e =
+        cudaFuncSetAttribute(simt_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Smem<4>::bytes);
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(simt_kernel<4>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                  cudaSharedmemCarveoutMaxShared);
+    if (e == cudaSuccess && (int)Smem<8>::bytes <= max_smem_optin)
+        e = cudaFuncSetAttribute(simt_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Smem<8>::bytes);
     if (e != cudaSuccess)
         (void)cudaGetLastError();
     return (int)e;

@@ -91,8 +91,8 @@ int macko_tc_build_index(int64_t rows, int64_t cols, const uint8_t *deltas, cons
  * (cudaErrorInvalidValue for arguments the kernels are not built for). */
 #define MACKO_SIMT_KT 64
 size_t macko_simt_smem_bytes(int ntile);
-/* Sets the kernels' dynamic shared-memory limits on the current device (when a plan is built); cudaErrorInvalidValue
- * when a block's shared memory exceeds max_smem_optin. */
+/* Sets the kernels' dynamic shared-memory limits on the current device (when a plan is built): the 64-column kernel
+ * always (cudaErrorInvalidValue when its block exceeds max_smem_optin), the 128-column one where its block fits. */
 int macko_simt_prepare(int max_smem_optin);
 int macko_simt_spmm(const macko_tc_args *a, int sm_count);
 

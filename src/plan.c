@@ -687,7 +687,6 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
                                     "sm_90a (this device: %d.%d)", dp->cc_major, dp->cc_minor);
             return MACKO_STATUS_NOT_SUPPORTED;
         }
-        p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
     } else if (simt_eligible(m, p.index, dp)) {
         if (f->tc_kt != 0 && f->tc_kt != MACKO_SIMT_KT) {
             snprintf(msg, msg_size, "tc_kt is %d; the SIMT path of fp32 matrices is built for %d", f->tc_kt,
@@ -696,8 +695,9 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
         }
         p.tc.kt = MACKO_SIMT_KT;
         p.tc.splits = f->tc_splits;
-        p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
     }
+    if (p.tc.kt > 0)
+        p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
     st = plan_spmv(m, dp, f->spmv_geometry, f->spmv_depth, &p, msg, msg_size);
     if (st == MACKO_STATUS_SUCCESS)
         st = plan_mm(m, dp, f, &p, msg, msg_size);
@@ -716,8 +716,7 @@ static int plan_optin(const macko_plan *p, macko_datatype_t type, const macko_de
         const macko_launch *L = &p->mm[i].launch;
         if (p->mm[i].path == MACKO_MM_PATH_STAGED && L->smem > DEFAULT_SMEM_BLOCK)
             e = macko_mm_staged_optin(type, L->tile, L->swizzle != 0, dp->smem_per_block_optin);
-        if (p->mm[i].path == MACKO_MM_PATH_TC || p->mm[i].path == MACKO_MM_PATH_PANEL ||
-            p->mm[i].path == MACKO_MM_PATH_SIMT) {
+        if (p->mm[i].path == MACKO_MM_PATH_TC || p->mm[i].path == MACKO_MM_PATH_PANEL) {
             const macko_launch *W = &p->mm[i].wide;
             if (W->kernel == MACKO_K_MM_STAGED && W->smem > DEFAULT_SMEM_BLOCK)
                 e = macko_mm_staged_optin(type, W->tile, W->swizzle != 0, dp->smem_per_block_optin);
