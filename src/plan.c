@@ -265,7 +265,10 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
         while (fit >= 2 && staged_bytes(m->cols, fit, swizzle < 0 ? s_auto : swizzle, elem) >
                                (int64_t)dp->smem_per_block_optin)
             fit /= 2;
-        if (fit >= 2 && (path == MACKO_MM_PATH_STAGED || fit >= (want < 8 ? want : 8))) {
+        /* automatic: staged where the tile holds the asked columns or 8; fp32 past n = 8 also with 4 (H200, session
+         * 23: 1.5-2.7x faster than the read-only-cache gather on every quick shape at n = 16 and 32) */
+        if (fit >= 2 && (path == MACKO_MM_PATH_STAGED || fit >= (want < 8 ? want : 8) ||
+                         (elem == 4 && want > 8 && fit >= 4))) {
             const int s = swizzle >= 0 ? swizzle : (fit * elem >= 16 ? s_auto : 0);
             const int64_t smem = staged_bytes(m->cols, fit, s, elem);
             const int rb = fit * elem;
@@ -426,7 +429,7 @@ static void simt_rule(const macko_devprops *dp, int64_t n_max, macko_mm_rule *r)
 int macko_plan_simt_from(const struct macko_mat_s *m)
 {
     const double de = m->rows > 0 && m->cols > 0 ? (double)m->entries / ((double)m->rows * (double)m->cols) : 0.0;
-    return de >= 0.2 ? 25 : 49;
+    return de >= 0.4 ? 25 : de >= 0.2 ? 29 : 53;
 }
 
 /* The automatic rows of an fp32 encoding with the tile index: the CUDA-core tiles up to n = macko_plan_simt_from - 1,
@@ -795,27 +798,51 @@ static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_laun
     return pick;
 }
 
-/* Blocks along K for a SIMT launch: where one wave of blocks leaves SMs idle, enough splits to fill about one wave
- * (each at least 8 K-steps of 64 columns, at most 16), as long as the workspace holds their partial sums. */
+/* Blocks along K for a SIMT launch. The blocks run in waves of slots (SMs x blocks per SM); a last wave only partly
+ * filled leaves SMs idle for a whole block's time (11008 x 4096 at n = 256: 172 blocks of 128 x 128 on 132 SMs take
+ * two full block times for 1.3 waves of work). Splitting K into s parts makes s times as many blocks, each 1/s as
+ * long, at the cost of a finishing pass over s planes of partial sums. Over s = 1 .. min(16, T / 8) (each part at
+ * least 8 K-steps of 64 columns) whose partial sums the workspace holds, the one of least
+ *     E(s) = ceil(blocks s / slots) ceil(T / s) slots / (blocks T)  +  [s > 1] (s + 1) 47 / cols
+ * (ties: fewer parts). The first term is the blocks' time in K-steps against perfectly filled waves; the second the
+ * finishing pass against the same: s + 1 planes of rows x n floats moved at about 3 TB/s, against 2 rows cols n
+ * multiply-adds at the SIMT path's 35 TFLOP/s on an H100 / H200 (4 x 35 / 3 = 47). */
+int macko_plan_simt_splits(int64_t rows, int64_t cols, int64_t n, int tile, int blocks_per_sm, int sm_count,
+                           int64_t ws_bytes)
+{
+    if (rows < 1 || cols < 1 || n < 1 || tile < 1)
+        return 1;
+    const int64_t nn = n < (int64_t)65535 * tile ? n : (int64_t)65535 * tile; /* the columns of one launch */
+    const int64_t blocks = ((rows + 127) / 128) * ((nn + tile - 1) / tile);
+    const int64_t slots = (int64_t)(sm_count > 0 ? sm_count : 1) * (blocks_per_sm > 0 ? blocks_per_sm : 1);
+    const int64_t T = (cols + MACKO_SIMT_KT - 1) / MACKO_SIMT_KT;
+    const int64_t smax = T / 8 < 16 ? T / 8 : 16;
+    int pick = 1;
+    double best = 0.0;
+    for (int64_t s = 1; s <= (smax > 1 ? smax : 1); s++) {
+        if (s > 1 && s * rows * nn * 4 > ws_bytes)
+            break;
+        const double waves = (double)((blocks * s + slots - 1) / slots), steps = (double)((T + s - 1) / s);
+        const double e = waves * steps * (double)slots / ((double)blocks * (double)T) +
+                         (s > 1 ? (double)(s + 1) * 47.0 / (double)cols : 0.0);
+        if (s == 1 || e < best - 1e-9) {
+            best = e;
+            pick = (int)s;
+        }
+    }
+    return pick;
+}
+
+/* The SIMT launch's parts along K: the test-only override where set (as far as the workspace holds them), else
+ * macko_plan_simt_splits. */
 static int simt_splits(const macko_plan *p, const macko_kargs *a, const macko_launch *L, const macko_workspace *ws,
                        const macko_devprops *dp)
 {
+    if (p->tc.splits <= 0)
+        return macko_plan_simt_splits(a->rows, a->cols, a->n, L->tile, L->blocks_per_sm, dp->sm_count,
+                                      ws->partial_bytes);
     const int64_t n = a->n < (int64_t)65535 * L->tile ? a->n : (int64_t)65535 * L->tile;
-    const int64_t blocks = ((a->rows + 127) / 128) * ((n + L->tile - 1) / L->tile);
-    const int64_t slots = (int64_t)(dp->sm_count > 0 ? dp->sm_count : 1) * (L->blocks_per_sm > 0 ? L->blocks_per_sm : 1);
-    const int64_t T = (a->cols + MACKO_SIMT_KT - 1) / MACKO_SIMT_KT;
-    int64_t pick;
-    if (p->tc.splits > 0)
-        pick = p->tc.splits;
-    else {
-        pick = blocks >= slots ? 1 : slots / blocks;
-        if (pick > T / 8)
-            pick = T / 8;
-        if (pick > 16)
-            pick = 16;
-        if (pick < 1)
-            pick = 1;
-    }
+    int64_t pick = p->tc.splits;
     while (pick > 1 && pick * a->rows * n * 4 > ws->partial_bytes)
         pick--;
     return (int)pick;

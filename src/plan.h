@@ -70,10 +70,15 @@ typedef struct macko_mm_rule {
     macko_launch wide;
 } macko_mm_rule;
 #define MACKO_MM_RULES 8 /* room for the rows a tensor-core path adds */
-/* fp32 encodings with the tile index take the SIMT path from n = macko_plan_simt_from(m) on: 25 where a stored entry
- * fills at least a fifth of the positions, else 49 (the CUDA-core tiles' time falls with the density, SIMT's does not;
- * H200, bench/NOTES.md, session 22). */
+/* fp32 encodings with the tile index take the SIMT path from n = macko_plan_simt_from(m) on: 25 where stored entries
+ * fill at least 40 % of the positions, 29 from 20 %, else 53 (the CUDA-core tiles' time falls with the density,
+ * SIMT's does not; the crossovers measured on an H200 at d = 0.5, 0.3 and 0.1, bench/NOTES.md, session 23). */
 int macko_plan_simt_from(const struct macko_mat_s *m);
+/* Parts along K of a SIMT launch of a rows x cols matrix times n columns in tiles of `tile` columns, blocks_per_sm
+ * blocks per SM on sm_count SMs, with ws_bytes of workspace for partial sums: the fewest parts of least modelled time
+ * (partly filled waves against the finishing pass; src/plan.c). */
+int macko_plan_simt_splits(int64_t rows, int64_t cols, int64_t n, int tile, int blocks_per_sm, int sm_count,
+                           int64_t ws_bytes);
 
 /* The tensor-core paths' part of a plan (kernels/spmm_tc.cu, spmm_panel.cu), for fp16 and bf16 encodings with 32-bit
  * indices. Both read the tile index (spmm_tc.h: for every row and every K-tile of kt columns, where the row's entries

@@ -365,7 +365,7 @@ TEST(Plan, SpmmRuleOverN)
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 / 10), h100()).tc.group, 4);
 }
 
-/* fp32 with 32-bit indices: the CUDA-core tiles up to n = macko_plan_simt_from - 1 (24, or 48 below d = 0.2), then the SIMT path (64 columns per block
+/* fp32 with 32-bit indices: the CUDA-core tiles up to n = macko_plan_simt_from - 1 (24; 28 below d = 0.4, 52 below 0.2), then the SIMT path (64 columns per block
  * up to n = 64, 128 beyond; 64 where a block cannot have the wider kernel's shared memory), with the tile index at
  * kt = 64 counted; forced SIMT for every n; refused on 16-bit matrices, with 64-bit indices and another kt; the
  * tensor-core paths refused on fp32. No SIMT on a device without cp.async (sm_75). */
@@ -376,11 +376,17 @@ TEST(Plan, Fp32SimtRule)
     const int from = macko_plan_simt_from(&m);
     EXPECT_EQ(from, 25); /* d = 0.5 */
     const macko_mat_s quarter = shape(R, 4096, R * 4096 / 4, MACKO_R_32F), tenth = shape(R, 4096, R * 4096 / 10, MACKO_R_32F);
-    EXPECT_EQ(macko_plan_simt_from(&quarter), 25);
-    EXPECT_EQ(macko_plan_simt_from(&tenth), 49);
+    EXPECT_EQ(macko_plan_simt_from(&quarter), 29);
+    EXPECT_EQ(macko_plan_simt_from(&tenth), 53);
+    EXPECT_EQ(macko_plan_simt_from(&m), 25);
     const macko_plan lo = plan_of(tenth, h100());
-    EXPECT_NE(macko_plan_mm(&lo, 48, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
-    EXPECT_EQ(macko_plan_mm(&lo, 49, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_NE(macko_plan_mm(&lo, 52, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_EQ(macko_plan_mm(&lo, 53, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    /* wide fp32 rows past n = 8: the staged tile of 4 columns (8 do not fit 12288 columns), not the gather */
+    const macko_plan wide = plan_of(shape(R, 12288, R * 12288 / 10, MACKO_R_32F), h100());
+    EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
+    EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->tile, 4);
+    EXPECT_EQ(macko_plan_mm(&wide, 52, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
     const macko_plan p = plan_of(m, h100());
     EXPECT_EQ(p.tc.kt, MACKO_SIMT_KT);
     EXPECT_EQ(p.tc.tidx_bytes, R * (4096 / 64 + 1) * 4);
@@ -443,6 +449,34 @@ TEST(Plan, Fp32SimtRule)
     }
 }
 
+
+/* SIMT parts along K: a partly filled last wave is split away where the finishing pass costs less than the idle SMs;
+ * full waves and short K are left whole; the workspace bounds the parts. (132 SMs as an H100 / H200.) */
+TEST(Plan, SimtSplitsFillTheWaves)
+{
+    const int64_t ws = 64 << 20;
+    /* 11008 x 4096, n = 256: 172 blocks of 128 x 128, one per SM: 1.3 waves -> 3 parts, 3.9 waves */
+    EXPECT_EQ(macko_plan_simt_splits(11008, 4096, 256, 128, 1, 132, ws), 3);
+    /* 12288^2, n = 64: 96 blocks of 128 x 64, two per SM -> 8 parts (768 blocks, 2.9 waves) */
+    EXPECT_EQ(macko_plan_simt_splits(12288, 12288, 64, 64, 2, 132, ws), 8);
+    /* 36864 x 12288, n = 64: 288 blocks on 264 slots (1.09 waves); 8 parts would be best, the 64 MiB hold 6 */
+    EXPECT_EQ(macko_plan_simt_splits(36864, 12288, 64, 64, 2, 132, ws), 6);
+    EXPECT_EQ(macko_plan_simt_splits(36864, 12288, 64, 64, 2, 132, 80 << 20), 8);
+    /* many full waves: whole */
+    EXPECT_EQ(macko_plan_simt_splits(4096, 4096, 2048, 128, 1, 132, ws), 1);
+    EXPECT_EQ(macko_plan_simt_splits(36864, 12288, 2048, 128, 1, 132, ws), 1);
+    /* K too short for two parts of 8 steps (T = 15) */
+    EXPECT_EQ(macko_plan_simt_splits(128, 960, 64, 64, 2, 132, ws), 1);
+    /* the workspace: 36864 x 64 floats are 9.4 MB a part, 20 MB hold two */
+    EXPECT_EQ(macko_plan_simt_splits(36864, 12288, 64, 64, 2, 132, 20 << 20), 2);
+    EXPECT_EQ(macko_plan_simt_splits(36864, 12288, 64, 64, 2, 132, 9 << 20), 1);
+    /* never more than 16, never below 1, for any n */
+    for (int64_t n = 1; n <= 4097; n += 97) {
+        const int s = macko_plan_simt_splits(4096, 16384, n, n <= 64 ? 64 : 128, n <= 64 ? 2 : 1, 132, ws);
+        EXPECT_GE(s, 1) << n;
+        EXPECT_LE(s, 16) << n;
+    }
+}
 TEST(Plan, SpmmGlobalOffsetsPastInt32TakeTheWideKernel)
 {
     const int64_t cols = 100000, ldb_fits = cols, ldb_16 = INT64_C(2147483647) / 12; /* 15 * ldb_16 > 2^31 > 7 * */
