@@ -429,7 +429,12 @@ static void simt_rule(const macko_devprops *dp, int64_t n_max, macko_mm_rule *r)
 int macko_plan_simt_from(const struct macko_mat_s *m)
 {
     const double de = m->rows > 0 && m->cols > 0 ? (double)m->entries / ((double)m->rows * (double)m->cols) : 0.0;
-    return de >= 0.4 ? 25 : de >= 0.2 ? 29 : 53;
+    /* SIMT's time is flat up to 64 columns (one column block), the tiles' grows with n, and more slowly per entry the
+     * more rows there are: the crossover measured per quick shape (H200, session 23) is 22-27 at d = 0.5, 24-35 at
+     * 0.3 and 37-73 at 0.1, rising with log2(rows); from 65 on SIMT takes two column blocks, so the rule stops at 64 */
+    const double lr = m->rows > 4096 ? log2((double)m->rows / 4096.0) : 0.0;
+    const double from = de >= 0.4 ? 25.0 : de >= 0.2 ? 26.0 + 3.3 * lr : 37.0 + 12.0 * lr;
+    return from < 64.0 ? (int)ceil(from - 1e-9) : 64;
 }
 
 /* The automatic rows of an fp32 encoding with the tile index: the CUDA-core tiles up to n = macko_plan_simt_from - 1,

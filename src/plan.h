@@ -71,8 +71,9 @@ typedef struct macko_mm_rule {
 } macko_mm_rule;
 #define MACKO_MM_RULES 8 /* room for the rows a tensor-core path adds */
 /* fp32 encodings with the tile index take the SIMT path from n = macko_plan_simt_from(m) on: 25 where stored entries
- * fill at least 40 % of the positions, 29 from 20 %, else 53 (the CUDA-core tiles' time falls with the density,
- * SIMT's does not; the crossovers measured on an H200 at d = 0.5, 0.3 and 0.1, bench/NOTES.md, session 23). */
+ * fill at least 40 % of the positions; from 20 %, 26 + 3.3 log2(rows / 4096); below, 37 + 12 log2(rows / 4096), at
+ * most 64 (the CUDA-core tiles' time falls with the density, SIMT's does not; the crossovers measured per quick shape
+ * on an H200 at d = 0.5, 0.3 and 0.1, bench/NOTES.md, session 23). */
 int macko_plan_simt_from(const struct macko_mat_s *m);
 /* Parts along K of a SIMT launch of a rows x cols matrix times n columns in tiles of `tile` columns, blocks_per_sm
  * blocks per SM on sm_count SMs, with ws_bytes of workspace for partial sums: the fewest parts of least modelled time

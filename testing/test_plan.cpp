@@ -365,7 +365,7 @@ TEST(Plan, SpmmRuleOverN)
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 / 10), h100()).tc.group, 4);
 }
 
-/* fp32 with 32-bit indices: the CUDA-core tiles up to n = macko_plan_simt_from - 1 (24; 28 below d = 0.4, 52 below 0.2), then the SIMT path (64 columns per block
+/* fp32 with 32-bit indices: the CUDA-core tiles up to n = macko_plan_simt_from - 1 (24; below d = 0.4 and 0.2 later, the more rows the later), then the SIMT path (64 columns per block
  * up to n = 64, 128 beyond; 64 where a block cannot have the wider kernel's shared memory), with the tile index at
  * kt = 64 counted; forced SIMT for every n; refused on 16-bit matrices, with 64-bit indices and another kt; the
  * tensor-core paths refused on fp32. No SIMT on a device without cp.async (sm_75). */
@@ -376,17 +376,24 @@ TEST(Plan, Fp32SimtRule)
     const int from = macko_plan_simt_from(&m);
     EXPECT_EQ(from, 25); /* d = 0.5 */
     const macko_mat_s quarter = shape(R, 4096, R * 4096 / 4, MACKO_R_32F), tenth = shape(R, 4096, R * 4096 / 10, MACKO_R_32F);
-    EXPECT_EQ(macko_plan_simt_from(&quarter), 29);
-    EXPECT_EQ(macko_plan_simt_from(&tenth), 53);
+    EXPECT_EQ(macko_plan_simt_from(&quarter), 26);
+    EXPECT_EQ(macko_plan_simt_from(&tenth), 37);
     EXPECT_EQ(macko_plan_simt_from(&m), 25);
+    /* more rows: later at low density (the crossovers measured on the quick shapes), never past 64 */
+    const macko_mat_s big5 = shape(36864, 12288, 36864 * 6144, MACKO_R_32F), big3 = shape(12288, 12288, 12288 * 3686, MACKO_R_32F),
+                      big1 = shape(12288, 12288, 12288 * 1229, MACKO_R_32F), huge1 = shape(36864, 12288, 36864 * 1229, MACKO_R_32F);
+    EXPECT_EQ(macko_plan_simt_from(&big5), 25);
+    EXPECT_EQ(macko_plan_simt_from(&big3), 32);
+    EXPECT_EQ(macko_plan_simt_from(&big1), 57);
+    EXPECT_EQ(macko_plan_simt_from(&huge1), 64);
     const macko_plan lo = plan_of(tenth, h100());
-    EXPECT_NE(macko_plan_mm(&lo, 52, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
-    EXPECT_EQ(macko_plan_mm(&lo, 53, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_NE(macko_plan_mm(&lo, 36, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_EQ(macko_plan_mm(&lo, 37, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
     /* wide fp32 rows past n = 8: the staged tile of 4 columns (8 do not fit 12288 columns), not the gather */
     const macko_plan wide = plan_of(shape(R, 12288, R * 12288 / 10, MACKO_R_32F), h100());
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->tile, 4);
-    EXPECT_EQ(macko_plan_mm(&wide, 52, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
+    EXPECT_EQ(macko_plan_mm(&wide, 36, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
     const macko_plan p = plan_of(m, h100());
     EXPECT_EQ(p.tc.kt, MACKO_SIMT_KT);
     EXPECT_EQ(p.tc.tidx_bytes, R * (4096 / 64 + 1) * 4);
