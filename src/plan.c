@@ -245,7 +245,8 @@ static macko_launch mm_global(int kernel, int tile, int64_t rows, int elem, cons
 }
 
 /* One rule row for tile `want`: path STAGED, GLOBAL or AUTO (staged unless that would split a tile of up to 8
- * columns: then global), swizzle forced (>= 0) or automatic (only 16-byte rows pay for it: bench/NOTES.md). */
+ * columns: then global; fp32 staged down to 4 columns, the gather's own widest tile), swizzle forced (>= 0) or
+ * automatic (only 16-byte rows pay for it: bench/NOTES.md). */
 static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops *dp, int index, int path, int want,
                               int swizzle, macko_mm_rule *r, char *msg, size_t msg_size)
 {
@@ -265,10 +266,10 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
         while (fit >= 2 && staged_bytes(m->cols, fit, swizzle < 0 ? s_auto : swizzle, elem) >
                                (int64_t)dp->smem_per_block_optin)
             fit /= 2;
-        /* automatic: staged where the tile holds the asked columns or 8; fp32 past n = 8 also with 4 (H200, session
-         * 23: 1.5-2.7x faster than the read-only-cache gather on every quick shape at n = 16 and 32) */
-        if (fit >= 2 && (path == MACKO_MM_PATH_STAGED || fit >= (want < 8 ? want : 8) ||
-                         (elem == 4 && want > 8 && fit >= 4))) {
+        /* automatic: staged where the tile holds the asked columns or 8; fp32 also with 4 columns, which is the
+         * gather's widest fp32 tile, so both take the same passes over the rows (H200, session 23: each staged pass
+         * 1.45-2.66x faster on every quick shape, measured at n = 16 and 32) */
+        if (fit >= 2 && (path == MACKO_MM_PATH_STAGED || fit >= (want < 8 ? want : 8) || (elem == 4 && fit >= 4))) {
             const int s = swizzle >= 0 ? swizzle : (fit * elem >= 16 ? s_auto : 0);
             const int64_t smem = staged_bytes(m->cols, fit, s, elem);
             const int rb = fit * elem;

@@ -389,8 +389,11 @@ TEST(Plan, Fp32SimtRule)
     const macko_plan lo = plan_of(tenth, h100());
     EXPECT_NE(macko_plan_mm(&lo, 36, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
     EXPECT_EQ(macko_plan_mm(&lo, 37, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
-    /* wide fp32 rows past n = 8: the staged tile of 4 columns (8 do not fit 12288 columns), not the gather */
+    /* wide fp32 rows: the staged tile of 4 columns (8 do not fit 12288 columns), not the gather (whose fp32 tile is
+     * 4 columns too) */
     const macko_plan wide = plan_of(shape(R, 12288, R * 12288 / 10, MACKO_R_32F), h100());
+    EXPECT_EQ(macko_plan_mm(&wide, 8, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
+    EXPECT_EQ(macko_plan_mm(&wide, 8, 12288, 1, 12288, 1)->tile, 4);
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->tile, 4);
     EXPECT_EQ(macko_plan_mm(&wide, 36, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
