@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gpu_fixtures.h"
+#include "spmm_shapes.h"
 
 #include <cublas_v2.h>
 
@@ -175,20 +176,9 @@ std::vector<uint16_t> run(macko_handle_t h, macko_mat_t A, const Problem &p, boo
     return out[0];
 }
 
-struct Shape {
-    int64_t rows, cols;
-    double d;
-    bool structure, nonfinite, positive;
-};
-
 /* The shapes and n of the issue: odd sizes, 1, non-multiples of 16/32/64/256, empty/dense rows, gaps. */
-const Shape kShapes[] = {
-    {1, 1, 1.0, false, false, false},     {7, 33, 0.5, false, true, false},     {33, 7, 0.5, false, false, false},
-    {64, 256, 0.5, false, false, true},   {100, 1000, 0.3, true, true, false},  {257, 4097, 0.1, false, false, false},
-    {130, 777, 0.5, true, true, false},   {90, 3000, 0.02, false, false, false}, {1, 5000, 0.5, false, false, false},
-    {500, 1, 0.7, false, false, false},   {200, 600, 1.0, false, false, false},
-};
-
+using spmm_shapes::Shape;
+using spmm_shapes::kShapes;
 
 /* cublasGemmEx (compute 32F) on dA, the matrix dense column-major (rows x cols), for p: out must match it to
  * fp32-accumulation rounding (relative L2 error). */

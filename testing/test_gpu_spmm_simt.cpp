@@ -6,6 +6,7 @@
  * neither A nor B), odd ldb/ldc and B not 16-byte aligned, both pointer modes, split K, every output written and the
  * padding rows of C untouched, bitwise determinism, graph capture, op T, and the tile index counted in the storage. */
 #include "gpu_fixtures.h"
+#include "spmm_shapes.h"
 #include "macko_internal.h"
 #include "../kernels/spmm_tc.h"
 
@@ -13,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -157,19 +159,15 @@ int check(const Problem &p, const std::vector<float> &out, const std::string &wh
     return bad;
 }
 
-struct Shape {
-    int64_t rows, cols;
-    double d;
-    bool structure, nonfinite, positive;
-};
+using spmm_shapes::Shape;
 
-/* odd sizes, 1, non-multiples of 16/32/64/128, empty / dense / gappy rows, K-tiles with no entry */
-const Shape kShapes[] = {
-    {1, 1, 1.0, false, false, false},      {7, 33, 0.5, false, true, false},    {33, 7, 0.5, false, false, false},
-    {64, 256, 0.5, false, false, true},    {100, 1000, 0.3, true, true, false}, {257, 4097, 0.1, false, false, false},
-    {130, 777, 0.5, true, true, false},    {90, 3000, 0.02, false, false, false}, {1, 5000, 0.5, false, false, true},
-    {500, 1, 0.7, false, false, false},    {200, 600, 1.0, false, false, false}, {129, 65, 0.9, false, true, true},
-};
+/* the shared shapes, the 1 x 5000 row with all-positive values, and a short, dense-ish one with Inf / NaN in B */
+const std::vector<Shape> kShapes = [] {
+    std::vector<Shape> v(std::begin(spmm_shapes::kShapes), std::end(spmm_shapes::kShapes));
+    v[8].positive = true; /* {1, 5000, 0.5} */
+    v.push_back({129, 65, 0.9, false, true, true});
+    return v;
+}();
 
 } // namespace
 
