@@ -164,7 +164,9 @@ using spmm_shapes::Shape;
 /* the shared shapes, the 1 x 5000 row with all-positive values, and a short, dense-ish one with Inf / NaN in B */
 const std::vector<Shape> kShapes = [] {
     std::vector<Shape> v(std::begin(spmm_shapes::kShapes), std::end(spmm_shapes::kShapes));
-    v[8].positive = true; /* {1, 5000, 0.5} */
+    for (Shape &s : v)
+        if (s.rows == 1 && s.cols == 5000)
+            s.positive = true;
     v.push_back({129, 65, 0.9, false, true, true});
     return v;
 }();
