@@ -1,7 +1,8 @@
 /* Device code shared by the tensor-core paths (kernels/spmm_tc.cu, kernels/spmm_panel.cu, ...; the cp.async wrappers
  * also by the fp32 N:M SIMT kernel, kernels/nm_gen.cu): PTX wrappers of
  * ldmatrix, mma.sync m16n8k16 (fp16 or bf16 operands, fp32 accumulators) and cp.async, the conversions of the
- * 16-bit value type H (__half or __nv_bfloat16), and the exact row product that replaces a NaN sum. Both types are
+ * 16-bit value type H (__half or __nv_bfloat16), and the exact row product that replaces a NaN sum (also for fp32
+ * values: the SIMT path, kernels/spmm_simt.cu). Both 16-bit types are
  * 16 bits with the sign in bit 15, so everything but the conversions and the MMA instruction moves raw bits and is
  * the same for both. Header-only, sm_80 and newer. */
 #ifndef MACKO_MMA_CUH
@@ -101,21 +102,37 @@ template <int N> static __device__ __forceinline__ void cp_async_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-/* The exact sum of row r of a 16-bit MACKO encoding times bj (a column of B) over the row's stored nonzeros (value
- * bits other than the sign set: +-0 is padding in both types), in entry order, fp32. */
+/* A stored value of a MACKO encoding as fp32, and whether it is a nonzero (value bits other than the sign set: +-0 is
+ * padding in every type): the 16-bit types through their raw bits, fp32 itself (the SIMT path, spmm_simt.cu). */
+template <typename H> static __device__ __forceinline__ bool stored_value(const H *values, int k, float &v)
+{
+    const unsigned short bits = __ldg(reinterpret_cast<const unsigned short *>(values) + k);
+    v = Tc16<H>::to_float(Tc16<H>::from_bits(bits));
+    return (bits & 0x7FFFu) != 0;
+}
+static __device__ __forceinline__ bool stored_value(const float *values, int k, float &v)
+{
+    v = __ldg(values + k);
+    return (__float_as_uint(v) & 0x7FFFFFFFu) != 0u;
+}
+template <typename H> static __device__ __forceinline__ float value_as_float(H x) { return Tc16<H>::to_float(x); }
+static __device__ __forceinline__ float value_as_float(float x) { return x; }
+
+/* The exact sum of row r of a MACKO encoding (16-bit or fp32 values) times bj (a column of B of the same type) over
+ * the row's stored nonzeros, in entry order, fp32: what replaces an element whose tile product is NaN (a zero of the
+ * dense tile times an Inf of B). */
 template <typename H>
 static __device__ __forceinline__ float exact_row_dot(const int32_t *row_ptr, const uint32_t *dwords, const H *values,
                                                       const H *bj, int r)
 {
     const int b = __ldg(row_ptr + r), e = __ldg(row_ptr + r + 1);
-    const unsigned short *vbits = reinterpret_cast<const unsigned short *>(values);
     float acc = 0.0f;
     int col = -1;
     for (int k = b; k < e; k++) {
         col += (int)((__ldg(dwords + (k >> 3)) >> (4 * (k & 7))) & 15u) + 1;
-        const unsigned short v = __ldg(vbits + k);
-        if ((v & 0x7FFFu) != 0)
-            acc = fmaf(Tc16<H>::to_float(Tc16<H>::from_bits(v)), Tc16<H>::to_float(bj[col]), acc);
+        float v;
+        if (stored_value(values, k, v))
+            acc = fmaf(v, value_as_float(bj[col]), acc);
     }
     return acc;
 }

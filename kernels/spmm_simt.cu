@@ -69,27 +69,10 @@ __device__ __forceinline__ void scalars(const SP &p, float &alpha, float &beta)
     beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
 }
 
-/* Row r of M times column j of B, exactly over the row's stored nonzeros (bits other than the sign set), in entry
- * order. */
-__device__ float row_dot(const SP &p, int r, int64_t j)
-{
-    const float *bj = p.b + j * p.ldb;
-    float acc = 0.0f;
-    int col = -1;
-    const int e = p.row_ptr[r + 1];
-    for (int k = p.row_ptr[r]; k < e; k++) {
-        col += (int)((p.dwords[k >> 3] >> (4 * (k & 7))) & 15u) + 1;
-        const float v = p.values[k];
-        if ((__float_as_uint(v) & 0x7FFFFFFFu) != 0u)
-            acc = fmaf(v, bj[col], acc);
-    }
-    return acc;
-}
-
 __device__ __forceinline__ void store_c(const SP &p, int r, int64_t j, float v, float alpha, float beta)
 {
-    if (isnan(v))
-        v = row_dot(p, r, j);
+    if (isnan(v)) /* exactly over the row's stored nonzeros, in entry order */
+        v = exact_row_dot(p.row_ptr, p.dwords, p.values, p.b + j * p.ldb, r);
     float *cp = p.c + j * p.ldc + r;
     float out = alpha * v;
     if (beta != 0.0f)
