@@ -50,10 +50,10 @@ typedef struct macko_nm_args {
 } macko_nm_args;
 
 /* SP24's configuration for n columns: the staged tile kernels 0..10 (units and B copied into shared memory), then the
- * direct ones 11..13 (each lane loads its A fragment, metadata and B fragment straight from global memory into
+ * direct ones 11..14 (each lane loads its A fragment, metadata and B fragment straight from global memory into
  * registers; the warps of a block split K and add their sums in shared memory): direct up to 8 columns. auto_cfg: the
- * same for a matrix of rows x cols on sm_count SMs, with direct configuration 12 in place of 11 where 11 would run
- * one warp per block. Pure. */
+ * same for a matrix of rows x cols on sm_count SMs, with direct configuration 12 in place of 11 and 14 in place of 13
+ * where 11 or 13 would run one warp per block. Pure. */
 int macko_nm_sp24_config(int64_t n);
 int macko_nm_sp24_auto_cfg(int64_t rows, int64_t cols, int64_t n, int sm_count);
 int macko_nm_sp24_configs(void); /* how many configurations there are */

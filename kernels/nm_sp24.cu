@@ -405,9 +405,14 @@ __global__ void __launch_bounds__(512) sp24_direct_kernel(const P<H> p)
 struct Direct {
     int mt, u, t, pipe; /* bands per block, k-steps per group, warps per SM the rule aims at, two groups in flight */
 };
-/* Measured on the H200 (bench/NOTES.md, session 20; eight configurations tried): 0 up to 4 columns, 1 where 0 would
- * have one warp per block (many bands: 36864 rows), 2 from 5 to 8 columns (the B fragments serve two bands). */
-#define MACKO_SP24_DIRECT(X) X(0, 1, 4, 32, 0) X(1, 1, 2, 48, 0) X(2, 2, 2, 16, 1)
+/* Measured on the H200 (bench/NOTES.md, sessions 20 and 25; ten configurations tried): 0 up to 4 columns, 1 where 0
+ * would have one warp per block (many bands: 36864 rows), 2 from 5 to 8 columns (the B fragments serve two bands), 3
+ * where 2 would have one warp per block (four bands a block: 36864 x 12288 at n = 8 156 -> 126 us). The warps per
+ * SM aimed at: what the registers allow on sm_90 (64, 100 and 96 registers a thread; a sub-partition's 16384 hold 8,
+ * 4 and 5 warps: 32, 16 and 20; 2 with two warps a block on 36864 x 12288, 18 an SM, ran two waves: 197 us) for 0,
+ * 2 and 3; 48 for 1 as measured
+ * in session 20 (40-50 registers: 36 resident; more than 18 blocks an SM would take a second wave). */
+#define MACKO_SP24_DIRECT(X) X(0, 1, 4, 32, 0) X(1, 1, 2, 48, 0) X(2, 2, 2, 16, 1) X(3, 4, 2, 20, 0)
 #define DIRECT_ROW(i, mt, u, t, pipe) {mt, u, t, pipe},
 constexpr Direct kDirect[] = {MACKO_SP24_DIRECT(DIRECT_ROW)};
 constexpr int kDirects = (int)(sizeof kDirect / sizeof kDirect[0]);
@@ -556,7 +561,9 @@ extern "C" int macko_nm_sp24_config(int64_t n)
 extern "C" int macko_nm_sp24_auto_cfg(int64_t rows, int64_t cols, int64_t n, int sm_count)
 {
     const int c = macko_nm_sp24_config(n);
-    return c == kCfgs && macko_nm_sp24_splits(rows, cols, n, c, sm_count, 0) < 2 ? kCfgs + 1 : c;
+    if ((c == kCfgs || c == kCfgs + 2) && macko_nm_sp24_splits(rows, cols, n, c, sm_count, 0) < 2)
+        return c + 1; /* the direct configuration with more work a warp: 12 for 11, 14 for 13 */
+    return c;
 }
 
 extern "C" int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int cfg, int sm_count, int64_t ws_floats)
@@ -567,9 +574,8 @@ extern "C" int macko_nm_sp24_splits(int64_t rows, int64_t cols, int64_t n, int c
         const Direct d = kDirect[cfg - kCfgs];
         const int64_t nn = n < (int64_t)65535 * 8 ? n : (int64_t)65535 * 8;
         const int64_t blocks = ((rows + 15) / 16 + d.mt - 1) / d.mt * ((nn + 7) / 8), ksteps = (cols + 31) / 32;
-        /* every block resident at once: d.t warps per SM (at 64, 40 and 98 registers a thread on sm_90: 32, 48 and
-         * 16, measured: 19 for configuration 13 cost 30 % at n = 8, bench/NOTES.md session 20) over the blocks each
-         * SM takes */
+        /* every block resident at once: d.t warps per SM (MACKO_SP24_DIRECT; measured: 19 for configuration 13
+         * cost 30 % at n = 8, bench/NOTES.md session 20) over the blocks each SM takes */
         const int64_t per_sm = sm_count > 0 ? (blocks + sm_count - 1) / sm_count : blocks;
         int64_t w = per_sm > 0 ? d.t / per_sm : 1;
         if (w > ksteps / d.u)

@@ -145,11 +145,12 @@ TEST(Plan, Sp24RetiredConfigurationsAreNeverChosen)
 }
 
 /* SP24's configuration rule (kernels/nm_sp24.cu): the direct configurations up to 8 columns (11 up to 4, 13 from 5),
- * 12 in place of 11 where 11 would run one warp per block; the warps per block of a direct configuration: its warps
- * per SM (11: 32, 12: 48, 13: 16) over the blocks each SM takes (one wave), at most 16, at least U k-steps each. */
+ * 12 in place of 11 and 14 in place of 13 where 11 or 13 would run one warp per block; the warps per block of a
+ * direct configuration: its warps per SM (11: 32, 12: 48, 13: 16, 14: 20) over the blocks each SM takes (one wave),
+ * at most 16, at least U k-steps each. */
 TEST(Plan, Sp24DirectRule)
 {
-    EXPECT_EQ(macko_nm_sp24_configs(), 14);
+    EXPECT_EQ(macko_nm_sp24_configs(), 15);
     for (int64_t n = 1; n <= 4; n++)
         EXPECT_EQ(macko_nm_sp24_config(n), 11) << n;
     for (int64_t n = 5; n <= 8; n++)
@@ -158,13 +159,18 @@ TEST(Plan, Sp24DirectRule)
     EXPECT_EQ(macko_nm_sp24_auto_cfg(12288, 12288, 1, 132), 11);
     EXPECT_EQ(macko_nm_sp24_auto_cfg(28672, 8192, 4, 132), 11);
     EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 1, 132), 12); /* 2304 bands: one warp per block in 11 */
-    EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 8, 132), 13);
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 8, 132), 14); /* 1152 blocks of two bands: one warp each in 13 */
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 5, 132), 14);
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(28672, 8192, 8, 132), 13);  /* 896 blocks: 7 per SM, two warps each */
+    EXPECT_EQ(macko_nm_sp24_auto_cfg(12288, 12288, 8, 132), 13);
     EXPECT_EQ(macko_nm_sp24_auto_cfg(36864, 12288, 9, 132), 10);
     EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 1, 11, 132, 0), 16);   /* 256 bands: 32 / 2 */
     EXPECT_EQ(macko_nm_sp24_splits(12288, 12288, 1, 11, 132, 0), 5);  /* 768 bands: 6 blocks per SM */
     EXPECT_EQ(macko_nm_sp24_splits(11008, 4096, 1, 11, 132, 0), 5);   /* 688 bands: 6 blocks on some SMs */
     EXPECT_EQ(macko_nm_sp24_splits(12288, 12288, 8, 13, 132, 0), 5);  /* 384 blocks of two bands: 3 per SM */
     EXPECT_EQ(macko_nm_sp24_splits(36864, 12288, 8, 13, 132, 0), 1);  /* 1152 blocks: 9 per SM */
+    EXPECT_EQ(macko_nm_sp24_splits(36864, 12288, 8, 14, 132, 0), 4);  /* 576 blocks of four bands: 20 / 5 */
+    EXPECT_EQ(macko_nm_sp24_splits(28672, 8192, 8, 13, 132, 0), 2);   /* 896 blocks: 16 / 7 */
     EXPECT_EQ(macko_nm_sp24_splits(36864, 12288, 1, 12, 132, 0), 2);  /* 2304 bands: 48 / 18 */
     EXPECT_EQ(macko_nm_sp24_splits(16, 100, 1, 11, 132, 0), 1);       /* 4 k-steps: one group of 4 */
     EXPECT_EQ(macko_nm_sp24_splits(4096, 4096, 8, 13, 132, 0), 16);   /* 128 blocks of two bands: at most 16 */
