@@ -155,25 +155,10 @@ template <class P>
 std::vector<uint16_t> run(macko_handle_t h, macko_mat_t A, const Problem &p, bool device_scalars,
                           macko_operation_t op = MACKO_OPERATION_NON_TRANSPOSE)
 {
-    DevMem db(p.b.size() * 2 + 16), dc(p.c0.size() * 2 + 16), ds(8);
-    EXPECT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    const float sc[2] = {p.alpha, p.beta};
-    EXPECT_EQ(cudaMemcpy(ds.p, sc, 8, cudaMemcpyHostToDevice), cudaSuccess);
-    std::vector<uint16_t> out[2];
-    for (int rep = 0; rep < 2; rep++) {
-        EXPECT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-        EXPECT_EQ(macko_set_pointer_mode(h, device_scalars ? MACKO_POINTER_MODE_DEVICE : MACKO_POINTER_MODE_HOST),
-                  MACKO_STATUS_SUCCESS);
-        const float *al = device_scalars ? ds.as<float>() : &p.alpha, *be = device_scalars ? ds.as<float>() + 1 : &p.beta;
-        EXPECT_EQ(P::spmm(h, op, p.n, al, A, db.p, p.ldb, be, dc.p, p.ldc), MACKO_STATUS_SUCCESS)
-            << macko_get_last_error_message();
-        EXPECT_EQ(macko_set_pointer_mode(h, MACKO_POINTER_MODE_HOST), MACKO_STATUS_SUCCESS);
-        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        out[rep].resize(p.c0.size());
-        EXPECT_EQ(cudaMemcpy(out[rep].data(), dc.p, out[rep].size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-    }
-    EXPECT_EQ(out[0], out[1]) << "two runs differ";
-    return out[0];
+    return gt::run_twice(h, p.b, 0, p.c0, p.alpha, p.beta, device_scalars,
+                         [&](const float *al, const float *be, const uint16_t *b, uint16_t *c) {
+                             return P::spmm(h, op, p.n, al, A, b, p.ldb, be, c, p.ldc);
+                         });
 }
 
 /* The shapes and n of the issue: odd sizes, 1, non-multiples of 16/32/64/256, empty/dense rows, gaps. */
@@ -186,20 +171,9 @@ template <class P>
 void expect_like_cublas(cublasHandle_t blas, const DevMem &dA, int64_t rows, int64_t cols, const Problem &p,
                         const std::vector<uint16_t> &out, const std::string &what)
 {
-    DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
-    ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    const float one = 1.0f, zero = 0.0f;
-    CUBLAS_CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)rows, (int)p.n, (int)cols, &one, dA.p, P::cuda,
-                              (int)rows, db.p, P::cuda, (int)p.ldb, &zero, dc.p, P::cuda, (int)p.ldc,
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    std::vector<uint16_t> ref(p.c0.size());
-    ASSERT_EQ(cudaMemcpy(ref.data(), dc.p, ref.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-    std::vector<double> a(ref.size()), r(ref.size());
-    for (size_t i = 0; i < ref.size(); i++) {
-        a[i] = P::value(out[i]);
-        r[i] = P::value(ref[i]);
-    }
-    EXPECT_LT(mt::rel_l2(a, r), 2e-3 * (P::out_rel / Type16<false>::out_rel)) << what << " vs cublasGemmEx";
+    EXPECT_LT(gt::rel_l2_to_cublas(blas, dA, P::cuda, rows, cols, p.n, p.b, p.ldb, out, p.ldc, P::value),
+              2e-3 * (P::out_rel / Type16<false>::out_rel))
+        << what << " vs cublasGemmEx";
 }
 
 /* P's SpMM of p on A through h (whose stream is st) called directly and captured in a CUDA graph and replayed:
@@ -208,28 +182,43 @@ template <class P>
 void expect_graph_replay_equal(macko_handle_t h, cudaStream_t st, macko_mat_t A, const Problem &p,
                                const std::string &what)
 {
-    DevMem db(p.b.size() * 2), dc(p.c0.size() * 2);
-    ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    std::vector<uint16_t> direct(p.c0.size()), graphed(p.c0.size());
-    ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(P::spmm(h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
-              MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
-    ASSERT_EQ(P::spmm(h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A, db.p, p.ldb, &p.beta, dc.p, p.ldc),
-              MACKO_STATUS_SUCCESS);
-    ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
-    ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-    ASSERT_EQ(cudaGraphLaunch(ge, st), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(graphed.data(), dc.p, graphed.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-    EXPECT_EQ(direct, graphed) << what;
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
+    gt::expect_graph_replay_equal(
+        st, p.b, p.c0,
+        [&](const uint16_t *b, uint16_t *c) {
+            return P::spmm(h, MACKO_OPERATION_NON_TRANSPOSE, p.n, &p.alpha, A, b, p.ldb, &p.beta, c, p.ldc);
+        },
+        what);
+}
+
+/* The four alpha / beta variants of n columns of P's SpMM on A (plan already set) against the double reference:
+ * 0: beta 0 (NaN C), 1: beta != 0 with odd ldb / ldc, 2: alpha 0 (NaN B), 3: alpha and beta in device memory. ldb8:
+ * ldb a multiple of 8 (make_problem). */
+template <class P>
+void four_variants(macko_handle_t h, macko_mat_t A, const mt::Dense &m, const Shape &s, int64_t n,
+                   const std::string &label, bool ldb8 = false)
+{
+    for (int v = 0; v < 4; v++) {
+        const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
+        const Problem p = make_problem<P>(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v, ldb8);
+        const std::vector<uint16_t> out = run<P>(h, A, p, v == 3);
+        const std::string what = label + " n=" + std::to_string(n) + " v=" + std::to_string(v);
+        ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
+    }
+}
+
+/* The issue's n list of P's SpMM on A (plan already set; dA: the same matrix dense for cuBLAS): against the double
+ * reference and cublasGemmEx. */
+template <class P>
+void issue_n_list(macko_handle_t h, cublasHandle_t blas, macko_mat_t A, const mt::Dense &m, const DevMem &dA,
+                  bool positive, const std::string &label)
+{
+    for (int64_t n : spmm_shapes::kIssueNs) {
+        const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, positive, 5 * n);
+        const std::vector<uint16_t> out = run<P>(h, A, p, false);
+        const std::string what = label + " n=" + std::to_string(n);
+        ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
+        expect_like_cublas<P>(blas, dA, m.rows, m.cols, p, out, what);
+    }
 }
 
 } // namespace s16

@@ -1,8 +1,12 @@
-/* The matrix shapes every SpMM conformance suite runs (testing/spmm16.h for the 16-bit paths, test_gpu_spmm_simt.cpp
- * for fp32): odd sizes, a single row / column, non-multiples of 16/32/64/128/256, empty / dense / gappy rows
- * (structure), K-tiles with no entry, Inf / NaN in B (nonfinite) and all-positive values (positive). */
+/* What the SpMM conformance suites of the MACKO rows share (testing/spmm16.h for the 16-bit paths,
+ * test_gpu_spmm_simt.cpp for fp32): the matrix shapes every suite runs (odd sizes, a single row / column,
+ * non-multiples of 16/32/64/128/256, empty / dense / gappy rows (structure), K-tiles with no entry, Inf / NaN in B
+ * (nonfinite) and all-positive values (positive)), the issue's list of n, and the ways a product is forced. */
 #pragma once
 
+#include "macko_internal.h"
+
+#include <gtest/gtest.h>
 #include <stdint.h>
 
 namespace spmm_shapes {
@@ -19,5 +23,36 @@ inline const Shape kShapes[] = {
     {130, 777, 0.5, true, true, false},   {90, 3000, 0.02, false, false, false}, {1, 5000, 0.5, false, false, false},
     {500, 1, 0.7, false, false, false},   {200, 600, 1.0, false, false, false},
 };
+
+/* Issue 16's n: 1..17, each side of 32, 64, 128 and 256, 1000, 2048 and 4097. */
+inline const int64_t kIssueNs[] = {1,  2,  3,  4,  5,  6,   7,   8,   9,   10,  11,   12,   13,   14,  15,
+                                   16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 255, 256, 1000, 2048, 4097};
+
+/* One way to run a product: the automatic plan, or a forced path with its knobs (0: the plan's own choice). */
+struct Way {
+    const char *name;
+    int path;    /* MACKO_MM_PATH_AUTO, TC, PANEL or SIMT */
+    int kt, group, splits; /* TC's K-tile and lane group; blocks along K (TC, SIMT) */
+    int64_t panel_rows;
+    int gemm;    /* the panel GEMM: 0 automatic (wgmma where the library and device have it), 1 mma.sync */
+    int psplits; /* the wgmma panel GEMM's blocks along K (a cluster per tile): 0 automatic, 1..8 */
+};
+
+inline void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
+{
+    if (w.path == MACKO_MM_PATH_AUTO) {
+        ASSERT_EQ(macko_plan_override(h, A, op, nullptr), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+        return;
+    }
+    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+    f.mm_path = w.path;
+    f.tc_kt = w.kt;
+    f.tc_group = w.group;
+    f.tc_splits = w.splits;
+    f.panel_rows = w.panel_rows;
+    f.panel_gemm = w.gemm;
+    f.panel_splits = w.psplits;
+    ASSERT_EQ(macko_plan_override(h, A, op, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+}
 
 } // namespace spmm_shapes

@@ -29,25 +29,11 @@ struct F32 {
     static constexpr bool ahalf = false;
 };
 
-struct Way {
-    const char *name;
-    int path; /* MACKO_MM_PATH_AUTO or SIMT */
-    int splits;
-};
-const Way kAuto = {"auto", MACKO_MM_PATH_AUTO, 0}, kSimt = {"simt", MACKO_MM_PATH_SIMT, 0},
-          kSimt3 = {"simt split3", MACKO_MM_PATH_SIMT, 3}, kSimt16 = {"simt split16", MACKO_MM_PATH_SIMT, 16};
-
-void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
-{
-    if (w.path == MACKO_MM_PATH_AUTO) {
-        ASSERT_EQ(macko_plan_override(h, A, op, nullptr), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-        return;
-    }
-    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
-    f.mm_path = w.path;
-    f.tc_splits = w.splits;
-    ASSERT_EQ(macko_plan_override(h, A, op, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-}
+using spmm_shapes::Way;
+using spmm_shapes::force;
+const Way kAuto = {"auto", MACKO_MM_PATH_AUTO, 0, 0, 0, 0, 0, 0};
+const Way kSimt = {"simt", MACKO_MM_PATH_SIMT, 0, 0, 0, 0, 0, 0}, kSimt3 = {"simt split3", MACKO_MM_PATH_SIMT, 0, 0, 3, 0, 0, 0},
+          kSimt16 = {"simt split16", MACKO_MM_PATH_SIMT, 0, 0, 16, 0, 0, 0};
 
 struct Problem {
     const mt::Dense *m; /* the matrix as the product sees it (A, or A^T for op T) */
@@ -90,26 +76,10 @@ Problem make_problem(const mt::Dense &m, int64_t n, bool odd, float alpha, float
 std::vector<float> run(macko_handle_t h, macko_mat_t A, const Problem &p, bool device_scalars,
                        macko_operation_t op = MACKO_OPERATION_NON_TRANSPOSE)
 {
-    DevMem db((p.b.size() + 4) * 4), dc(p.c0.size() * 4 + 16), ds(8);
-    float *bp = db.as<float>() + p.boff;
-    EXPECT_EQ(cudaMemcpy(bp, p.b.data(), p.b.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    const float sc[2] = {p.alpha, p.beta};
-    EXPECT_EQ(cudaMemcpy(ds.p, sc, 8, cudaMemcpyHostToDevice), cudaSuccess);
-    std::vector<float> out[2];
-    for (int rep = 0; rep < 2; rep++) {
-        EXPECT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-        EXPECT_EQ(macko_set_pointer_mode(h, device_scalars ? MACKO_POINTER_MODE_DEVICE : MACKO_POINTER_MODE_HOST),
-                  MACKO_STATUS_SUCCESS);
-        const float *al = device_scalars ? ds.as<float>() : &p.alpha, *be = device_scalars ? ds.as<float>() + 1 : &p.beta;
-        EXPECT_EQ(macko_Sspmm(h, op, p.n, al, A, bp, p.ldb, be, dc.as<float>(), p.ldc), MACKO_STATUS_SUCCESS)
-            << macko_get_last_error_message();
-        EXPECT_EQ(macko_set_pointer_mode(h, MACKO_POINTER_MODE_HOST), MACKO_STATUS_SUCCESS);
-        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        out[rep].resize(p.c0.size());
-        EXPECT_EQ(cudaMemcpy(out[rep].data(), dc.p, out[rep].size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-    }
-    EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(), out[0].size() * 4), 0) << "two runs differ";
-    return out[0];
+    return gt::run_twice(h, p.b, (size_t)p.boff, p.c0, p.alpha, p.beta, device_scalars,
+                         [&](const float *al, const float *be, const float *b, float *c) {
+                             return macko_Sspmm(h, op, p.n, al, A, b, p.ldb, be, c, p.ldc);
+                         });
 }
 
 /* out against the double reference over the stored nonzeros: fp32 rounding of the sums (relative to the sum of
@@ -219,39 +189,26 @@ TEST(GpuSpmmSimt, IssueNListAgainstCublas)
         GTEST_SKIP() << "MACKO_TEST_REPEATS lowered (compute-sanitizer): the long n list is left out";
     Handle h;
     gt::Blas blas;
-    const int64_t ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127,
-                          128, 255, 256, 1000, 2048, 4097};
     const Shape shapes[] = {{300, 520, 0.5, true, false, false}, {1024, 1024, 0.3, false, false, true}};
     for (const Shape &s : shapes) {
         mt::Dense m = gt::random_matrix<F32>(s.rows, s.cols, s.d, 4343, s.structure ? 9 : 0);
         Mat A;
         if (!gt::uploaded<F32>(h.h, m, false, A))
             return;
-        std::vector<uint8_t> dense = mt::to_bytes(m, MACKO_R_32F, MACKO_ORDER_COL, s.rows);
-        DevMem dA(dense.size());
-        ASSERT_EQ(cudaMemcpy(dA.p, dense.data(), dense.size(), cudaMemcpyHostToDevice), cudaSuccess);
+        DevMem dA;
+        gt::dense_on_device(m, MACKO_R_32F, dA);
         for (const Way &w : {kSimt, kAuto}) {
             force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
-            for (int64_t n : ns) {
+            for (int64_t n : spmm_shapes::kIssueNs) {
                 const Problem p = make_problem(m, n, false, 1.0f, 0.0f, false, s.positive, 3 * n);
                 const std::vector<float> out = run(h.h, A.A, p, false);
                 const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
                                          " n=" + std::to_string(n);
                 ASSERT_EQ(check(p, out, what), 0) << what;
-                DevMem db(p.b.size() * 4), dc(p.c0.size() * 4);
-                ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-                const float one = 1.0f, zero = 0.0f;
-                CUBLAS_CHECK(cublasSgemm(blas.h, CUBLAS_OP_N, CUBLAS_OP_N, (int)s.rows, (int)n, (int)s.cols, &one,
-                                         dA.as<float>(), (int)s.rows, db.as<float>(), (int)p.ldb, &zero,
-                                         dc.as<float>(), (int)p.ldc));
-                std::vector<float> ref(p.c0.size());
-                ASSERT_EQ(cudaMemcpy(ref.data(), dc.p, ref.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-                std::vector<double> a(ref.size()), r(ref.size());
-                for (size_t i = 0; i < ref.size(); i++) {
-                    a[i] = out[i];
-                    r[i] = ref[i];
-                }
-                EXPECT_LT(mt::rel_l2(a, r), 1e-5) << what << " vs cublasSgemm";
+                EXPECT_LT(gt::rel_l2_to_cublas(blas.h, dA, CUDA_R_32F, s.rows, s.cols, n, p.b, p.ldb, out, p.ldc,
+                                               [](float x) { return (double)x; }),
+                          1e-5)
+                    << what << " vs cublasSgemm";
             }
         }
     }
@@ -276,31 +233,13 @@ TEST(GpuSpmmSimt, SplitsAndGraphCapture)
             const Problem p = make_problem(m, n, true, 0.75f, 0.25f, true, false, 91 * n);
             const std::string what = std::string(w.name) + " n=" + std::to_string(n);
             ASSERT_EQ(check(p, run(h.h, A.A, p, false), what), 0) << what;
-            /* direct and graph-replayed: the same bits */
-            DevMem db(p.b.size() * 4), dc(p.c0.size() * 4);
-            ASSERT_EQ(cudaMemcpy(db.p, p.b.data(), p.b.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-            std::vector<float> direct(p.c0.size()), graphed(p.c0.size());
-            ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-            ASSERT_EQ(macko_Sspmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, n, &p.alpha, A.A, db.as<float>(), p.ldb, &p.beta,
-                                  dc.as<float>(), p.ldc),
-                      MACKO_STATUS_SUCCESS);
-            ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-            ASSERT_EQ(cudaMemcpy(direct.data(), dc.p, direct.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-            ASSERT_EQ(cudaMemcpy(dc.p, p.c0.data(), p.c0.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-            cudaGraph_t g;
-            cudaGraphExec_t ge;
-            ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
-            ASSERT_EQ(macko_Sspmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, n, &p.alpha, A.A, db.as<float>(), p.ldb, &p.beta,
-                                  dc.as<float>(), p.ldc),
-                      MACKO_STATUS_SUCCESS);
-            ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
-            ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-            ASSERT_EQ(cudaGraphLaunch(ge, st), cudaSuccess);
-            ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-            ASSERT_EQ(cudaMemcpy(graphed.data(), dc.p, graphed.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-            EXPECT_EQ(std::memcmp(direct.data(), graphed.data(), direct.size() * 4), 0) << what << ": graph replay";
-            cudaGraphExecDestroy(ge);
-            cudaGraphDestroy(g);
+            gt::expect_graph_replay_equal(
+                st, p.b, p.c0,
+                [&](const float *b, float *c) {
+                    return macko_Sspmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, n, &p.alpha, A.A, b, p.ldb, &p.beta, c,
+                                       p.ldc);
+                },
+                what);
         }
     }
     ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);

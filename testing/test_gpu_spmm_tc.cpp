@@ -27,15 +27,8 @@ using gt::Handle;
 using gt::Mat;
 using namespace s16;
 
-/* One way to run the product: the automatic plan, or a forced one. */
-struct Way {
-    const char *name;
-    int path;    /* MACKO_MM_PATH_AUTO, TC or PANEL */
-    int kt, group, splits;
-    int64_t panel_rows;
-    int gemm; /* the panel GEMM: 0 automatic (wgmma where the library and device have it), 1 mma.sync */
-    int psplits; /* the wgmma panel GEMM's blocks along K (a cluster per tile): 0 automatic, 1..8 */
-};
+using spmm_shapes::Way;
+using spmm_shapes::force;
 
 const Way kWays[] = {
     {"auto", MACKO_MM_PATH_AUTO, 0, 0, 0, 0, 0, 0},
@@ -52,24 +45,6 @@ const Way kWays[] = {
     {"panel 128 rows split3", MACKO_MM_PATH_PANEL, 0, 0, 0, 128, 0, 3},
     {"panel split8", MACKO_MM_PATH_PANEL, 0, 0, 0, 0, 0, 8},
 };
-
-void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
-{
-    if (w.path == MACKO_MM_PATH_AUTO) {
-        ASSERT_EQ(macko_plan_override(h, A, op, nullptr), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-        return;
-    }
-    macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
-    f.mm_path = w.path;
-    f.tc_kt = w.kt;
-    f.tc_group = w.group;
-    f.tc_splits = w.splits;
-    f.panel_rows = w.panel_rows;
-    f.panel_gemm = w.gemm;
-    f.panel_splits = w.psplits;
-    ASSERT_EQ(macko_plan_override(h, A, op, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-}
-
 
 } // namespace
 
@@ -100,16 +75,12 @@ TYPED_TEST(GpuSpmmTc, PathsAgainstTheDoubleReference)
             if (quick && w.splits != 3 && w.panel_rows == 0 && w.psplits == 0)
                 continue;
             force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
-            for (int64_t n : ns)
-                for (int v = 0; v < 4; v++) {
-                    /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
-                    const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
-                    const Problem p = make_problem<P>(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v);
-                    const std::vector<uint16_t> out = run<P>(h.h, A.A, p, v == 3);
-                    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
-                                             " n=" + std::to_string(n) + " v=" + std::to_string(v);
-                    ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
-                }
+            for (int64_t n : ns) {
+                four_variants<P>(h.h, A.A, m, s, n,
+                                 std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name);
+                if (::testing::Test::HasFatalFailure())
+                    return;
+            }
         }
         si++;
     }
@@ -124,27 +95,19 @@ TYPED_TEST(GpuSpmmTc, IssueNListAgainstCublas)
         GTEST_SKIP() << "MACKO_TEST_REPEATS lowered (compute-sanitizer racecheck): the long n list is left out";
     Handle h;
     gt::Blas blas;
-    const int64_t ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127,
-                          128, 255, 256, 1000, 2048, 4097};
     const Shape shapes[] = {{300, 520, 0.5, true, false, false}, {1024, 1024, 0.3, false, false, false}};
     for (const Shape &s : shapes) {
         const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 4242, s.structure ? 7 : 0);
         Mat A;
         gt::make_matrix<P>(h.h, m, false, A);
-        std::vector<uint8_t> dense = mt::to_bytes(m, P::type, MACKO_ORDER_COL, s.rows);
-        DevMem dA(dense.size());
-        ASSERT_EQ(cudaMemcpy(dA.p, dense.data(), dense.size(), cudaMemcpyHostToDevice), cudaSuccess);
+        DevMem dA;
+        gt::dense_on_device(m, P::type, dA);
         for (const Way &w : {kWays[0], kWays[1], kWays[4], kWays[6], kWays[8]}) {
             force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
-            for (int64_t n : ns) {
-                const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, false, 5 * n);
-                const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false);
-                const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
-                                         " n=" + std::to_string(n);
-                ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
-                /* cuBLAS on the dense matrix: the same product to fp32-accumulation rounding */
-                expect_like_cublas<P>(blas.h, dA, s.rows, s.cols, p, out, what);
-            }
+            issue_n_list<P>(h.h, blas.h, A.A, m, dA, false,
+                            std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name);
+            if (::testing::Test::HasFatalFailure())
+                return;
         }
     }
 }

@@ -95,18 +95,13 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
             if ((quick && (way == 1 || way == 10)) || (way >= 5 && !wg))
                 continue;
             tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0, bn, stream);
-            for (int64_t n : ns)
-                for (int v = 0; v < 4; v++) {
-                    /* 0: beta 0 (NaN C), 1: beta != 0 with odd ldb/ldc, 2: alpha 0 (NaN B), 3: device scalars */
-                    const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
-                    const Problem p = make_problem<P>(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 31 * n + v,
-                                                      way >= 5);
-                    const std::vector<uint16_t> out = run<P>(h.h, A.A, p, v == 3);
-                    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " way " +
-                                             std::to_string(way) + " n=" + std::to_string(n) +
-                                             " v=" + std::to_string(v);
-                    ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
-                }
+            for (int64_t n : ns) {
+                four_variants<P>(h.h, A.A, m, s, n,
+                                 std::to_string(s.rows) + "x" + std::to_string(s.cols) + " way " + std::to_string(way),
+                                 way >= 5);
+                if (::testing::Test::HasFatalFailure())
+                    return;
+            }
         }
         si++;
     }
@@ -121,23 +116,16 @@ TYPED_TEST(GpuTiles, IssueNListAgainstCublas)
         GTEST_SKIP() << "MACKO_TEST_REPEATS lowered (compute-sanitizer): the long n list is left out";
     Handle h;
     gt::Blas blas;
-    const int64_t ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127,
-                          128, 255, 256, 1000, 2048, 4097};
     const Shape shapes[] = {{300, 520, 0.5, true, false, false}, {1024, 1024, 0.3, false, false, true}};
     for (const Shape &s : shapes) {
         const mt::Dense m = matrix_of<P>(s.rows, s.cols, s.d, 4242, s.structure ? 7 : 0);
         Mat A;
         upload_tiles<P>(h.h, m, A);
-        std::vector<uint8_t> dense = mt::to_bytes(m, P::type, MACKO_ORDER_COL, s.rows);
-        DevMem dA(dense.size());
-        ASSERT_EQ(cudaMemcpy(dA.p, dense.data(), dense.size(), cudaMemcpyHostToDevice), cudaSuccess);
-        for (int64_t n : ns) {
-            const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, s.positive, 5 * n);
-            const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false);
-            const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " n=" + std::to_string(n);
-            ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
-            expect_like_cublas<P>(blas.h, dA, s.rows, s.cols, p, out, what);
-        }
+        DevMem dA;
+        gt::dense_on_device(m, P::type, dA);
+        issue_n_list<P>(h.h, blas.h, A.A, m, dA, s.positive, std::to_string(s.rows) + "x" + std::to_string(s.cols));
+        if (::testing::Test::HasFatalFailure())
+            return;
     }
 }
 
