@@ -170,4 +170,62 @@ inline Bytes serialized(macko_mat_t A)
     return b;
 }
 
+/* A case whose call makes a matrix into out (routine: the name its failure messages start with): out is untouched
+ * (poisoned) after a failure; after a success it is a matrix that right(out) accepts, destroyed by the cleanup. */
+inline Case matrix_case(const std::string &name, const char *routine, macko_mat_t &out,
+                        std::function<void(macko_mat_t)> right, std::function<macko_status_t()> call)
+{
+    Case c;
+    c.name = name;
+    c.routine = routine;
+    c.tolerable = kNothingTolerable;
+    c.prepare = [&out] { out = poison<macko_mat_t>(); };
+    c.call = std::move(call);
+    c.unchanged = [&out] { EXPECT_EQ(out, poison<macko_mat_t>()); };
+    c.succeeded = [&out, right] {
+        ASSERT_NE(out, poison<macko_mat_t>());
+        ASSERT_NE(out, nullptr);
+        right(out);
+    };
+    c.cleanup = [&out] {
+        if (out != poison<macko_mat_t>())
+            macko_mat_destroy(out);
+        out = poison<macko_mat_t>();
+    };
+    return c;
+}
+
+/* A product under every failure: out (a buffer with get() and set(Bytes)) is reset before every call, and a success
+ * must give what the same call gave before the sweep (a real GPU; on the fake device no kernel runs and only the
+ * status is checked). A failed launch (seen by the cudaGetLastError after it) must be reported, even where the kernel
+ * ran after all (an injected failure on a GPU); a query with a fallback may fail unnoticed. Returns the fault points
+ * (at least one expected: the launch is checked through the shim). */
+template <class Buffer>
+long sweep_compute(const std::string &name, const std::string &routine, Buffer &out,
+                   std::function<macko_status_t()> launch)
+{
+    const Bytes out0 = out.get();
+    if (launch() != MACKO_STATUS_SUCCESS) {
+        ADD_FAILURE() << name << ": " << macko_get_last_error_message();
+        return 0;
+    }
+    const Bytes ref = out.get();
+    Case c;
+    c.name = name;
+    c.routine = routine;
+    c.must_report = {"cudaGetLastError", "cudaPeekAtLastError", "cudaLaunchKernel"};
+    c.call = [&out, &out0, launch] {
+        out.set(out0);
+        return launch();
+    };
+    c.succeeded = [&out, &ref] {
+        if (!mf_fake_device()) {
+            EXPECT_EQ(out.get(), ref);
+        }
+    };
+    const Tally t = sweep(c);
+    EXPECT_GE(t.points, 1) << "no fault point: the launch is not checked through the shim";
+    return t.points;
+}
+
 } // namespace ft

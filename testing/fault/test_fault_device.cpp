@@ -437,30 +437,9 @@ struct ComputeFixture : DeviceFixture {
         DeviceFixture::TearDown();
     }
 
-    /* y is reset before every call; a success must give what the same call gave before the sweep (a real GPU; on
-     * the fake device no kernel runs and only the status is checked). */
     void compute(const std::string &name, const std::string &routine, Buf &y, std::function<macko_status_t()> launch)
     {
-        const Bytes y0 = y.get();
-        ASSERT_EQ(launch(), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-        const Bytes ref = y.get();
-        Case c;
-        c.name = name;
-        c.routine = routine;
-        /* A failed launch (seen by the cudaGetLastError after it) must be reported, even where the kernel ran after
-         * all (an injected failure on a GPU); a query with a fallback may fail unnoticed. */
-        c.must_report = {"cudaGetLastError", "cudaPeekAtLastError", "cudaLaunchKernel"};
-        c.call = [&y, &y0, launch] {
-            y.set(y0);
-            return launch();
-        };
-        c.succeeded = [&y, &ref] {
-            if (!mf_fake_device()) {
-                EXPECT_EQ(y.get(), ref);
-            }
-        };
-        const Tally t = sweep(c);
-        EXPECT_GE(t.points, 1) << "no fault point: the launch is not checked through the shim";
+        sweep_compute(name, routine, y, std::move(launch));
     }
 };
 

@@ -31,25 +31,12 @@ NmArrays nm_arrays(const macko_mat_s *A)
 Case nm_case(const std::string &name, const char *routine, macko_mat_t &out, const NmArrays &ref,
              std::function<macko_status_t()> call)
 {
-    Case c;
-    c.name = name;
-    c.routine = routine;
-    c.tolerable = kNothingTolerable;
-    c.prepare = [&out] { out = poison<macko_mat_t>(); };
-    c.call = std::move(call);
-    c.unchanged = [&out] { EXPECT_EQ(out, poison<macko_mat_t>()); };
-    c.cleanup = [&out] {
-        if (out != poison<macko_mat_t>())
-            macko_mat_destroy(out);
-        out = poison<macko_mat_t>();
-    };
-    c.succeeded = [&out, &ref] {
-        ASSERT_NE(out, poison<macko_mat_t>());
-        ASSERT_NE(out, nullptr);
-        EXPECT_EQ(out->kind, (int)MACKO_KIND_NM);
-        EXPECT_TRUE(nm_arrays(out) == ref);
-    };
-    return c;
+    return matrix_case(name, routine, out,
+                       [&ref](macko_mat_t m) {
+                           EXPECT_EQ(m->kind, (int)MACKO_KIND_NM);
+                           EXPECT_TRUE(nm_arrays(m) == ref);
+                       },
+                       std::move(call));
 }
 
 /* A dense matrix in 3:8 with v = 4 (rows of the random source, thinned to the pattern), row-major and column-major. */

@@ -428,29 +428,9 @@ Bytes random_values(int64_t n, macko_datatype_t type, uint64_t seed)
 }
 
 struct NmCompute : NmDevice {
-    /* C is reset before every call; a success must give what the same call gave before the sweep (a real GPU; on
-     * the fake device no kernel runs and only the status is checked). Returns the call's fault points. */
     long compute(const std::string &name, const std::string &routine, DevBuf &C, std::function<macko_status_t()> launch)
     {
-        const Bytes c0 = C.get();
-        EXPECT_EQ(launch(), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
-        const Bytes ref = C.get();
-        Case c;
-        c.name = name;
-        c.routine = routine;
-        c.must_report = {"cudaGetLastError", "cudaPeekAtLastError", "cudaLaunchKernel"};
-        c.call = [&C, &c0, launch] {
-            C.set(c0);
-            return launch();
-        };
-        c.succeeded = [&C, &ref] {
-            if (!mf_fake_device()) {
-                EXPECT_EQ(C.get(), ref);
-            }
-        };
-        const Tally t = sweep(c);
-        EXPECT_GE(t.points, 1) << "no fault point: the launch is not checked through the shim";
-        return t.points;
+        return sweep_compute(name, routine, C, std::move(launch));
     }
 };
 
