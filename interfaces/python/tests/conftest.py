@@ -69,6 +69,36 @@ def pruned_linear(in_f, out_f, seed, bias=True, dtype=None, density=0.4):
     return lin.to(dtype)
 
 
+def check_gpu_state_round_trips(model, x, path):
+    """model: a Sequential of MackoLinear(96 -> 128), ReLU, MackoLinear(128 -> 64, no bias) on the GPU. Its state dict
+    saved to path and loaded into empty layers (device arrays only), a deep copy and a pickled copy give model(x) bit
+    for bit; model moved to the host and back gives it again. Returns model(x) and the three copies. Torch tests."""
+    import copy
+    import io
+
+    import torch
+    from macko.torch import MackoLinear
+
+    with torch.no_grad():
+        y = model(x)
+    torch.save(model.state_dict(), path)
+    fresh = torch.nn.Sequential(MackoLinear.empty(96, 128), torch.nn.ReLU(), MackoLinear.empty(128, 64, bias=False))
+    fresh.load_state_dict(torch.load(path, map_location="cuda", weights_only=True), strict=True)
+    assert fresh[0].matrix.on_device and not fresh[0].matrix.has_host_copy
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    buf.seek(0)
+    others = [fresh, copy.deepcopy(model), torch.load(buf, weights_only=False)]
+    with torch.no_grad():
+        for other in others:
+            assert torch.equal(other(x), y)
+        model.cpu()
+        assert not model[0].matrix.on_device and model[0].matrix.has_host_copy
+        model.cuda()
+        assert torch.equal(model(x), y)
+    return y, others
+
+
 def _torch_cuda():
     try:
         import torch

@@ -16,7 +16,7 @@ import macko  # noqa: E402
 from macko import DataType, Kind, MackoError, Matrix, Status  # noqa: E402
 from macko.torch import MackoLinear  # noqa: E402
 
-from conftest import _lib_has_type  # noqa: E402
+from conftest import _lib_has_type, check_gpu_state_round_trips  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not macko.has_symbol("macko_mat_create_nm_dense_host"),
                                 reason="this libmacko has no N:M kind yet")
@@ -245,23 +245,8 @@ def test_gpu_state_copies_and_moves(cuda, tmp_path):
                                 MackoLinear.from_nm(linear(128, 64, 13, bias=False), n=8, m=32, v=32, prune=True,
                                                     device="cuda"))
     x = torch.randn(5, 96, device="cuda").half()
+    y, others = check_gpu_state_round_trips(model, x, tmp_path / "nm.pt")
     with torch.no_grad():
-        y = model(x)
-    torch.save(model.state_dict(), tmp_path / "nm.pt")
-    fresh = torch.nn.Sequential(MackoLinear.empty(96, 128), torch.nn.ReLU(), MackoLinear.empty(128, 64, bias=False))
-    fresh.load_state_dict(torch.load(tmp_path / "nm.pt", map_location="cuda", weights_only=True), strict=True)
-    assert fresh[0].matrix.on_device and not fresh[0].matrix.has_host_copy
-    buf = io.BytesIO()
-    torch.save(model, buf)
-    buf.seek(0)
-    others = [fresh, copy.deepcopy(model), torch.load(buf, weights_only=False)]
-    with torch.no_grad():
-        for other in others:
-            assert torch.equal(other(x), y)
-        model.cpu()
-        assert not model[0].matrix.on_device and model[0].matrix.has_host_copy
-        model.cuda()
-        assert torch.equal(model(x), y)
         model.float()
         assert rel_err(model(x.float()), y) < 2e-3
     keep = MackoLinear.from_nm(linear(96, 128, 12).cuda(), n=2, m=4, prune=True, keep_host=True)

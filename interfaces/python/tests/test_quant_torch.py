@@ -15,6 +15,7 @@ import macko  # noqa: E402
 from macko import Kind, MackoError, Matrix, Status  # noqa: E402
 from macko.torch import MackoLinear  # noqa: E402
 
+from conftest import check_gpu_state_round_trips  # noqa: E402
 from quant_ref import decode_o, pack_spqr, pack_words, ptcsr, random_parts, random_quant  # noqa: E402
 
 
@@ -265,23 +266,7 @@ def test_gpu_state_moves_and_copies(cuda, tmp_path):
     model = torch.nn.Sequential(MackoLinear.from_quantized(linear(96, 128, 13), device="cuda"), torch.nn.ReLU(),
                                 MackoLinear.from_quantized(linear(128, 64, 14, bias=False), device="cuda"))
     x = torch.randn(5, 96, device="cuda").half()
-    with torch.no_grad():
-        y = model(x)
-    torch.save(model.state_dict(), tmp_path / "q.pt")
-    fresh = torch.nn.Sequential(MackoLinear.empty(96, 128), torch.nn.ReLU(), MackoLinear.empty(128, 64, bias=False))
-    fresh.load_state_dict(torch.load(tmp_path / "q.pt", map_location="cuda", weights_only=True), strict=True)
-    assert fresh[0].matrix.on_device and not fresh[0].matrix.has_host_copy
-    buf = io.BytesIO()
-    torch.save(model, buf)
-    buf.seek(0)
-    others = [fresh, copy.deepcopy(model), torch.load(buf, weights_only=False)]
-    with torch.no_grad():
-        for other in others:
-            assert torch.equal(other(x), y)
-        model.cpu()
-        assert not model[0].matrix.on_device and model[0].matrix.has_host_copy
-        model.cuda()
-        assert torch.equal(model(x), y)
+    check_gpu_state_round_trips(model, x, tmp_path / "q.pt")
     keep = MackoLinear.from_quantized(linear(96, 128, 13), keep_host=True)
     assert keep.matrix.on_device and keep.matrix.has_host_copy
     with torch.no_grad():
