@@ -108,4 +108,21 @@ inline void expect_edits_are_format_errors(const Bytes &base, const std::vector<
     }
 }
 
+/* Every single-bit flip of bytes [from, to) of golden is a FORMAT_ERROR, each with want in its message (when not
+ * null); through a file at path too (when not empty) for the lowest and highest bit of each byte (keeps it fast). */
+inline void expect_bit_flips_are_format_errors(const Bytes &golden, size_t from, size_t to, const std::string &path,
+                                               const char *want = nullptr)
+{
+    for (size_t i = from; i < to; i++)
+        for (int bit = 0; bit < 8; bit++) {
+            SCOPED_TRACE(::testing::Message() << "byte " << i << " bit " << bit);
+            Bytes b = golden;
+            b[i] ^= (uint8_t)(1u << bit);
+            const std::string msg = expect_format_error(b, !path.empty() && (bit == 0 || bit == 7) ? path : "");
+            if (want != nullptr) {
+                EXPECT_NE(msg.find(want), std::string::npos) << msg;
+            }
+        }
+}
+
 } // namespace st

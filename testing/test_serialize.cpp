@@ -29,6 +29,7 @@ using mt::TempDir;
 using mt::write_file;
 using st::crc;
 using st::Edit;
+using st::expect_bit_flips_are_format_errors;
 using st::expect_format_error;
 using st::fix_header_crc;
 using st::fix_payload_crc;
@@ -306,29 +307,13 @@ TEST(Serialize, FilesOfTheFirstReleaseLoad)
 TEST(Serialize, EveryHeaderBitFlipIsFormatError)
 {
     TempDir dir;
-    std::string path = dir.file("flip.macko");
-    for (size_t i = 0; i < kHdr; i++)
-        for (int bit = 0; bit < 8; bit++) {
-            SCOPED_TRACE(::testing::Message() << "byte " << i << " bit " << bit);
-            Bytes b = kGoldenHalf;
-            b[i] ^= (uint8_t)(1u << bit);
-            /* through a file too for the lowest and highest bit of each byte (keeps the test fast) */
-            expect_format_error(b, (bit == 0 || bit == 7) ? path : "");
-        }
+    expect_bit_flips_are_format_errors(kGoldenHalf, 0, kHdr, dir.file("flip.macko"));
 }
 
 TEST(Serialize, EveryPayloadBitFlipIsFormatError)
 {
     TempDir dir;
-    std::string path = dir.file("flip.macko");
-    for (size_t i = kHdr; i < kGoldenHalf.size(); i++)
-        for (int bit = 0; bit < 8; bit++) {
-            SCOPED_TRACE(::testing::Message() << "byte " << i << " bit " << bit);
-            Bytes b = kGoldenHalf;
-            b[i] ^= (uint8_t)(1u << bit);
-            std::string msg = expect_format_error(b, (bit == 0 || bit == 7) ? path : "");
-            EXPECT_NE(msg.find("payload_crc32"), std::string::npos) << msg;
-        }
+    expect_bit_flips_are_format_errors(kGoldenHalf, kHdr, kGoldenHalf.size(), dir.file("flip.macko"), "payload_crc32");
 }
 
 TEST(Serialize, WrongPayloadChecksumIsFormatError)

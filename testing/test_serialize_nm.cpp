@@ -197,16 +197,8 @@ TEST(SerializeNm, EveryHeaderFieldIsChecked)
 
 TEST(SerializeNm, EveryBitFlipAndTruncationIsFormatError)
 {
-    for (size_t i = 0; i < kGoldenNm.size(); i++)
-        for (int bit = 0; bit < 8; bit++) {
-            SCOPED_TRACE(::testing::Message() << "byte " << i << " bit " << bit);
-            Bytes b = kGoldenNm;
-            b[i] ^= (uint8_t)(1u << bit);
-            const std::string msg = expect_format_error(b);
-            if (i >= kHdr) {
-                EXPECT_NE(msg.find("'payload_crc32'"), std::string::npos) << msg;
-            }
-        }
+    expect_bit_flips_are_format_errors(kGoldenNm, 0, kHdr, "");
+    expect_bit_flips_are_format_errors(kGoldenNm, kHdr, kGoldenNm.size(), "", "'payload_crc32'");
     for (size_t n = 0; n < kGoldenNm.size(); n++) {
         const std::string msg = expect_format_error(Bytes(kGoldenNm.begin(), kGoldenNm.begin() + (long)n));
         EXPECT_NE(msg.find("truncated"), std::string::npos) << n << ": " << msg;

@@ -385,28 +385,14 @@ TEST(SerializeQuant, EveryHeaderFieldIsChecked)
 TEST(SerializeQuant, EveryHeaderBitFlipIsFormatError)
 {
     TempDir dir;
-    const std::string path = dir.file("flip.macko");
-    for (size_t i = 0; i < kHdr; i++)
-        for (int bit = 0; bit < 8; bit++) {
-            SCOPED_TRACE(::testing::Message() << "byte " << i << " bit " << bit);
-            Bytes b = kGoldenQuant;
-            b[i] ^= (uint8_t)(1u << bit);
-            expect_format_error(b, (bit == 0 || bit == 7) ? path : "");
-        }
+    st::expect_bit_flips_are_format_errors(kGoldenQuant, 0, kHdr, dir.file("flip.macko"));
 }
 
 TEST(SerializeQuant, EveryPayloadBitFlipIsFormatError)
 {
     TempDir dir;
-    const std::string path = dir.file("flip.macko");
-    for (size_t i = kHdr; i < kGoldenQuant.size(); i++)
-        for (int bit = 0; bit < 8; bit++) {
-            SCOPED_TRACE(::testing::Message() << "byte " << i << " bit " << bit);
-            Bytes b = kGoldenQuant;
-            b[i] ^= (uint8_t)(1u << bit);
-            const std::string msg = expect_format_error(b, (bit == 0 || bit == 7) ? path : "");
-            EXPECT_NE(msg.find("'payload_crc32'"), std::string::npos) << msg;
-        }
+    st::expect_bit_flips_are_format_errors(kGoldenQuant, kHdr, kGoldenQuant.size(), dir.file("flip.macko"),
+                                           "'payload_crc32'");
 }
 
 TEST(SerializeQuant, TruncatedAndExtendedBuffers)
