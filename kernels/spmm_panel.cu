@@ -6,8 +6,9 @@
  * tile kernel of spmm_tc.cu does) would cost more than the multiplications. So the rows are decoded once per call,
  * a panel of rows at a time, into a dense 16-bit workspace (sized to stay in L2), and a dense GEMM multiplies the panel
  * by B:
- *   1. decode: the tile kernel's shared-memory decode (spmm_tc.cu, macko_tc_decode_dense) writes the panel's rows
- *      densely, a K-tile at a time, with 16-byte stores;
+ *   1. decode: a warp streams each row of the panel once (panel_decode.cu, macko_rows_decode_dense), scatters its
+ *      nonzeros into a ring of columns in shared memory and writes the dense row out with 16-byte stores (the tile
+ *      layout has its own decode, spmm_tiles.cu);
  *   2. GEMM: 128 x 128 tiles of C, K in steps of 32 through a 3-stage cp.async pipeline, 8 warps of 64 x 32, the
  *      operands read with ldmatrix from XOR-swizzled shared memory.
  * A dense zero of A meets every value of B in its column (0 * Inf = NaN): an element of C whose sum is NaN is
@@ -209,7 +210,7 @@ template <typename H> int panel_spmm(const macko_panel_args *a)
                             ? (cudaError_t)macko_tiles_decode_dense(m->type == MACKO_R_16BF, a->tiles_stream,
                                                                     a->tiles_offs, a->tiles_tcols, r0, p.prow, a->ws,
                                                                     p.ldp, m->stream)
-                            : (cudaError_t)macko_tc_decode_dense(m, a->ws, p.ldp, r0, p.prow, a->sm_count);
+                            : (cudaError_t)macko_rows_decode_dense(m, a->ws, p.ldp, r0, p.prow);
         if (e != cudaSuccess)
             return (int)e;
         for (int64_t j = 0; j < m->n; j += max_n) {

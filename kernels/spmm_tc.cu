@@ -73,9 +73,6 @@ template <typename H> struct TcParams {
     int *counters;
     const float *alpha_dev, *beta_dev;
     float alpha, beta;
-    /* dense decode (tc_dense_kernel): rows [prow0, prow0 + prow) written densely to panel (ld ldp) */
-    H *panel;
-    int ldp, prow0, prow;
 };
 
 /* ---- one lane's 16 entries of a pass */
@@ -435,37 +432,6 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(cons
         p.counters[tile_id] = 0;
 }
 
-/* Decodes rows [prow0, prow0 + prow) densely into the panel (tiles of kt columns, written with 16-byte stores):
- * the first half of the large-n path (kernels/spmm_panel.cu multiplies the panel). Blocks: (row block of the panel,
- * range of K-tiles). alpha == 0: nothing is read or written (the GEMM writes beta*C). */
-template <typename H, int G> __global__ void __launch_bounds__(kThreads, 6) tc_dense_kernel(const TcParams<H> p)
-{
-    extern __shared__ __align__(16) char smem[];
-    const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
-    if (alpha == 0.0f)
-        return;
-    const int kt = p.kt, as = a_stride(kt);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    char *sA = smem + warp * 16 * as * 2;
-    const int wrow0 = p.prow0 + blockIdx.x * kRows + warp * 16, row_end = p.prow0 + p.prow;
-    const int t_begin = blockIdx.y * p.tiles_per_split, t_end = min(p.T, t_begin + p.tiles_per_split);
-    if (t_begin >= t_end || wrow0 >= row_end)
-        return;
-    zero_rows(sA, 16 * as * 2, lane);
-    walk_tiles<G>(p, sA, wrow0, row_end, t_begin, t_end, lane, [&](int t) {
-        const int w = min(kt, p.ldp - t * kt) >> 3; /* 16-byte chunks of a row in this tile */
-        for (int x = lane; x < 16 * w; x += 32) {
-            const int r = x / w, c = x - r * w;
-            if (wrow0 + r < row_end)
-                *reinterpret_cast<uint4 *>(p.panel + (int64_t)(wrow0 + r - p.prow0) * p.ldp + t * kt + 8 * c) =
-                    *reinterpret_cast<const uint4 *>(sA + 2 * (r * as + kLeftPad + 8 * c));
-        }
-        __syncwarp();
-        zero_rows(sA, 16 * as * 2, lane);
-        __syncwarp();
-    });
-}
-
 /* ---- tile index: one warp per row */
 __global__ void tc_index_kernel(int rows, int kt, int T, const uint32_t *dwords, const int32_t *row_ptr,
                                 uint32_t *tidx)
@@ -550,14 +516,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 template <typename H> int tc_prepare(int group, int max_smem_optin)
 {
     static const int ntiles[] = {8, 16, 32, 64};
-    const tc_kernel_fn<H> dense =
-        group == 4 ? tc_dense_kernel<H, 4> : group == 8 ? tc_dense_kernel<H, 8> : tc_dense_kernel<H, 16>;
-    tc_kernel_fn<H> fns[9];
+    tc_kernel_fn<H> fns[8];
     int k = 0;
     for (int nt : ntiles)
         for (int v = 0; v < 2; v++)
             fns[k++] = pick<H>(nt, group, v != 0);
-    fns[k++] = dense;
     for (int i = 0; i < k; i++) {
         /* the block's static shared memory counts against the same limit */
         cudaFuncAttributes fa;
@@ -591,33 +554,6 @@ template <typename H> TcParams<H> params_of(const macko_tc_args *a)
     p.alpha = a->alpha;
     p.beta = a->beta;
     return p;
-}
-
-template <typename H>
-int tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow, int sm_count)
-{
-    TcParams<H> p = params_of<H>(a);
-    p.panel = static_cast<H *>(panel);
-    p.ldp = (int)ldp;
-    p.prow0 = (int)prow0;
-    p.prow = (int)prow;
-    if (p.T == 0 || prow <= 0)
-        return 0;
-    /* enough blocks for about two rounds of 6 per SM */
-    const int64_t rbs = ceil_div(prow, kRows);
-    int64_t splits = ceil_div((int64_t)(sm_count > 0 ? sm_count : 1) * 12, rbs);
-    splits = splits < 1 ? 1 : splits > p.T ? p.T : splits;
-    p.tiles_per_split = (int)ceil_div(p.T, splits);
-    const dim3 grid((unsigned)rbs, (unsigned)ceil_div(p.T, p.tiles_per_split));
-    const size_t smem = (size_t)2 * kWarps * 16 * (size_t)a_stride(a->kt);
-    const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
-    switch (a->group) {
-    case 4: tc_dense_kernel<H, 4><<<grid, kThreads, smem, st>>>(p); break;
-    case 8: tc_dense_kernel<H, 8><<<grid, kThreads, smem, st>>>(p); break;
-    case 16: tc_dense_kernel<H, 16><<<grid, kThreads, smem, st>>>(p); break;
-    default: return (int)cudaErrorInvalidValue;
-    }
-    return (int)cudaGetLastError();
 }
 
 template <typename H> int tc_spmm(const macko_tc_args *a)
@@ -674,16 +610,6 @@ extern "C" int macko_tc_prepare(macko_datatype_t type, int group, int max_smem_o
                   : type == MACKO_R_16BF ? tc_prepare<__nv_bfloat16>(group, max_smem_optin)
                                          : (int)cudaErrorInvalidValue;
     return e != 0 ? e : macko_panel_prepare(type);
-}
-
-extern "C" int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow,
-                                     int sm_count)
-{
-    switch (a->type) {
-    case MACKO_R_16F: return tc_decode_dense<__half>(a, panel, ldp, prow0, prow, sm_count);
-    case MACKO_R_16BF: return tc_decode_dense<__nv_bfloat16>(a, panel, ldp, prow0, prow, sm_count);
-    default: return (int)cudaErrorInvalidValue;
-    }
 }
 
 extern "C" int macko_tc_spmm(const macko_tc_args *a)

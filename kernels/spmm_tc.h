@@ -62,7 +62,7 @@ size_t macko_tc_smem_bytes(int kt, int ntile);
 int64_t macko_tc_ws_floats(int64_t rows, int64_t n, int ntile, int splits);
 int64_t macko_tc_counters(int64_t rows, int64_t n, int ntile, int splits);
 
-/* Sets the dynamic shared-memory limit of the tile and dense-decode kernels of this value type and decode group, and
+/* Sets the dynamic shared-memory limit of the tile kernels of this value type and decode group, and
  * of the panel GEMM of this type, on the current device (when a plan is built, never at a launch). Returns the
  * cudaError_t (0 = success; cudaErrorInvalidValue for a type other than fp16 and bf16). */
 int macko_tc_prepare(macko_datatype_t type, int group, int max_smem_optin);
@@ -71,11 +71,11 @@ int macko_tc_prepare(macko_datatype_t type, int group, int max_smem_optin);
  * for a type or a combination of kt / group / ntile the kernels are not built for. */
 int macko_tc_spmm(const macko_tc_args *a);
 
-/* Decodes rows [prow0, prow0 + prow) of the encoding in a (its type, arrays, tile index, kt, group, alpha and stream
- * are used) densely into panel (prow x ldp values of a->type, ldp >= cols and a multiple of 8, 16-byte aligned).
- * Nothing happens when alpha == 0. Returns the cudaError_t of the launch. */
-int macko_tc_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow,
-                          int sm_count);
+/* Decodes rows [prow0, prow0 + prow) of the encoding in a (its type, values, deltas, row_ptr, alpha and stream are
+ * used) densely into panel (prow x ldp values of a->type, ldp >= cols and a multiple of 8, 16-byte aligned), a warp
+ * streaming each row (kernels/panel_decode.cu): the first half of the panel path. Nothing happens when alpha == 0.
+ * Returns the cudaError_t of the launch. */
+int macko_rows_decode_dense(const macko_tc_args *a, void *panel, int64_t ldp, int64_t prow0, int64_t prow);
 
 /* Builds the tile index of a MACKO encoding (any value type: only the deltas are read) on the device (one warp per
  * row), asynchronously on stream: tidx gets rows * (ceil(cols / kt) + 1) words. Returns the cudaError_t of the

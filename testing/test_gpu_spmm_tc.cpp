@@ -112,6 +112,84 @@ TYPED_TEST(GpuSpmmTc, IssueNListAgainstCublas)
     }
 }
 
+/* The rows-to-panel decode of the panel path (kernels/panel_decode.cu), straight: every element of the panel rows
+ * [r0, r0 + prow) written (the panel is poisoned first), the pad columns up to ldp zero, the rest bitwise the matrix's
+ * values (+0 where it has no nonzero). The shapes take in empty and dense rows, gaps longer than 16, a first row past
+ * 0, one row, and rows sparse enough that a 256-entry step spans more columns than a warp's ring holds (4096: stored
+ * in rounds). alpha from the host and from the device; alpha == 0 writes nothing. */
+TYPED_TEST(GpuSpmmTc, RowsDecodeDenseWritesTheMatrix)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    struct Case {
+        int64_t rows, cols;
+        double d;
+        int64_t r0, prow;
+        bool structure;
+    };
+    const Case cases[] = {{1, 1, 1.0, 0, 1, false},       {7, 33, 0.5, 0, 7, false},
+                          {300, 520, 0.5, 13, 250, true}, {64, 4097, 0.1, 0, 64, false},
+                          {3, 20000, 0.004, 0, 3, false}, {9, 9000, 1.0, 2, 7, false},
+                          {40, 3000, 0.02, 5, 30, true},  {200, 1003, 0.7, 0, 200, true}};
+    int ci = 0;
+    for (const Case &k : cases) {
+        const mt::Dense m = matrix_of<P>(k.rows, k.cols, k.d, 700 + ci, k.structure ? 31 + ci : 0);
+        ci++;
+        Mat A;
+        gt::make_matrix<P>(h.h, m, false, A);
+        ASSERT_EQ(A.A->rp64, 0);
+        macko_tc_args a;
+        std::memset(&a, 0, sizeof a);
+        a.type = P::type;
+        a.rows = k.rows;
+        a.cols = k.cols;
+        a.values = A.A->dev.values;
+        a.deltas = A.A->dev.deltas;
+        a.row_ptr = static_cast<const int32_t *>(A.A->dev.row_ptr);
+        const int64_t ldp = (k.cols + 7) & ~INT64_C(7);
+        const size_t count = (size_t)(k.prow * ldp);
+        DevMem panel(count * 2);
+        std::vector<uint16_t> got(count);
+        DevMem alpha_dev(sizeof(float));
+        for (int dev_alpha = 0; dev_alpha < 2; dev_alpha++) { /* alpha = 1 from the host, then from the device */
+            const float one = 1.0f;
+            ASSERT_EQ(cudaMemcpy(alpha_dev.p, &one, sizeof one, cudaMemcpyHostToDevice), cudaSuccess);
+            a.alpha_dev = dev_alpha ? static_cast<const float *>(alpha_dev.p) : nullptr;
+            a.alpha = dev_alpha ? 0.0f : 1.0f;
+            const std::string what = std::to_string(k.rows) + "x" + std::to_string(k.cols) + " d " +
+                                     std::to_string(k.d) + " rows " + std::to_string(k.r0) + " + " +
+                                     std::to_string(k.prow) + (dev_alpha ? " alpha on the device" : "");
+            ASSERT_EQ(cudaMemset(panel.p, 0xFF, count * 2), cudaSuccess);
+            ASSERT_EQ(macko_rows_decode_dense(&a, panel.p, ldp, k.r0, k.prow), 0) << what;
+            ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
+            ASSERT_EQ(cudaMemcpy(got.data(), panel.p, count * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+            int64_t bad = 0;
+            for (int64_t r = 0; r < k.prow; r++)
+                for (int64_t c = 0; c < ldp; c++) {
+                    const float v = c < k.cols ? m.at(k.r0 + r, c) : 0.0f;
+                    const uint16_t want = v != 0.0f ? P::bits(v) : (uint16_t)0;
+                    if (got[(size_t)(r * ldp + c)] != want && bad++ < 5)
+                        ADD_FAILURE() << what << ": panel (" << r << ", " << c << ") = " << got[(size_t)(r * ldp + c)]
+                                      << ", want " << want;
+                }
+            ASSERT_EQ(bad, 0) << what;
+        }
+        /* alpha == 0 (from the host, then from the device): the panel is not touched */
+        const float zero = 0.0f;
+        ASSERT_EQ(cudaMemcpy(alpha_dev.p, &zero, sizeof zero, cudaMemcpyHostToDevice), cudaSuccess);
+        for (int dev_alpha = 0; dev_alpha < 2; dev_alpha++) {
+            a.alpha_dev = dev_alpha ? static_cast<const float *>(alpha_dev.p) : nullptr;
+            a.alpha = dev_alpha ? 1.0f : 0.0f; /* the device value wins in device mode */
+            ASSERT_EQ(cudaMemset(panel.p, 0xFF, count * 2), cudaSuccess);
+            ASSERT_EQ(macko_rows_decode_dense(&a, panel.p, ldp, k.r0, k.prow), 0);
+            ASSERT_EQ(cudaMemcpy(got.data(), panel.p, count * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+            for (size_t i = 0; i < count; i++)
+                ASSERT_EQ(got[i], 0xFFFF) << "alpha = 0 wrote element " << i << (dev_alpha ? " (device)" : "");
+        }
+    }
+}
+
 /* The panel GEMM the plan takes: wgmma exactly where the device has compute capability 9.0 and the library was built
  * for sm_90a (so the automatic "panel" ways above test it there, and the "panel mma" ways the portable GEMM); forcing
  * wgmma elsewhere is NOT_SUPPORTED and leaves the plan as it was. The two GEMMs agree to fp32-accumulation rounding
