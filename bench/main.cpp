@@ -123,6 +123,10 @@ int main(int argc, char **argv)
         die("macko_create: %s (%s)", macko_get_status_name(mst), macko_get_last_error_message());
     if ((mst = macko_set_stream(cx.macko, cx.stream)) != MACKO_STATUS_SUCCESS)
         die("macko_set_stream: %s (%s)", macko_get_status_name(mst), macko_get_last_error_message());
+    DevBuf macko_ws(cfg.workspace_mib > 0 ? (size_t)cfg.workspace_mib << 20 : 0);
+    if (cfg.workspace_mib > 0 &&
+        (mst = macko_set_workspace(cx.macko, macko_ws.p, (size_t)cfg.workspace_mib << 20)) != MACKO_STATUS_SUCCESS)
+        die("macko_set_workspace: %s (%s)", macko_get_status_name(mst), macko_get_last_error_message());
 
     env.flush_bytes = std::max<size_t>(env.l2, size_t(1) << 20) * (size_t)cfg.flush_mult;
     DevBuf flush(env.flush_bytes);

@@ -125,6 +125,7 @@ static void usage(FILE *f)
             "  --panel-gemm mma|wgmma      the dense-panel path's GEMM: mma.sync, or wgmma (sm_90a; override)\n"
             "  --panel-rows R     ROWS: the dense-panel path's rows per panel, a multiple of 128 (override; 0 auto)\n"
             "  --panel-splits S   the wgmma panel GEMM's blocks along K, 1..8 (override; 0 automatic)\n"
+            "  --workspace-mib M  give the macko handle a workspace of M MiB (macko_set_workspace; >= 64, 0: its own)\n"
             "  --tiles-bn W       TILES: the fused wgmma product's C-tile width, 64, 128 or 256 (override; 0 auto)\n"
             "  --tiles-stream G   TILES: the fused product's stream-K, -1 off or G blocks (override; 0 auto)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
@@ -366,6 +367,10 @@ Config parse_args(int argc, char **argv)
             cfg.panel_rows = parse_int("--panel-rows", value(), 0, INT64_C(1) << 31);
             if (cfg.panel_rows % 128 != 0)
                 die("--panel-rows: %lld is not a multiple of 128", (long long)cfg.panel_rows);
+        } else if (a == "--workspace-mib") {
+            cfg.workspace_mib = parse_int("--workspace-mib", value(), 0, INT64_C(1) << 20);
+            if (cfg.workspace_mib != 0 && cfg.workspace_mib < 64)
+                die("--workspace-mib: %lld is below 64 (MACKO_WORKSPACE_MIN_BYTES)", (long long)cfg.workspace_mib);
         } else if (a == "--panel-splits") {
             cfg.panel_splits = (int)parse_int("--panel-splits", value(), 0, 8);
         } else if (a == "--tiles-stream") {

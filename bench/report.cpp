@@ -177,6 +177,9 @@ std::string report_header(const Config &cfg, const Env &env)
                   : cfg.mm_path == MACKO_MM_PATH_PANEL  ? "PANEL"
                   : cfg.mm_path == MACKO_MM_PATH_SIMT   ? "SIMT"
                                                         : "automatic");
+    o += cfg.workspace_mib > 0
+             ? strf("- macko workspace: %lld MiB of the caller's (macko_set_workspace)\n", (long long)cfg.workspace_mib)
+             : "- macko workspace: the handle's own (64 MiB)\n";
     if (cfg.panel_gemm != 0)
         o += strf("- FORCED: the dense-panel path's GEMM is %s\n", cfg.panel_gemm == 1 ? "mma.sync" : "wgmma (sm_90a)");
     if (cfg.panel_rows != 0 || cfg.panel_splits != 0)

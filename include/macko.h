@@ -117,6 +117,13 @@ MACKO_API macko_status_t macko_set_stream(macko_handle_t handle, macko_stream_t 
 MACKO_API macko_status_t macko_get_stream(macko_handle_t handle, macko_stream_t *stream);
 MACKO_API macko_status_t macko_set_pointer_mode(macko_handle_t handle, macko_pointer_mode_t mode);
 MACKO_API macko_status_t macko_get_pointer_mode(macko_handle_t handle, macko_pointer_mode_t *mode);
+/* The smallest workspace macko_set_workspace takes: the size of the handle's own (64 MiB). */
+#define MACKO_WORKSPACE_MIN_BYTES ((size_t)64 << 20)
+/* Gives the handle a device workspace of the caller's (as cublasSetWorkspace): device memory of the handle's device,
+ * 256-byte aligned, at least MACKO_WORKSPACE_MIN_BYTES, kept valid by the caller while calls that may use it run.
+ * Larger workspaces let the dense-panel paths take taller panels at small n (lapack_style_docs/
+ * macko_set_workspace.md). workspace = NULL with workspace_bytes = 0: back to the handle's own. */
+MACKO_API macko_status_t macko_set_workspace(macko_handle_t handle, void *workspace, size_t workspace_bytes);
 
 /* ---------------------------------------------------------------- matrices on the host (no GPU needed) */
 

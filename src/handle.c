@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,7 @@ macko_status_t macko_create(macko_handle_t *handle)
         h->ws.counters = (int *)h->ws.base;
         h->ws.partial = (float *)((char *)h->ws.base + (size_t)MACKO_WS_COUNTERS * sizeof(int));
         h->ws.partial_bytes = MACKO_WS_BYTES - (int64_t)MACKO_WS_COUNTERS * (int64_t)sizeof(int);
+        h->ws.panel_bytes = h->ws.partial_bytes;
     }
     *handle = h;
     return macko_ok();
@@ -155,5 +157,46 @@ macko_status_t macko_get_pointer_mode(macko_handle_t handle, macko_pointer_mode_
     MACKO_CHECK(macko_check_handle("macko_get_pointer_mode", handle));
     MACKO_CHECK(macko_check_ptr("macko_get_pointer_mode", 2, "mode", mode));
     *mode = handle->pointer_mode;
+    return macko_ok();
+}
+
+_Static_assert((int64_t)MACKO_WORKSPACE_MIN_BYTES == MACKO_WS_BYTES, "the smallest workspace of the caller is the handle's own size");
+
+/* Device memory the handle's kernels can write: 1 when cudaPointerGetAttributes says device memory of `device` or
+ * managed memory, or cannot tell (as the compute calls' pointer checks: the kernels decide); else 0. */
+static int workspace_usable(const void *p, int device)
+{
+    struct cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        cudaGetLastError();
+        return 1;
+    }
+    return at.type == cudaMemoryTypeManaged || (at.type == cudaMemoryTypeDevice && at.device == device);
+}
+
+macko_status_t macko_set_workspace(macko_handle_t handle, void *workspace, size_t workspace_bytes)
+{
+    static const char fn[] = "macko_set_workspace";
+    MACKO_CHECK(macko_check_handle(fn, handle));
+    if (workspace == NULL && workspace_bytes != 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2,
+                          "workspace is NULL with workspace_bytes = %zu (NULL goes with 0: the handle's own workspace)",
+                          workspace_bytes);
+    if (workspace != NULL && ((uintptr_t)workspace & 255u) != 0)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2, "workspace %p is not 256-byte aligned", workspace);
+    if (workspace != NULL && !workspace_usable(workspace, handle->device))
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 2,
+                          "workspace %p is not device memory of the handle's device %d", workspace, handle->device);
+    if (workspace != NULL && workspace_bytes < MACKO_WORKSPACE_MIN_BYTES)
+        return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 3,
+                          "workspace_bytes is %zu; a workspace must hold at least MACKO_WORKSPACE_MIN_BYTES (%zu)",
+                          workspace_bytes, (size_t)MACKO_WORKSPACE_MIN_BYTES);
+    if (workspace == NULL) {
+        handle->ws.partial = (float *)((char *)handle->ws.base + (size_t)MACKO_WS_COUNTERS * sizeof(int));
+        handle->ws.panel_bytes = handle->ws.partial_bytes;
+    } else {
+        handle->ws.partial = (float *)workspace;
+        handle->ws.panel_bytes = workspace_bytes > (size_t)INT64_MAX ? INT64_MAX : (int64_t)workspace_bytes;
+    }
     return macko_ok();
 }

@@ -904,7 +904,7 @@ int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, c
         q.mm = t;
         q.sm_count = dp->sm_count;
         q.ws = ws->partial;
-        q.ws_bytes = ws->partial_bytes;
+        q.ws_bytes = macko_ws_panel_bytes(ws, a->n);
         q.gemm = p->tc.panel_gemm;
         q.splits = p->tc.panel_splits;
         if (p->tc.panel_rows > 0) {

@@ -216,14 +216,28 @@ const macko_launch *macko_plan_mm_wide_b(const macko_plan *p, const struct macko
 int macko_plan_launch(int combo, const macko_kargs *a, const macko_launch *L);
 
 /* The handle's device workspace (split-K partial tiles of the TC path, its tile counters, the PANEL path's dense
- * panel): allocated by macko_create; the counters are zero between calls. */
+ * panel): allocated by macko_create; the counters are zero between calls. A workspace of the caller's
+ * (macko_set_workspace, at least MACKO_WS_BYTES) takes the place of `partial`; every path but the dense panels at
+ * n <= MACKO_PANEL_TALL_N_MAX still sees partial_bytes of it, so that their choices and results do not change. */
 typedef struct macko_workspace {
-    void *base;           /* MACKO_WS_BYTES, 256-byte aligned */
-    int *counters;        /* MACKO_WS_COUNTERS ints at the start of base */
-    float *partial;       /* the rest */
-    int64_t partial_bytes;
+    void *base;           /* the handle's own: MACKO_WS_BYTES, 256-byte aligned */
+    int *counters;        /* MACKO_WS_COUNTERS ints at the start of base (always the handle's own) */
+    float *partial;       /* the rest of base, or the caller's workspace */
+    int64_t partial_bytes; /* MACKO_WS_BYTES - the counters, whichever workspace is in use */
+    int64_t panel_bytes;   /* what the dense panels may fill at n <= MACKO_PANEL_TALL_N_MAX: partial_bytes, or all of
+                              the caller's workspace */
 } macko_workspace;
 #define MACKO_WS_BYTES (INT64_C(64) << 20)
+/* The dense-panel paths (ROWS PANEL, TILES panels) fill more than MACKO_WS_BYTES of a larger workspace of the
+ * caller's only up to this n: there a taller panel saves decode launches and GEMM wave tails (-15..-34 % at
+ * n = 128-512 with 256 MiB on the H200); beyond, the panel height model (GEMM waves, blind to L2) then picks panels
+ * too tall and loses 1-9 % (bench/NOTES.md, session 27). */
+#define MACKO_PANEL_TALL_N_MAX 512
+/* The bytes of ws a dense panel may fill for a product of n columns. */
+static inline int64_t macko_ws_panel_bytes(const macko_workspace *ws, int64_t n)
+{
+    return n <= MACKO_PANEL_TALL_N_MAX ? ws->panel_bytes : ws->partial_bytes;
+}
 #define MACKO_WS_COUNTERS 65536
 struct macko_tc_args;
 /* The tensor-core kernels' arguments (kernels/spmm_tc.h) of the call in a for combo MACKO_COMBO_H or _B: type, sizes,

@@ -259,7 +259,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
         macko_tc_args_from(combo, &k, &q.mm);
         q.sm_count = handle->props.sm_count;
         q.ws = ws->partial;
-        q.ws_bytes = ws->partial_bytes;
+        q.ws_bytes = macko_ws_panel_bytes(ws, n);
         q.tiles_stream = M->dev.values;
         q.tiles_offs = (const uint32_t *)M->dev.row_ptr;
         q.tiles_tcols = M->td.tcols;

@@ -6,6 +6,8 @@
 #include "macko_internal.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,20 @@ TEST(Checks, HandlePointerEnum)
     EXPECT_CHECK(macko_Hspmv(nullptr, kN, &one, F.A, nullptr, 1, &one, nullptr, 1), kInvalid, 1,
                  "macko_Hspmv: argument 1: handle is NULL");
     EXPECT_CHECK(macko_get_stream(&h, nullptr), kInvalid, 2, "macko_get_stream: argument 2: stream is NULL");
+    {
+        alignas(256) static char ws[512];
+        char at[64];
+        std::snprintf(at, sizeof at, "%p", (void *)(ws + 64));
+        const macko_workspace before = h.ws;
+        EXPECT_CHECK(macko_set_workspace(nullptr, ws, MACKO_WORKSPACE_MIN_BYTES), kInvalid, 1,
+                     "macko_set_workspace: argument 1: handle is NULL");
+        EXPECT_CHECK(macko_set_workspace(&h, nullptr, 1), kInvalid, 2,
+                     "macko_set_workspace: argument 2: workspace is NULL with workspace_bytes = 1 (NULL goes with 0: "
+                     "the handle's own workspace)");
+        EXPECT_CHECK(macko_set_workspace(&h, ws + 64, 1), kInvalid, 2,
+                     "macko_set_workspace: argument 2: workspace " + std::string(at) + " is not 256-byte aligned");
+        EXPECT_EQ(std::memcmp(&h.ws, &before, sizeof before), 0) << "a refused macko_set_workspace changed the handle";
+    }
     EXPECT_CHECK(macko_Hspmm(&h, kN, 1, nullptr, F.A, nullptr, 5, &one, nullptr, 3), kInvalid, 4,
                  "macko_Hspmm: argument 4: alpha is NULL");
     EXPECT_CHECK(macko_set_pointer_mode(&h, (macko_pointer_mode_t)2), kInvalid, 2,

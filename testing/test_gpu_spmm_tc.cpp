@@ -14,7 +14,9 @@
 #include <cublas_v2.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <functional>
 #include <random>
 #include <string>
@@ -415,4 +417,133 @@ TYPED_TEST(GpuSpmmTc, Fp32BAndCTakeTheCudaCores)
             ASSERT_EQ(bad, 0) << w.name << " n=" << n;
         }
     }
+}
+
+/* A workspace of the caller's (macko_set_workspace): the dense panels at n <= MACKO_PANEL_TALL_N_MAX may fill all of
+ * it (taller panels than the handle's own 64 MiB holds), every other path and n sees the first 64 MiB of it only.
+ * A 4096 x 9000 matrix: 3712 rows fill 64 MiB, all 4096 fit 128 MiB. Against the double reference at n = 128 and
+ * 512 (PANEL, forced: the automatic rule may start it only at n = 129); bitwise the own workspace's result at n = 64
+ * (TC, split K through the caller's workspace) and n = 513 (PANEL, 64 MiB panels again); the bytes of the caller's
+ * workspace past 64 MiB written where the panel height the call takes needs them. */
+TYPED_TEST(GpuSpmmTc, CallersWorkspaceTakesTallerPanelsAtSmallN)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    if (mt::repeat_count(100) < 100)
+        GTEST_SKIP() << "MACKO_TEST_REPEATS lowered (compute-sanitizer): the 37M-position matrix is left out";
+    Handle h;
+    const int64_t rows = 4096, cols = 9000, row_bytes = 2 * cols;
+    const size_t ws_bytes = (size_t)128 << 20;
+    const mt::Dense m = matrix_of<P>(rows, cols, 0.05, 71);
+    Mat A;
+    gt::make_matrix<P>(h.h, m, false, A);
+    DevMem ws(ws_bytes);
+    ASSERT_NE(ws.p, nullptr);
+    /* not vacuous: the own workspace needs two panels, the caller's holds every row */
+    const int64_t own_rows = macko_panel_rows(cols, h.h->ws.partial_bytes);
+    ASSERT_LT(own_rows, rows);
+    ASSERT_GE(macko_panel_rows(cols, (int64_t)ws_bytes), rows);
+    std::map<int64_t, std::vector<uint16_t>> own;
+    const int64_t ns[] = {64, 128, 512, 513};
+    for (int64_t n : ns) {
+        force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, n == 64 ? kWays[0] : kWays[4]);
+        own[n] = run<P>(h.h, A.A, make_problem<P>(m, n, false, 1.0f, 0.5f, false, false, 3 * n), false);
+    }
+    ASSERT_EQ(macko_set_workspace(h.h, ws.p, ws_bytes), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    EXPECT_EQ(h.h->ws.panel_bytes, (int64_t)ws_bytes);
+    int tall = 0;
+    for (int64_t n : ns) {
+        force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, n == 64 ? kWays[0] : kWays[4]);
+        ASSERT_EQ(cudaMemset(ws.p, 0xFF, ws_bytes), cudaSuccess);
+        const Problem p = make_problem<P>(m, n, false, 1.0f, 0.5f, false, false, 3 * n);
+        const std::vector<uint16_t> out = run<P>(h.h, A.A, p, false);
+        const std::string what = "caller's workspace n=" + std::to_string(n);
+        /* the panel height of this call: all of the caller's workspace up to n = 512, else the own 64 MiB */
+        int64_t prow = macko_panel_rows(cols, n <= MACKO_PANEL_TALL_N_MAX ? (int64_t)ws_bytes : h.h->ws.partial_bytes);
+        if (A.A->plan.tc.panel_gemm == MACKO_PANEL_GEMM_WG) {
+            int splits = 0;
+            prow = macko_panel_rows_wg(rows, cols, n, prow, 0, h.h->props.sm_count, &splits);
+        }
+        prow = std::min(prow, rows);
+        if (n == 64 || n > MACKO_PANEL_TALL_N_MAX) {
+            EXPECT_EQ(out, own[n]) << what << ": not the own workspace's bits";
+            if (n != 64) { /* n = 64 takes no panel */
+                EXPECT_LE(prow, own_rows) << what;
+            }
+        } else {
+            ASSERT_EQ(check_result<P>(p, out, what), 0) << what;
+        }
+        if (n != 64 && prow * row_bytes > h.h->ws.partial_bytes) {
+            /* a panel past 64 MiB: its last rows' bytes there were written (0xFFFF is a NaN no panel holds) */
+            tall++;
+            std::vector<uint16_t> tail(4096);
+            const size_t at = (size_t)(prow * row_bytes) - tail.size() * 2;
+            ASSERT_EQ(cudaMemcpy(tail.data(), (const char *)ws.p + at, tail.size() * 2, cudaMemcpyDeviceToHost),
+                      cudaSuccess);
+            int untouched = 0;
+            for (uint16_t v : tail)
+                untouched += v == 0xFFFF;
+            EXPECT_EQ(untouched, 0) << what << ": the panel's end past 64 MiB was not written";
+        }
+    }
+    EXPECT_GE(tall, 1) << "no call took a panel past 64 MiB: the test needs another shape";
+    /* back to the own workspace: the own bits again */
+    ASSERT_EQ(macko_set_workspace(h.h, nullptr, 0), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(h.h->ws.panel_bytes, h.h->ws.partial_bytes);
+    force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, kWays[4]);
+    EXPECT_EQ(run<P>(h.h, A.A, make_problem<P>(m, 128, false, 1.0f, 0.5f, false, false, 3 * 128), false), own[128]);
+}
+
+/* macko_set_workspace's checks, in argument order, on a real handle: a refused call changes nothing (the next
+ * product still uses the workspace in place). Managed memory is taken. */
+TEST(GpuWorkspace, BadArgumentsChangeNothing)
+{
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const size_t min = MACKO_WORKSPACE_MIN_BYTES;
+    DevMem ws(min + 256);
+    ASSERT_NE(ws.p, nullptr);
+    const macko_workspace before = h.h->ws;
+    const auto same = [&](const macko_workspace &w, const std::string &what) {
+        EXPECT_EQ(h.h->ws.partial, w.partial) << what;
+        EXPECT_EQ(h.h->ws.panel_bytes, w.panel_bytes) << what;
+        EXPECT_EQ(h.h->ws.partial_bytes, w.partial_bytes) << what;
+        EXPECT_EQ(h.h->ws.counters, w.counters) << what;
+    };
+    const auto refused = [&](macko_status_t st, int pos, const char *msg, const std::string &what) {
+        EXPECT_EQ(st, MACKO_STATUS_INVALID_VALUE) << what;
+        EXPECT_EQ(macko_get_last_error_position(), pos) << what;
+        EXPECT_NE(std::string(macko_get_last_error_message()).find(msg), std::string::npos)
+            << what << ": " << macko_get_last_error_message();
+    };
+    refused(macko_set_workspace(nullptr, ws.p, min), 1, "macko_set_workspace: argument 1", "NULL handle");
+    refused(macko_set_workspace(h.h, nullptr, min), 2, "workspace is NULL", "NULL with bytes");
+    same(before, "NULL with bytes");
+    refused(macko_set_workspace(h.h, (char *)ws.p + 128, min), 2, "not 256-byte aligned", "misaligned");
+    same(before, "misaligned");
+    void *host = std::aligned_alloc(256, 4096);
+    ASSERT_NE(host, nullptr);
+    refused(macko_set_workspace(h.h, host, min), 2, "not device memory", "host memory");
+    same(before, "host memory");
+    std::free(host);
+    refused(macko_set_workspace(h.h, ws.p, min - 1), 3, "at least MACKO_WORKSPACE_MIN_BYTES", "too small");
+    refused(macko_set_workspace(h.h, ws.p, 0), 3, "at least MACKO_WORKSPACE_MIN_BYTES", "zero bytes");
+    same(before, "too small");
+    /* the first bad argument wins: misaligned and too small is position 2 */
+    refused(macko_set_workspace(h.h, (char *)ws.p + 16, 1), 2, "not 256-byte aligned", "two bad");
+    ASSERT_EQ(macko_set_workspace(h.h, ws.p, min + 256), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    EXPECT_EQ(macko_get_last_error_position(), 0);
+    const macko_workspace set = h.h->ws;
+    EXPECT_EQ(set.partial, (float *)ws.p);
+    EXPECT_EQ(set.panel_bytes, (int64_t)(min + 256));
+    EXPECT_EQ(set.partial_bytes, before.partial_bytes);
+    EXPECT_EQ(set.counters, before.counters);
+    refused(macko_set_workspace(h.h, ws.p, 12345), 3, "at least", "too small after a set");
+    same(set, "too small after a set");
+    void *managed = nullptr;
+    ASSERT_EQ(cudaMallocManaged(&managed, min), cudaSuccess);
+    EXPECT_EQ(macko_set_workspace(h.h, managed, min), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
+    EXPECT_EQ(macko_set_workspace(h.h, nullptr, 0), MACKO_STATUS_SUCCESS);
+    same(before, "back to the own");
+    cudaFree(managed);
 }

@@ -1,7 +1,8 @@
-! cuda_runtime_min.f90 -- the CUDA runtime calls of the Fortran examples (example_spmv.f90, example_cg.f90), and the
-! status checks both examples make.
+! cuda_runtime_min.f90 -- the CUDA runtime calls of the Fortran examples (example_spmv.f90, example_cg.f90) and of the
+! host test (test_host.f90: a workspace for macko_set_workspace), and the status checks both examples make.
 module cuda_runtime_min
-    ! The few CUDA runtime calls the examples need, bound directly (libcudart): the module does not wrap CUDA.
+    ! The few CUDA runtime calls the examples and the test need, bound directly (libcudart): the module does not wrap
+    ! CUDA.
     use, intrinsic :: iso_c_binding
     use macko, only: MACKO_STATUS_SUCCESS, macko_status_name_f, macko_last_error_message_f
     implicit none

@@ -23,6 +23,9 @@ module macko
     integer(c_int), parameter :: MACKO_VERSION_NUMBER = &
         MACKO_VERSION_MAJOR * 10000 + MACKO_VERSION_MINOR * 100 + MACKO_VERSION_PATCH
 
+    ! The smallest workspace macko_set_workspace takes: the size of the handle's own (64 MiB).
+    integer(c_size_t), parameter :: MACKO_WORKSPACE_MIN_BYTES = 64_c_size_t * 1024_c_size_t * 1024_c_size_t
+
     ! macko_status_t: pinned numbers, never renumbered.
     enum, bind(c)
         enumerator :: MACKO_STATUS_SUCCESS = 0
@@ -166,6 +169,17 @@ module macko
             type(c_ptr), value :: handle
             integer(c_int) :: mode
         end function macko_get_pointer_mode
+
+        ! workspace: device memory of the handle's device, 256-byte aligned, workspace_bytes >=
+        ! MACKO_WORKSPACE_MIN_BYTES, kept valid while calls that may use it run; c_null_ptr with 0_c_size_t = the
+        ! handle's own workspace again.
+        function macko_set_workspace(handle, workspace, workspace_bytes) bind(c, name='macko_set_workspace')
+            import :: c_int, c_ptr, c_size_t
+            integer(c_int) :: macko_set_workspace
+            type(c_ptr), value :: handle
+            type(c_ptr), value :: workspace
+            integer(c_size_t), value :: workspace_bytes
+        end function macko_set_workspace
 
         ! ------------------------------------------------------------ matrices on the host
 

@@ -3,6 +3,7 @@
 program test_host
     use, intrinsic :: iso_c_binding
     use macko
+    use cuda_runtime_min, only: cudaSuccess, cudaMalloc, cudaFree
     implicit none
 
     integer :: npass = 0, nfail = 0
@@ -624,11 +625,13 @@ contains
 
     ! ---------------------------------------------------------------- the handle and GPU routines' host-side checks
     subroutine test_handle_without_gpu_needs()
-        type(c_ptr) :: h, stream
+        type(c_ptr) :: h, stream, ws
         integer(c_int) :: st, mode
         real(c_float), target :: alpha, beta
         real(c_double), target :: alpha64, beta64
+        integer(c_int8_t), target :: host_buf(512)
 
+        host_buf = 0
         alpha = 1; beta = 0
         alpha64 = 1; beta64 = 0
         st = macko_create(h)
@@ -641,6 +644,37 @@ contains
             call check_status(macko_get_pointer_mode(h, mode), MACKO_STATUS_SUCCESS, 'get_pointer_mode')
             call check(mode == MACKO_POINTER_MODE_DEVICE, 'pointer mode round trip')
             call check_status(macko_set_pointer_mode(h, 7_c_int), MACKO_STATUS_INVALID_VALUE, 'unknown pointer mode')
+            ! macko_set_workspace: the handle's own (NULL, 0), a buffer of the caller's (cudaMalloc, 256-byte aligned)
+            ! and the refusals in argument order
+            call check_status(macko_set_workspace(h, c_null_ptr, 0_c_size_t), MACKO_STATUS_SUCCESS, &
+                              'set_workspace(NULL, 0)')
+            st = macko_set_workspace(h, c_null_ptr, 1_c_size_t)
+            call check(invalid_at(st, 2), &
+                       'set_workspace(NULL, 1): position 2')
+            st = macko_set_workspace(h, transfer(iand(transfer(c_loc(host_buf), 0_c_intptr_t) + 255_c_intptr_t, &
+                                                      not(255_c_intptr_t)), c_null_ptr), MACKO_WORKSPACE_MIN_BYTES)
+            call check(invalid_at(st, 2), &
+                       'set_workspace(256-byte aligned host memory): position 2')
+            ws = c_null_ptr
+            st = cudaMalloc(ws, MACKO_WORKSPACE_MIN_BYTES)
+            call check(st == cudaSuccess, 'cudaMalloc of a 64 MiB workspace')
+            if (st == cudaSuccess) then
+                call check_status(macko_set_workspace(h, ws, MACKO_WORKSPACE_MIN_BYTES), MACKO_STATUS_SUCCESS, &
+                                  'set_workspace(64 MiB)')
+                st = macko_set_workspace(h, ws, 1_c_size_t)
+                call check(invalid_at(st, 3), &
+                           'set_workspace(1 byte): position 3')
+                st = macko_set_workspace(h, ws, MACKO_WORKSPACE_MIN_BYTES - 1_c_size_t)
+                call check(invalid_at(st, 3), &
+                           'set_workspace(MACKO_WORKSPACE_MIN_BYTES - 1): position 3')
+                st = macko_set_workspace(h, transfer(transfer(ws, 0_c_intptr_t) + 16_c_intptr_t, ws), &
+                                         MACKO_WORKSPACE_MIN_BYTES)
+                call check(invalid_at(st, 2), &
+                           'set_workspace(not 256-byte aligned): position 2')
+                call check_status(macko_set_workspace(h, c_null_ptr, 0_c_size_t), MACKO_STATUS_SUCCESS, &
+                                  'set_workspace back to the handle''s own')
+                call check(cudaFree(ws) == cudaSuccess, 'cudaFree of the workspace')
+            end if
             call check_status(macko_destroy(h), MACKO_STATUS_SUCCESS, 'destroy')
         else
             call check_status(st, MACKO_STATUS_NOT_INITIALIZED, 'create without a GPU')
@@ -650,6 +684,12 @@ contains
         st = macko_set_stream(c_null_ptr, c_null_ptr)
         call check(invalid_at(st, 1), &
                    'set_stream(NULL handle): position 1')
+        st = macko_set_workspace(c_null_ptr, c_null_ptr, 0_c_size_t)
+        call check(invalid_at(st, 1), &
+                   'set_workspace(NULL handle): position 1')
+        st = macko_set_workspace(c_null_ptr, c_null_ptr, 1_c_size_t)  ! the handle is checked first
+        call check(invalid_at(st, 1), &
+                   'set_workspace(NULL handle, NULL, 1): position 1')
         st = macko_get_pointer_mode(c_null_ptr, mode)
         call check(invalid_at(st, 1), &
                    'get_pointer_mode(NULL handle): position 1')

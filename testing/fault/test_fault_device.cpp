@@ -11,6 +11,11 @@
 
 #include <cuda_runtime_api.h>
 
+/* The shim's allocation calls (fault_shim.h, not included here: its macros would wrap this file's own CUDA calls),
+ * for a workspace that is device memory to the fake device too. */
+extern "C" cudaError_t macko_fault_cudaMalloc(void **p, size_t n);
+extern "C" cudaError_t macko_fault_cudaFree(void *p);
+
 namespace {
 
 using namespace ft;
@@ -487,6 +492,41 @@ TEST_F(ComputeFixture, SpmvSpmmStridedBatched)
                     });
         }
     }
+}
+
+/* A workspace of the caller's (macko_set_workspace): its one CUDA call, cudaPointerGetAttributes, may fail ("cannot
+ * tell": the workspace is taken, as the compute calls' pointer checks do); then fp16 products through it (n = 40:
+ * the tensor-core tiles, split K in the caller's workspace; n = 200: the dense panels), swept as the others. The
+ * workspace is the shim's device memory (fake device memory where there is no GPU). */
+TEST_F(ComputeFixture, CallersWorkspace)
+{
+    void *ws = nullptr;
+    ASSERT_EQ(macko_fault_cudaMalloc(&ws, MACKO_WORKSPACE_MIN_BYTES), cudaSuccess);
+    float *const own = handle->ws.partial;
+    Case c;
+    c.name = "macko_set_workspace";
+    c.routine = "macko_set_workspace";
+    c.tolerable = {"cudaPointerGetAttributes", "cudaGetLastError"};
+    c.prepare = [&] { ASSERT_EQ(macko_set_workspace(handle, nullptr, 0), MACKO_STATUS_SUCCESS); };
+    c.call = [&] { return macko_set_workspace(handle, ws, MACKO_WORKSPACE_MIN_BYTES); };
+    c.unchanged = [&] { EXPECT_EQ(handle->ws.partial, own); };
+    c.succeeded = [&] {
+        EXPECT_EQ(handle->ws.partial, static_cast<float *>(ws));
+        EXPECT_EQ(handle->ws.panel_bytes, (int64_t)MACKO_WORKSPACE_MIN_BYTES);
+    };
+    EXPECT_GE(sweep(c).points, 1);
+    ASSERT_EQ(macko_set_workspace(handle, ws, MACKO_WORKSPACE_MIN_BYTES), MACKO_STATUS_SUCCESS);
+    const float alpha = 1.25f, beta = -0.5f;
+    const int64_t wide = 200;
+    Buf B(random_values(kCols * wide, MACKO_R_16F, 41)), C(random_values(kRows * wide, MACKO_R_16F, 42));
+    for (int64_t n : {kMany, wide})
+        compute("macko_Hspmm (op N, n = " + std::to_string(n) + ", the caller's workspace)", "macko_Hspmm", C, [&] {
+            return macko_Hspmm(handle, MACKO_OPERATION_NON_TRANSPOSE, n, &alpha, AH, B.as<macko_half>(), kCols, &beta,
+                               C.as<macko_half>(), kRows);
+        });
+    ASSERT_EQ(macko_set_workspace(handle, nullptr, 0), MACKO_STATUS_SUCCESS);
+    EXPECT_EQ(handle->ws.partial, own);
+    macko_fault_cudaFree(ws);
 }
 
 /* An fp16 matrix held in the tile layout: every op N product is one launch of the tile kernel (its launch check the

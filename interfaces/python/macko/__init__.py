@@ -35,7 +35,7 @@ from ._lib import MackoError, has_symbol, library_path, status_name, status_stri
 from ._nm import NMArrays, NMPattern, prune_nm
 from ._quant import QuantArrays, quantization_error, spqr_arrays
 from .compute import SUPPORTED, spmm, spmm_ex, spmv, spmv_ex
-from .handle import Handle, gpu_available
+from .handle import WORKSPACE_MIN_BYTES, Handle, gpu_available
 from .matrix import MackoArrays, Matrix, MatrixInfo, Storage
 
 __version__ = "0.1.0"
@@ -72,5 +72,5 @@ def __getattr__(name):
 __all__ = ["DataType", "IndexBase", "IndexType", "Kind", "Layout", "Operation", "Order", "OutlierRule", "PointerMode", "Status",
            "MackoError", "Matrix", "MatrixInfo", "Storage", "MackoArrays", "QuantArrays", "quantization_error",
            "spqr_arrays", "NMArrays", "NMPattern", "prune_nm", "Handle", "spmv", "spmm", "spmv_ex", "spmm_ex",
-           "SUPPORTED", "bfloat16", "bf16_from_float", "bf16_to_float32", "version", "last_error",
-           "gpu_available", "has_symbol", "library_path", "status_name", "status_string"]
+           "SUPPORTED", "WORKSPACE_MIN_BYTES", "bfloat16", "bf16_from_float", "bf16_to_float32", "version",
+           "last_error", "gpu_available", "has_symbol", "library_path", "status_name", "status_string"]

@@ -92,3 +92,42 @@ def device_vector(obj, name, length, dtype, writable=False):
     if writable and arr.readonly:
         raise ValueError("%s is read-only" % name)
     return arr.ptr, inc, arr.stream
+
+
+def _dense_block(shape, strides):
+    """Whether elements of `shape` at `strides` (in elements) fill one block without gaps: C or Fortran order, or
+    any other order of the dimensions."""
+    expected = 1
+    for stride, size in sorted((st, n) for st, n in zip(strides, shape) if n != 1):
+        if size == 0:
+            return True
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def device_buffer(obj, name):
+    """The contiguous device memory behind obj -> (ptr, nbytes): a CUDA torch tensor (any dtype), anything exposing
+    __cuda_array_interface__ (CuPy, Numba) or a cupy.cuda.MemoryPointer-like object (an int .ptr into .mem, which has
+    .ptr and .size: the bytes from ptr to the end of mem). TypeError/ValueError with `name` in the message otherwise."""
+    if _is_torch_tensor(obj):
+        if not obj.is_cuda:
+            raise ValueError("%s must be a CUDA tensor, not one on %s" % (name, obj.device))
+        if not _dense_block(tuple(obj.shape), tuple(obj.stride())):
+            raise ValueError("%s must be contiguous" % name)
+        return int(obj.data_ptr()), int(obj.numel()) * int(obj.element_size())
+    if getattr(obj, "__cuda_array_interface__", None) is None:
+        ptr, mem = getattr(obj, "ptr", None), getattr(obj, "mem", None)
+        mem_ptr, mem_size = getattr(mem, "ptr", None), getattr(mem, "size", None)
+        if all(isinstance(v, int) for v in (ptr, mem_ptr, mem_size)):
+            if not mem_ptr <= ptr <= mem_ptr + mem_size:
+                raise ValueError("%s points outside its memory" % name)
+            return ptr, mem_ptr + mem_size - ptr
+    arr = device_array(obj, name)
+    if not _dense_block(arr.shape, arr.strides):
+        raise ValueError("%s must be contiguous" % name)
+    n = 1
+    for s in arr.shape:
+        n *= s
+    return arr.ptr, n * arr.dtype.itemsize

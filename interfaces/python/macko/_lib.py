@@ -5,7 +5,7 @@ import ctypes.util
 import os
 import sys
 import threading
-from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_void_p
+from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_size_t, c_void_p
 from pathlib import Path
 
 __all__ = ["MackoError", "lib", "library_path", "call", "has_symbol", "status_name", "status_string"]
@@ -26,6 +26,7 @@ _PROTOTYPES = {
     "macko_get_stream": (_STATUS, [c_void_p, _P(c_void_p)]),
     "macko_set_pointer_mode": (_STATUS, [c_void_p, c_int]),
     "macko_get_pointer_mode": (_STATUS, [c_void_p, _P(c_int)]),
+    "macko_set_workspace": (_STATUS, [c_void_p, c_void_p, c_size_t]),
     "macko_mat_create_dense_host": (_STATUS, [_P(c_void_p), c_int64, c_int64, c_int, c_void_p, c_int64, c_int]),
     "macko_mat_create_csr_host": (_STATUS, [_P(c_void_p), c_int64, c_int64, c_int64, c_void_p, c_void_p, c_void_p,
                                             c_int, c_int, c_int]),

@@ -385,3 +385,90 @@ def test_macko_linear_bf16_f64_matches_nn_linear(torch_cuda, dtype_name):
             got = m(x)
         assert got.shape == want.shape and got.dtype == dt
         assert rel_err(got.double().cpu().numpy(), want.cpu().numpy()) < tol
+
+
+# ---------------------------------------------------------------- a workspace of the caller's (macko_set_workspace)
+def test_set_workspace(torch_cuda, handle):
+    """Handle.set_workspace: None, a 64 MiB torch buffer held by the handle (and let go when replaced or closed), and
+    the refusals, which leave the handle's workspace as it was."""
+    import gc
+    import weakref
+
+    torch = torch_cuda
+    assert handle.workspace is None
+    handle.set_workspace(None)
+    assert handle.workspace is None
+    ws = torch.empty(macko.WORKSPACE_MIN_BYTES, dtype=torch.uint8, device="cuda")
+    handle.set_workspace(ws)
+    assert handle.workspace is ws
+    with pytest.raises(MackoError) as e:  # 1 MiB: below MACKO_WORKSPACE_MIN_BYTES
+        handle.set_workspace(torch.empty(1 << 20, dtype=torch.uint8, device="cuda"))
+    assert e.value.status == macko.Status.INVALID_VALUE and e.value.position == 3
+    assert e.value.routine == "macko_set_workspace"
+    assert handle.workspace is ws
+    with pytest.raises(MackoError) as e:  # not 256-byte aligned
+        handle.set_workspace(ws[16:])
+    assert e.value.status == macko.Status.INVALID_VALUE and e.value.position == 2
+    with pytest.raises(TypeError):  # host memory
+        handle.set_workspace(np.empty(macko.WORKSPACE_MIN_BYTES, np.uint8))
+    with pytest.raises(ValueError):  # a CPU tensor
+        handle.set_workspace(torch.empty(16, dtype=torch.uint8))
+    with pytest.raises(ValueError):  # not contiguous
+        handle.set_workspace(ws.view(2, -1)[:, : ws.numel() // 4])
+    with pytest.raises(ValueError):  # empty
+        handle.set_workspace(torch.empty(0, dtype=torch.uint8, device="cuda"))
+    assert handle.workspace is ws
+    # any dtype: its size in bytes counts; the handle keeps the buffer alive until it is replaced
+    f32 = torch.empty(macko.WORKSPACE_MIN_BYTES // 4, dtype=torch.float32, device="cuda")
+    held = weakref.ref(f32)
+    handle.set_workspace(f32)
+    del f32
+    gc.collect()
+    assert held() is not None and handle.workspace is held()
+    handle.set_workspace(None)
+    gc.collect()
+    assert handle.workspace is None and held() is None
+    # close() lets go of it, after macko_destroy
+    handle.set_workspace(ws)
+    handle.close()
+    assert handle.workspace is None
+    with pytest.raises(ValueError):
+        handle.set_workspace(ws)
+
+
+def test_set_workspace_cupy(torch_cuda, handle):
+    cp = pytest.importorskip("cupy")
+    buf = cp.empty(macko.WORKSPACE_MIN_BYTES, cp.uint8)
+    handle.set_workspace(buf)
+    assert handle.workspace is buf
+    handle.set_workspace(buf.data)  # a cupy.cuda.MemoryPointer
+    assert handle.workspace is buf.data
+    with pytest.raises(MackoError) as e:
+        handle.set_workspace(cp.empty(1 << 20, cp.uint8))
+    assert e.value.position == 3 and handle.workspace is buf.data
+    handle.set_workspace(None)
+
+
+@pytest.mark.parametrize("layout", ["rows", "tiles"])
+def test_workspace_product_matches(torch_cuda, handle, layout):
+    """An fp16 product of n = 128 columns (where a larger workspace allows taller dense panels) gives the result of
+    the handle's own workspace, within the fp16 tolerance, with a 128 MiB one and after going back to its own."""
+    torch = torch_cuda
+    a = random_dense(1024, 768, 0.4, np.float16, seed=71)
+    A = Matrix.from_dense(a)
+    A.set_layout(layout)
+    A.upload(handle)
+    W = torch.from_numpy(a).cuda().double()
+    X = torch.empty(128, 768, device="cuda", dtype=torch.float16).uniform_(-1, 1)  # B = X.T
+    want = (X.double() @ W.T).cpu().numpy()
+    got = []
+    for ws in (None, torch.empty(2 * macko.WORKSPACE_MIN_BYTES, dtype=torch.uint8, device="cuda"), None):
+        handle.set_workspace(ws)
+        Y = torch.full((128, 1024), float("nan"), device="cuda", dtype=torch.float16)
+        macko.spmm(handle, A, X.T, Y.T)
+        got.append(Y)
+    torch.cuda.current_stream().synchronize()
+    for Y in got:
+        assert rel_err(Y.cpu().numpy(), want) < TOL[np.float16]
+    assert rel_err(got[1].cpu().numpy(), got[0].cpu().numpy()) < TOL[np.float16]
+    assert rel_err(got[2].cpu().numpy(), got[0].cpu().numpy()) < TOL[np.float16]

@@ -353,6 +353,62 @@ def test_handle_without_gpu():
         assert e.value.status == Status.NOT_INITIALIZED
 
 
+# ---------------------------------------------------------------- the caller's workspace (macko_set_workspace)
+def test_workspace_min_bytes_matches_header():
+    assert macko.WORKSPACE_MIN_BYTES == 64 << 20 and "WORKSPACE_MIN_BYTES" in macko.__all__
+    header = os.path.join(REPO, "include", "macko.h")
+    if os.path.exists(header):
+        m = re.search(r"#define MACKO_WORKSPACE_MIN_BYTES \(\(size_t\)(\d+) << (\d+)\)", open(header).read())
+        assert m and int(m.group(1)) << int(m.group(2)) == macko.WORKSPACE_MIN_BYTES
+
+
+def test_set_workspace_null_handle():
+    assert macko.has_symbol("macko_set_workspace")
+    for ws, nbytes in ((None, 0), (None, 1), (0x1000, macko.WORKSPACE_MIN_BYTES)):  # the handle is checked first
+        with pytest.raises(MackoError) as e:
+            _lib.call("macko_set_workspace", None, ws, nbytes)
+        assert e.value.position == 1 and e.value.status == Status.INVALID_VALUE
+        assert e.value.routine == "macko_set_workspace"
+
+
+class FakeMemoryPointer:
+    """cupy.cuda.MemoryPointer's shape: .ptr into .mem, which has .ptr and .size."""
+
+    class Mem:
+        def __init__(self, ptr, size):
+            self.ptr, self.size = ptr, size
+
+    def __init__(self, base, size, offset):
+        self.mem = self.Mem(base, size)
+        self.ptr = base + offset
+
+
+def test_workspace_buffer_checks():
+    """What Handle.set_workspace passes for each kind of buffer, and what it refuses before the library is called."""
+    from macko._device import device_buffer
+
+    n = macko.WORKSPACE_MIN_BYTES
+    assert device_buffer(FakeDeviceArray(n, "|u1"), "workspace") == (0x1000, n)
+    assert device_buffer(FakeDeviceArray(n // 4, "<f4"), "workspace") == (0x1000, n)
+    assert device_buffer(FakeDeviceArray(0, "<f2", shape=(64, 32), strides=(64, 2)), "workspace") == (0x1000, 4096)
+    assert device_buffer(FakeDeviceArray(0, "<f2", shape=(64, 32), strides=(2, 128)), "workspace") == (0x1000, 4096)
+    assert device_buffer(FakeMemoryPointer(0x10000, n + 512, 512), "workspace") == (0x10200, n)
+    for bad in (FakeDeviceArray(0, "<f2", shape=(64, 32), strides=(128, 2)),  # every other row
+                FakeDeviceArray(n, "|u1", strides=(2,)),
+                FakeDeviceArray(n, "|u1", strides=(-1,)),
+                FakeMemoryPointer(0x10000, 512, 1024)):                   # past the end of its memory
+        with pytest.raises(ValueError, match="workspace"):
+            device_buffer(bad, "workspace")
+    with pytest.raises(TypeError, match="workspace"):
+        device_buffer(np.empty(n, np.uint8), "workspace")  # host memory
+    try:
+        import torch
+    except ImportError:
+        return
+    with pytest.raises(ValueError, match="workspace must be a CUDA tensor"):
+        device_buffer(torch.empty(16, dtype=torch.uint8), "workspace")
+
+
 # ---------------------------------------------------------------- spmv's checks before the library is called
 class FakeDeviceArray:
     """Something exposing __cuda_array_interface__; its pointer is never dereferenced by these tests."""
