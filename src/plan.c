@@ -382,8 +382,9 @@ static void tc_rule(const macko_devprops *dp, const macko_plan *p, int path, int
 /* The TC/PANEL rows of the automatic rule, measured on the H100 (bench/NOTES.md): the CUDA-core tiles stay up to
  * n = 8 (up to 16 for matrices of fewer than 2^25 positions), the TC tiles of 16, 32 and 64 columns take n up to
  * 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace. Where the panel GEMM is wgmma
- * (clusters along K fill the GPU at one column block), PANEL takes n = 128 too (session 12: level or ahead of TC on
- * the four shapes measured). */
+ * (clusters along K fill the GPU at one column block), PANEL takes n = 65..128 too: TC runs n = 65..128 as two
+ * launches of 64 columns while PANEL's time hardly grows with n (session 12: PANEL level or ahead of TC at n = 128 on
+ * the H100; session 28, H200: 1.08-2.1x faster than TC at n = 96 and 127 on all 12 quick cases, mixed at n = 33-64). */
 static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
 {
     const int small = (double)m->rows * (double)m->cols < 33554432.0;
@@ -395,7 +396,7 @@ static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, ma
     else
         tc_rule(dp, p, MACKO_MM_PATH_TC, 16, 16, &p->mm[i++]);
     tc_rule(dp, p, MACKO_MM_PATH_TC, 32, 32, &p->mm[i++]);
-    tc_rule(dp, p, MACKO_MM_PATH_TC, !panel ? INT64_MAX : macko_panel_gemm_of(dp) == MACKO_PANEL_GEMM_WG ? 127 : 128, 64,
+    tc_rule(dp, p, MACKO_MM_PATH_TC, !panel ? INT64_MAX : macko_panel_gemm_of(dp) == MACKO_PANEL_GEMM_WG ? 64 : 128, 64,
             &p->mm[i++]);
     if (panel)
         tc_rule(dp, p, MACKO_MM_PATH_PANEL, INT64_MAX, 128, &p->mm[i++]);

@@ -308,11 +308,11 @@ TEST(Plan, SpmmRuleOverN)
         EXPECT_EQ(L->block, 1024u);
         EXPECT_EQ(L->grid, 128u); /* one warp per row, at most one block per SM */
     }
-    /* then the tensor cores: tiles of 32 and 64 columns up to n = 127 (128), the dense panels beyond */
+    /* then the tensor cores: tiles of 32 and 64 columns up to n = 64 (128), the dense panels beyond */
     EXPECT_EQ(p.tc.kt, 192); /* d = 0.5: 96 entries a segment, 8 lanes of 16 */
     EXPECT_EQ(p.tc.group, 8);
     EXPECT_EQ(p.tc.tidx_bytes, R * (4096 / 192 + 1 + 1) * 4);
-    for (const Want &w : {Want{17, 32, 0, 0, 0}, Want{32, 32, 0, 0, 0}, Want{33, 64, 0, 0, 0}, Want{127, 64, 0, 0, 0}}) {
+    for (const Want &w : {Want{17, 32, 0, 0, 0}, Want{32, 32, 0, 0, 0}, Want{33, 64, 0, 0, 0}, Want{64, 64, 0, 0, 0}}) {
         SCOPED_TRACE(w.n);
         const macko_launch *L = macko_plan_mm(&p, w.n, 4096, 1, 4096, 1);
         ASSERT_NE(L, nullptr);
@@ -321,10 +321,13 @@ TEST(Plan, SpmmRuleOverN)
         EXPECT_EQ(L->smem, (uint32_t)macko_tc_smem_bytes(192, w.tile));
         EXPECT_GE(L->blocks_per_sm, 2);
     }
-    /* n = 128: PANEL where its GEMM is wgmma (clusters along K), TC with mma.sync */
+    /* n = 65..128: PANEL where its GEMM is wgmma (clusters along K), TC (two launches of 64 columns) with mma.sync */
     const macko_devprops hp = h100();
-    EXPECT_EQ(macko_plan_mm(&p, 128, 4096, 1, 4096, 1)->kernel,
-              macko_panel_gemm_of(&hp) == MACKO_PANEL_GEMM_WG ? MACKO_K_MM_PANEL : MACKO_K_MM_TC);
+    for (int64_t n : {65, 100, 127, 128}) {
+        SCOPED_TRACE(n);
+        EXPECT_EQ(macko_plan_mm(&p, n, 4096, 1, 4096, 1)->kernel,
+                  macko_panel_gemm_of(&hp) == MACKO_PANEL_GEMM_WG ? MACKO_K_MM_PANEL : MACKO_K_MM_TC);
+    }
     EXPECT_EQ(macko_plan_mm(&p, 129, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
     EXPECT_EQ(macko_plan_mm(&p, 100000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
     /* strided B or C (the strided-batched SpMV): the widest CUDA-core row instead */
