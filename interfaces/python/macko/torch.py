@@ -36,6 +36,7 @@ between them like a MACKO layer; its state dict holds the N:M arrays.
 
 import copy
 import itertools
+import threading
 import weakref
 
 import numpy as np
@@ -60,6 +61,44 @@ _LAYOUTS = {"rows": Layout.ROWS, "tiles": Layout.TILES}
 # key -> weak reference to the live MackoLinear that macko::linear calls for that key
 _LAYERS = {}
 _KEYS = itertools.count(1)
+
+
+# the handles MackoLinear layers share (shared_handle): per thread, {device index: Handle}
+_THREAD = threading.local()
+# handles a CUDA graph was captured with (id -> Handle): kept for the life of the process, since the graph may be
+# replayed after the thread that made the handle has ended
+_CAPTURED = {}
+
+
+def shared_handle(device=None):
+    """The macko.Handle that MackoLinear layers built without ``handle=`` use on the calling thread for CUDA device
+    `device` (a torch.device, index or string; default: the current device). There is one per thread and device,
+    made on first use, so that all the layers of a model share one handle and its one workspace (64 MiB, the
+    handle's own; cuBLAS's handles are shared the same way) instead of holding one each. Give it a larger workspace
+    for every layer at once with ``shared_handle().set_workspace(buf)``.
+
+    Like every handle it serves one thread, and its workspace one stream at a time: layers that run concurrently
+    on several streams of one thread need handles of their own (``handle=``)."""
+    if device is None:
+        index = torch.cuda.current_device()
+    else:
+        d = torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
+        if d.type != "cuda":
+            raise ValueError("shared_handle is for a CUDA device, not %s" % d)
+        index = d.index if d.index is not None else torch.cuda.current_device()
+    handles = _THREAD.__dict__.setdefault("handles", {})
+    h = handles.get(index)
+    if h is None or h.closed:
+        with torch.cuda.device(index):
+            h = Handle()
+        handles[index] = h
+    return h
+
+
+def _thread_handle(index):
+    """This thread's shared handle for device index, or None if it has none (yet)."""
+    h = getattr(_THREAD, "handles", {}).get(index)
+    return None if h is None or h.closed else h
 
 
 def _layer(key):
@@ -111,6 +150,10 @@ class MackoLinear(nn.Module):
     bf16 end to end; naming the matrix's own dtype is a no-op. The input may have any floating dtype: it is cast
     to the layer's dtype and the result cast back.
 
+    ``handle``: a macko.Handle of the layer's own. Without one (the usual case) the layer's calls use the calling
+    thread's shared handle for its device (``shared_handle``), so that the layers of a model share one handle and
+    its one workspace; ``layer.handle`` reads the handle used on this thread.
+
     ``layout`` is the matrix's device layout: ``"rows"`` (the default: the MACKO rows, fastest for one to four input
     rows per call) or ``"tiles"`` (16 x 16 bitmap tiles read by the tensor-core kernels, faster from about 8
     rows on: batched decoding and prefill); ``"tiles"`` takes float16 and bfloat16 layers only (ValueError for
@@ -137,7 +180,8 @@ class MackoLinear(nn.Module):
         self._layout = _layout_name(layout, dtype)
         self.dtype = dtype
         self.keep_host = bool(keep_host)
-        self.handle = None
+        self._given_handle = None  # handle= (or layer.handle = h): used instead of the thread's shared handle
+        self._built_handle = None  # the handle the matrix was last uploaded or made with (see _forward_handle)
         self.matrix = None
         w = None
         if weight is not None:
@@ -167,6 +211,55 @@ class MackoLinear(nn.Module):
                 raise ValueError("bias must have shape (%d,), not %s" % (self.out_features, tuple(b.shape)))
         self.register_buffer("bias", b)
         self._register_key()
+
+    @property
+    def handle(self):
+        """The handle this layer's calls use on the calling thread: the one given with ``handle=`` (or assigned to
+        ``layer.handle``), else the thread's shared handle for the layer's device (``shared_handle``, made on first
+        use); None for a layer on the CPU. Assigning None goes back to the shared handle."""
+        h = self.__dict__.get("_given_handle")
+        if h is not None and not h.closed:
+            return h
+        if self.device.type != "cuda":
+            return None
+        return shared_handle(self.device)
+
+    @handle.setter
+    def handle(self, h):
+        if h is not None and not isinstance(h, Handle):
+            raise TypeError("a MackoLinear's handle is a macko.Handle or None (the shared one), not %s"
+                            % type(h).__name__)
+        self._given_handle = h
+
+    def _device_handle(self):
+        """The handle for work other than forward on the layer's CUDA device (encode, upload, conversion, copy),
+        its stream set to torch's current stream there; remembered for _forward_handle. Call inside
+        torch.cuda.device(self.device)."""
+        h = self.handle
+        h.stream = torch.cuda.current_stream(self.device)
+        self._built_handle = h
+        return h
+
+    def _forward_handle(self):
+        """The handle of a forward call: the layer's own, else this thread's shared one. A thread's first forward
+        inside a CUDA graph capture cannot make a handle (macko_create allocates), so it takes the handle the layer
+        was built with; a shared handle a graph is captured with is kept for the life of the process."""
+        h = self.__dict__.get("_given_handle")
+        if h is not None and not h.closed:
+            return h
+        capturing = torch.cuda.is_current_stream_capturing()
+        h = _thread_handle(self.device.index)
+        if h is None and capturing:
+            h = self._built_handle
+            if h is None or h.closed:
+                raise RuntimeError("MackoLinear: this thread has no macko handle for %s and none can be made while a "
+                                   "CUDA graph is captured: run the layer once before capturing, or call "
+                                   "macko.torch.shared_handle() first" % self.device)
+        elif h is None:
+            h = shared_handle(self.device)
+        if capturing:
+            _CAPTURED.setdefault(id(h), h)
+        return h
 
     @classmethod
     def empty(cls, in_features, out_features, bias=True, **kwargs):
@@ -254,10 +347,7 @@ class MackoLinear(nn.Module):
         w = w.to(dtype)
         if dev.type == "cuda" and w.is_cuda and w.device == dev:
             with torch.cuda.device(dev):
-                if layer.handle is None or layer.handle.closed:
-                    layer.handle = Handle()
-                layer.handle.stream = torch.cuda.current_stream(dev)
-                mat = Matrix.from_dense_nm(w.contiguous(), n, m, v, handle=layer.handle)
+                mat = Matrix.from_dense_nm(w.contiguous(), n, m, v, handle=layer._device_handle())
                 if not keep_host:
                     try:
                         mat.release_host()
@@ -306,15 +396,15 @@ class MackoLinear(nn.Module):
             self._apply_layout(self.matrix)  # for the upload of a later move to a GPU, and for pickles
             return
         with torch.cuda.device(self.device):
-            self.handle = handle if handle is not None else Handle()
+            self._given_handle = handle
             # The upload runs on torch's current stream, so later kernels on it see the matrix.
-            self.handle.stream = torch.cuda.current_stream(self.device)
+            h = self._device_handle()
             if w.is_cuda:
                 # Encoded on the GPU from the weight where it lies (macko_mat_create_dense_device): no host round
                 # trip, byte-identical to the host encoding. keep_host downloads the encoding afterwards.
-                self.matrix = Matrix.from_dense_device(self.handle, w.to(self.device, self.dtype).contiguous())
+                self.matrix = Matrix.from_dense_device(h, w.to(self.device, self.dtype).contiguous())
                 if self.keep_host or self._layout != "rows":
-                    self.matrix.download(self.handle)
+                    self.matrix.download(h)
                 if self._layout != "rows":
                     # the tiles are built from the host copy: uploading again replaces the device-encoded rows
                     self._upload(self.matrix)
@@ -323,13 +413,12 @@ class MackoLinear(nn.Module):
                 self._upload(self.matrix)
 
     def _upload(self, m):
-        """Uploads host-only matrix m to self.device through the module's handle (made when missing)."""
+        """Uploads host-only matrix m to self.device through the module's handle (the thread's shared one unless it
+        has its own)."""
         with torch.cuda.device(self.device):
-            if self.handle is None or self.handle.closed:
-                self.handle = Handle()
-            self.handle.stream = torch.cuda.current_stream(self.device)
+            h = self._device_handle()
             self._apply_layout(m)
-            m.upload(self.handle)
+            m.upload(h)
             if not self.keep_host:
                 m.release_host()
 
@@ -487,7 +576,7 @@ class MackoLinear(nn.Module):
     def __getstate__(self):
         # Pickling the whole module (torch.save(model)): the handle stays behind, the matrix goes as its extra state.
         state = super().__getstate__()
-        for k in ("handle", "matrix", "_op_key"):
+        for k in ("_given_handle", "_built_handle", "matrix", "_op_key"):
             state.pop(k, None)
         state["_macko_serialized"] = self.get_extra_state()
         return state
@@ -497,7 +586,7 @@ class MackoLinear(nn.Module):
         data = state.pop("_macko_serialized")
         state.setdefault("_layout", "rows")  # a module pickled before layers had a layout
         super().__setstate__(state)
-        self.handle, self.matrix = None, None
+        self._given_handle, self._built_handle, self.matrix = None, None, None
         # torch.load's map_location has moved the bias: follow it; without CUDA the layer comes back on the CPU.
         if self.bias is not None:
             self.device = self.bias.device
@@ -508,20 +597,21 @@ class MackoLinear(nn.Module):
 
     def __deepcopy__(self, memo):
         # The default deepcopy would copy the handle (which refuses) and share the op key. The copy gets its own
-        # handle and key, and a copy of the matrix in the same place (on the GPU when this layer is there).
+        # key, the thread's shared handle (not a handle= of the original's), and a copy of the matrix in the same
+        # place (on the GPU when this layer is there).
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        skip = ("handle", "matrix", "_op_key")
+        skip = ("_given_handle", "_built_handle", "matrix", "_op_key")
         state = {k: v for k, v in self.__dict__.items() if k not in skip}
         new.__dict__.update(copy.deepcopy(state, memo))
-        new.handle, new.matrix = None, None
+        new._given_handle, new._built_handle, new.matrix = None, None, None
         new._register_key()
         if self.matrix is not None:
+            h = None
             if self.device.type == "cuda":
                 with torch.cuda.device(self.device):
-                    new.handle = Handle()
-                    new.handle.stream = torch.cuda.current_stream(self.device)
-            new.matrix = self.matrix.copy(handle=new.handle)
+                    h = new._device_handle()
+            new.matrix = self.matrix.copy(handle=h)
         return new
 
     # ------------------------------------------------------------------ .to(), .cuda(), .half(), ...
@@ -559,10 +649,7 @@ class MackoLinear(nn.Module):
         if m is not None:
             if self.device.type == "cuda":
                 with torch.cuda.device(self.device):
-                    if self.handle is None or self.handle.closed:
-                        self.handle = Handle()
-                    self.handle.stream = torch.cuda.current_stream(self.device)
-                    new = m.astype(_TYPES[dtype], handle=self.handle)
+                    new = m.astype(_TYPES[dtype], handle=self._device_handle())
             else:
                 new = m.astype(_TYPES[dtype])
             self._replace_matrix(new)
@@ -574,7 +661,7 @@ class MackoLinear(nn.Module):
             torch.cuda.synchronize(self.device)  # the old device copy is freed below: no kernel may still use it
         if dev.type == "cuda":
             with torch.cuda.device(dev):
-                h = Handle()
+                h = shared_handle(dev)
                 h.stream = torch.cuda.current_stream(dev)
             if m is not None:
                 if not m.has_host_copy:
@@ -583,7 +670,7 @@ class MackoLinear(nn.Module):
                 m.upload(h)  # moves the device copy to h's device
                 if not self.keep_host:
                     m.release_host()
-            self.handle = h
+            self._given_handle, self._built_handle = None, h
         else:
             if m is not None and m.on_device:  # a host-only copy replaces it, which frees the device memory
                 with m._host_copy(old_handle, "move"):
@@ -593,7 +680,7 @@ class MackoLinear(nn.Module):
                 self._apply_layout(new)
                 self.matrix = new
                 m.close()
-            self.handle = None
+            self._given_handle, self._built_handle = None, None
         self.device = dev
 
     # ------------------------------------------------------------------ compute
@@ -626,7 +713,7 @@ class MackoLinear(nn.Module):
         the row-major [n, in_features] batch x2 is the column-major in_features x n matrix B (ldb = in_features),
         and y2 the out_features x n matrix C (ldc = out_features)."""
         if x2.shape[0] > 0:
-            spmm(self.handle, self.matrix, x2.t(), y2.t())
+            spmm(self._forward_handle(), self.matrix, x2.t(), y2.t())
 
     def extra_repr(self):
         more = ", empty" if self.matrix is None else ""

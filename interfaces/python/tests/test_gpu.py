@@ -472,3 +472,119 @@ def test_workspace_product_matches(torch_cuda, handle, layout):
         assert rel_err(Y.cpu().numpy(), want) < TOL[np.float16]
     assert rel_err(got[1].cpu().numpy(), got[0].cpu().numpy()) < TOL[np.float16]
     assert rel_err(got[2].cpu().numpy(), got[0].cpu().numpy()) < TOL[np.float16]
+
+
+# ---------------------------------------------------------------- MackoLinear's shared handle
+def _pruned_weight(torch, rows, cols, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    w = torch.randn(rows, cols, device="cuda", generator=g).half()
+    return w * (torch.rand(w.shape, device="cuda", generator=g) < 0.5).half()
+
+
+def test_macko_linear_layers_share_one_handle(torch_cuda, handle):
+    """Layers built without handle= share the thread's handle (one 64 MiB workspace for the model, not one per
+    layer): building 12 more layers takes no more than their matrices from the GPU; handle= still gives a layer its
+    own; every layer computes what it computed with a handle of its own."""
+    torch = torch_cuda
+    from macko.torch import MackoLinear, shared_handle
+
+    h = shared_handle()
+    assert h is shared_handle(torch.cuda.current_device()) is shared_handle("cuda") and not h.closed
+    ws = macko.WORKSPACE_MIN_BYTES
+    weights = [_pruned_weight(torch, 256, 512, s) for s in range(12)]
+    torch.cuda.synchronize()
+    free0 = torch.cuda.mem_get_info()[0]
+    layers = [MackoLinear(w) for w in weights]
+    torch.cuda.synchronize()
+    used = free0 - torch.cuda.mem_get_info()[0]
+    matrix_bytes = sum(lay.storage.bytes for lay in layers)
+    # before: one 64 MiB handle per layer (768 MiB for these 12); now their matrices (~0.2 MiB each) and the
+    # allocators' rounding
+    assert used < 4 * ws, "12 layers took %d bytes of GPU memory (matrices: %d)" % (used, matrix_bytes)
+    assert all(lay.handle is h for lay in layers)
+    own = MackoLinear(weights[0], handle=handle)
+    assert own.handle is handle
+    x = torch.randn(5, 512, device="cuda").half()
+    with torch.no_grad():
+        assert torch.equal(own(x), layers[0](x))
+        for w, lay in zip(weights, layers):
+            want = (x.double() @ w.double().t())
+            assert rel_err(lay(x).cpu().numpy(), want.cpu().numpy()) < 2e-2
+    own.handle = None  # back to the shared one
+    assert own.handle is h
+    with pytest.raises(TypeError):
+        own.handle = "not a handle"
+
+
+def test_macko_linear_shared_handle_per_thread(torch_cuda):
+    """A forward call uses the calling thread's shared handle: two threads running the same layers at once give the
+    results of one thread, bitwise, and each thread has its own handle."""
+    import threading
+
+    torch = torch_cuda
+    from macko.torch import MackoLinear, shared_handle
+
+    layers = [MackoLinear(_pruned_weight(torch, 384, 256, s)) for s in range(3)]
+    x = torch.randn(96, 256, device="cuda").half()  # n = 96: a path that uses the workspace (TC or PANEL)
+    with torch.no_grad():
+        want = [lay(x) for lay in layers]
+    torch.cuda.synchronize()
+    out, handles, errors = {}, {}, []
+
+    def run(i):
+        try:
+            with torch.cuda.stream(torch.cuda.Stream()), torch.no_grad():
+                got = []
+                for _ in range(20):
+                    got = [lay(x) for lay in layers]
+                torch.cuda.current_stream().synchronize()
+            out[i] = got
+            handles[i] = shared_handle()
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    assert handles[0] is not handles[1] and shared_handle() not in (handles[0], handles[1])
+    for i in range(2):
+        for g, w in zip(out[i], want):
+            assert torch.equal(g, w)
+
+
+def test_macko_linear_graph_in_a_new_thread(torch_cuda):
+    """A thread whose first forward is inside a CUDA graph capture (no handle can be made then) uses the handle the
+    layer was built with; the graph replays correctly after that thread has ended."""
+    import threading
+
+    torch = torch_cuda
+    from macko.torch import MackoLinear
+
+    lay = MackoLinear(_pruned_weight(torch, 320, 192, 7))
+    x = torch.randn(4, 192, device="cuda").half()
+    with torch.no_grad():
+        want = lay(x)
+    torch.cuda.synchronize()
+    state, errors = {}, []
+
+    def capture():
+        try:
+            s = torch.cuda.Stream()
+            g = torch.cuda.CUDAGraph()
+            with torch.no_grad(), torch.cuda.graph(g, stream=s):
+                y = lay(x)
+            state.update(graph=g, y=y)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    t = threading.Thread(target=capture)
+    t.start()
+    t.join()
+    assert not errors, errors
+    state["y"].fill_(float("nan"))
+    state["graph"].replay()
+    torch.cuda.synchronize()
+    assert torch.equal(state["y"], want)
