@@ -2,7 +2,8 @@
  * bf16 (the kernels are templates over the 16-bit type H), fp32 accumulation with mma.sync.m16n8k16 (sm_80 and
  * newer).
  *
- * Block: 4 warps, 64 consecutive rows of M, one tile of ntile columns of C, one range of K-tiles (its split). Each
+ * Block: 4 warps (8 for the 64-column tile: MACKO_TC_WARPS_OF), 16 consecutive rows of M each, one tile of ntile
+ * columns of C, one range of K-tiles (its split). Each
  * warp owns 16 rows and a dense 16-bit tile of them in shared memory (16 x kt, rows padded), which it fills for one
  * K-tile at a time by decoding the rows' MACKO segments of that tile (the tile index gives where each segment
  * starts) and then multiplies by the block's shared tile of B (staged with cp.async, two buffers) on the tensor
@@ -43,9 +44,6 @@
 
 namespace {
 
-constexpr int kWarps = MACKO_TC_WARPS;
-constexpr int kThreads = kWarps * 32;
-constexpr int kRows = MACKO_TC_ROWS;
 constexpr unsigned kFull = 0xFFFFFFFFu;
 constexpr int kLeftPad = 24;  /* halves left of column 0 of a staged A row (entries before a segment: <= 22) */
 constexpr int kRightPad = 16; /* halves right of column kt - 1 (zeros past a segment's end: <= 7) */
@@ -167,7 +165,8 @@ __device__ __forceinline__ void decode_store(Pass16 &x, int s, int e, int nib, i
 }
 
 /* C = beta*C (0 when beta == 0) on this block's rows and columns: alpha == 0, A and B are not read. */
-template <typename H> __device__ void scale_block(const TcParams<H> &p, int row0, int j0, int nh, float beta)
+template <typename H, int kRows, int kThreads>
+__device__ void scale_block(const TcParams<H> &p, int row0, int j0, int nh, float beta)
 {
     for (int e = threadIdx.x; e < kRows * nh; e += kThreads) {
         const int r = row0 + e % kRows, j = e / kRows;
@@ -198,7 +197,7 @@ __device__ __forceinline__ void put_c(const TcParams<H> &p, int r, int64_t j, fl
 
 /* Stages the kt x ntile tile of B starting at row k0, column j0 into sB (row j: kt values of column j0 + j),
  * zero-filled past cols and past nh. VEC: 16-byte cp.async (b 16-byte aligned, ldb % 8 == 0). */
-template <typename H, int NTILE, bool VEC>
+template <typename H, int NTILE, bool VEC, int kThreads>
 __device__ __forceinline__ void stage_b(const TcParams<H> &p, char *sB, int k0, int j0, int nh)
 {
     const int kt = p.kt, bs = b_stride(kt);
@@ -329,12 +328,13 @@ __device__ __forceinline__ void walk_tiles(const TcParams<H> &p, char *sA, int w
 }
 
 /* Blocks per SM the registers are capped for (shared memory is sized by the plan to match). */
-template <int NT8> constexpr int tc_min_blocks() { return NT8 == 1 ? 8 : NT8 == 2 ? 6 : NT8 == 4 ? 4 : 3; }
+template <int NT8> constexpr int tc_min_blocks() { return NT8 == 1 ? 8 : NT8 == 2 ? 6 : NT8 == 4 ? 4 : 2; }
 
 template <typename H, int NT8, int G, bool VEC>
-__global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(const TcParams<H> p)
+__global__ void __launch_bounds__(MACKO_TC_WARPS_OF(NT8 * 8) * 32, tc_min_blocks<NT8>()) tc_kernel(const TcParams<H> p)
 {
     constexpr int NTILE = NT8 * 8;
+    constexpr int kWarps = MACKO_TC_WARPS_OF(NTILE), kThreads = kWarps * 32, kRows = 16 * kWarps;
     extern __shared__ __align__(16) char smem[];
     __shared__ int s_last;
 
@@ -351,14 +351,14 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(cons
     const int nh = min(NTILE, p.n - j0);
     if (alpha == 0.0f) {
         if (split == 0)
-            scale_block(p, row0, j0, nh, beta);
+            scale_block<H, kRows, kThreads>(p, row0, j0, nh, beta);
         return;
     }
     const int t_begin = split * p.tiles_per_split;
     const int t_end = min(p.T, t_begin + p.tiles_per_split);
 
     if (t_begin < t_end)
-        stage_b<H, NTILE, VEC>(p, sB, t_begin * kt, j0, nh);
+        stage_b<H, NTILE, VEC, kThreads>(p, sB, t_begin * kt, j0, nh);
     cp_async_commit();
     zero_rows(sA, 16 * as * 2, lane);
 
@@ -376,7 +376,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<NT8>()) tc_kernel(cons
             cp_async_wait<0>();
             __syncthreads(); /* B tile t staged; every warp is done with the other buffer */
             if (t + 1 < t_end)
-                stage_b<H, NTILE, VEC>(p, sB + (buf ^ 1) * bbytes, (t + 1) * kt, j0, nh);
+                stage_b<H, NTILE, VEC, kThreads>(p, sB + (buf ^ 1) * bbytes, (t + 1) * kt, j0, nh);
             cp_async_commit();
             const int ksteps = min(kt, p.cols - t * kt + 15) >> 4;
             mma_tile<H, NT8>(acc, a_addr, smem_addr(sB + buf * bbytes) + b_lane, ksteps, bs);
@@ -578,8 +578,9 @@ template <typename H> int tc_spmm(const macko_tc_args *a)
         p.b = static_cast<const H *>(a->b) + j * a->ldb;
         p.c = static_cast<H *>(a->c) + j * a->ldc;
         p.n = (int)nn;
-        const dim3 grid((unsigned)ceil_div(a->rows, kRows), (unsigned)p.splits, (unsigned)ceil_div(nn, a->ntile));
-        k<<<grid, kThreads, smem, st>>>(p);
+        const dim3 grid((unsigned)ceil_div(a->rows, MACKO_TC_ROWS_OF(a->ntile)), (unsigned)p.splits,
+                        (unsigned)ceil_div(nn, a->ntile));
+        k<<<grid, MACKO_TC_WARPS_OF(a->ntile) * 32, smem, st>>>(p);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return (int)e;
@@ -591,17 +592,19 @@ template <typename H> int tc_spmm(const macko_tc_args *a)
 
 extern "C" size_t macko_tc_smem_bytes(int kt, int ntile)
 {
-    return (size_t)2 * ((size_t)kWarps * 16 * (size_t)a_stride(kt) + (size_t)2 * (size_t)ntile * (size_t)b_stride(kt));
+    return (size_t)2 * ((size_t)MACKO_TC_ROWS_OF(ntile) * (size_t)a_stride(kt) +
+                        (size_t)2 * (size_t)ntile * (size_t)b_stride(kt));
 }
 
 extern "C" int64_t macko_tc_ws_floats(int64_t rows, int64_t n, int ntile, int splits)
 {
-    return splits <= 1 ? 0 : ceil_div(rows, kRows) * ceil_div(n, ntile) * (int64_t)splits * kRows * ntile;
+    const int64_t r = MACKO_TC_ROWS_OF(ntile);
+    return splits <= 1 ? 0 : ceil_div(rows, r) * ceil_div(n, ntile) * (int64_t)splits * r * ntile;
 }
 
 extern "C" int64_t macko_tc_counters(int64_t rows, int64_t n, int ntile, int splits)
 {
-    return splits <= 1 ? 0 : ceil_div(rows, kRows) * ceil_div(n, ntile);
+    return splits <= 1 ? 0 : ceil_div(rows, MACKO_TC_ROWS_OF(ntile)) * ceil_div(n, ntile);
 }
 
 extern "C" int macko_tc_prepare(macko_datatype_t type, int group, int max_smem_optin)

@@ -27,9 +27,11 @@
 extern "C" {
 #endif
 
-/* Tile widths and decode groups the kernels are built for. */
-#define MACKO_TC_WARPS 4          /* warps per block; 16 rows each */
-#define MACKO_TC_ROWS (16 * MACKO_TC_WARPS)
+/* Warps per block (16 rows each) of the kernel for a column tile of ntile columns: 8 for the 64-column tile, whose two
+ * B tiles take the most shared memory (with 4 warps only 2 blocks, 8 warps, fit on an SM: twice the rows share them
+ * now), 4 for the others. */
+#define MACKO_TC_WARPS_OF(ntile) ((ntile) == 64 ? 8 : 4)
+#define MACKO_TC_ROWS_OF(ntile) (16 * MACKO_TC_WARPS_OF(ntile))
 
 typedef struct macko_tc_args {
     macko_datatype_t type;   /* MACKO_R_16F or MACKO_R_16BF: M's values, B and C (MACKO_R_32F: the SIMT path) */
@@ -50,9 +52,9 @@ typedef struct macko_tc_args {
     const float *alpha_dev;  /* device pointers in POINTER_MODE_DEVICE (read by the kernel) ... */
     const float *beta_dev;
     float alpha, beta;       /* ... else the host values (the pointers are then NULL) */
-    float *ws;               /* splits > 1: splits * ceil(rows / MACKO_TC_ROWS) * ceil(n / ntile) * MACKO_TC_ROWS *
-                              * ntile floats */
-    int *counters;           /* splits > 1: ceil(rows / MACKO_TC_ROWS) * ceil(n / ntile) ints, zero between calls */
+    float *ws;               /* splits > 1: splits * ceil(rows / R) * ceil(n / ntile) * R * ntile floats, R =
+                              * MACKO_TC_ROWS_OF(ntile) */
+    int *counters;           /* splits > 1: ceil(rows / R) * ceil(n / ntile) ints, zero between calls */
     macko_stream_t stream;
 } macko_tc_args;
 

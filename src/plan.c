@@ -307,7 +307,7 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
 /* ---- tensor-core paths (fp16 or bf16, 32-bit indices) */
 
 /* Blocks per SM the TC kernel's registers are capped for (its __launch_bounds__, spmm_tc.cu), per column tile. */
-static int tc_reg_blocks(int ntile) { return ntile == 8 ? 8 : ntile == 16 ? 6 : ntile == 32 ? 4 : 3; }
+static int tc_reg_blocks(int ntile) { return ntile == 8 ? 8 : ntile == 16 ? 6 : ntile == 32 ? 4 : 2; }
 
 /* Resident TC blocks per SM for column tile ntile and K-tile kt: registers and shared memory (0: none fits). */
 static int tc_blocks(int ntile, int kt, const macko_devprops *dp)
@@ -357,7 +357,7 @@ static int tc_eligible(const struct macko_mat_s *m, int index, const macko_devpr
 
 static macko_launch tc_launch(int ntile, int kt, const macko_devprops *dp)
 {
-    macko_launch L = launch_of(MACKO_K_MM_TC, ntile, MACKO_TC_ROWS * 2, tc_blocks(ntile, kt, dp), 0);
+    macko_launch L = launch_of(MACKO_K_MM_TC, ntile, MACKO_TC_WARPS_OF(ntile) * 32, tc_blocks(ntile, kt, dp), 0);
     L.smem = (uint32_t)macko_tc_smem_bytes(kt, ntile);
     return L;
 }
@@ -684,8 +684,15 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
     p.row_ptr = row_ptr;
     if (tc_eligible(m, p.index, dp)) {
         tc_choose(m, dp, &p.tc.kt, &p.tc.group);
-        if (f->tc_kt)
+        if (f->tc_kt) {
+            /* the widest tile's block (the most shared memory) must fit this device */
+            if (macko_tc_smem_bytes(f->tc_kt, 64) > (size_t)dp->smem_per_block_optin) {
+                snprintf(msg, msg_size, "tc_kt = %d needs %zu bytes of shared memory per block for 64 columns; this "
+                         "device has %d", f->tc_kt, macko_tc_smem_bytes(f->tc_kt, 64), dp->smem_per_block_optin);
+                return MACKO_STATUS_NOT_SUPPORTED;
+            }
             p.tc.kt = f->tc_kt;
+        }
         if (f->tc_group)
             p.tc.group = f->tc_group;
         p.tc.splits = f->tc_splits;
@@ -779,7 +786,7 @@ macko_status_t macko_plan_build(const char *fn, const struct macko_mat_s *m, con
 static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_launch *L, const macko_workspace *ws,
                      const macko_devprops *dp)
 {
-    const int64_t rowblocks = (a->rows + MACKO_TC_ROWS - 1) / MACKO_TC_ROWS;
+    const int64_t rowblocks = (a->rows + MACKO_TC_ROWS_OF(L->tile) - 1) / MACKO_TC_ROWS_OF(L->tile);
     const int64_t ntiles = (a->n + L->tile - 1) / L->tile;
     const int64_t T = (a->cols + p->tc.kt - 1) / p->tc.kt;
     const double slots = (double)(dp->sm_count > 0 ? dp->sm_count : 1) * (L->blocks_per_sm > 0 ? L->blocks_per_sm : 1);

@@ -319,6 +319,7 @@ TEST(Plan, SpmmRuleOverN)
         EXPECT_EQ(L->kernel, MACKO_K_MM_TC);
         EXPECT_EQ(L->tile, w.tile);
         EXPECT_EQ(L->smem, (uint32_t)macko_tc_smem_bytes(192, w.tile));
+        EXPECT_EQ(L->block, w.tile == 64 ? 256u : 128u); /* 8 warps share the 64-column tile's B */
         EXPECT_GE(L->blocks_per_sm, 2);
     }
     /* n = 65..128: PANEL where its GEMM is wgmma (clusters along K), TC (two launches of 64 columns) with mma.sync */
@@ -608,6 +609,8 @@ TEST(Plan, ForcedChoices)
                        {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       /* tc_kt 512: the 64-column tile's block (8 warps) needs 268 KiB, more than a block gets */
+                       {{-1, -1, 0, 0, -1, 512, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
                        {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
