@@ -217,8 +217,8 @@ class MackoLinear(nn.Module):
         """The handle this layer's calls use on the calling thread: the one given with ``handle=`` (or assigned to
         ``layer.handle``), else the thread's shared handle for the layer's device (``shared_handle``, made on first
         use); None for a layer on the CPU. Assigning None goes back to the shared handle."""
-        h = self.__dict__.get("_given_handle")
-        if h is not None and not h.closed:
+        h = self._own_handle()
+        if h is not None:
             return h
         if self.device.type != "cuda":
             return None
@@ -230,6 +230,11 @@ class MackoLinear(nn.Module):
             raise TypeError("a MackoLinear's handle is a macko.Handle or None (the shared one), not %s"
                             % type(h).__name__)
         self._given_handle = h
+
+    def _own_handle(self):
+        """The handle given to this layer, or None (none given, or it was closed)."""
+        h = self.__dict__.get("_given_handle")
+        return h if h is not None and not h.closed else None
 
     def _device_handle(self):
         """The handle for work other than forward on the layer's CUDA device (encode, upload, conversion, copy),
@@ -244,8 +249,8 @@ class MackoLinear(nn.Module):
         """The handle of a forward call: the layer's own, else this thread's shared one. A thread's first forward
         inside a CUDA graph capture cannot make a handle (macko_create allocates), so it takes the handle the layer
         was built with; a shared handle a graph is captured with is kept for the life of the process."""
-        h = self.__dict__.get("_given_handle")
-        if h is not None and not h.closed:
+        h = self._own_handle()
+        if h is not None:
             return h
         capturing = torch.cuda.is_current_stream_capturing()
         h = _thread_handle(self.device.index)
