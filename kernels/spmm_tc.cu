@@ -2,7 +2,7 @@
  * bf16 (the kernels are templates over the 16-bit type H), fp32 accumulation with mma.sync.m16n8k16 (sm_80 and
  * newer).
  *
- * Block: 4 warps (8 for the 64-column tile: MACKO_TC_WARPS_OF) of 16 consecutive rows of M each, one tile of ntile
+ * Block: 4 warps (8 for the 16- and 64-column tiles: MACKO_TC_WARPS_OF) of 16 consecutive rows of M each, one tile of ntile
  * columns of C, one range of K-tiles (its split). Each warp owns its 16 rows' dense 16-bit tile in shared memory
  * (16 x kt, rows padded), which it fills for one K-tile at a time by decoding the rows' MACKO segments of that tile
  * (the tile index gives where each segment starts) and then multiplies by the block's shared tile of B (staged with
@@ -327,7 +327,7 @@ __device__ __forceinline__ void walk_tiles(const TcParams<H> &p, char *sA, int w
 }
 
 /* Blocks per SM the registers are capped for (shared memory is sized by the plan to match). */
-template <int NT8> constexpr int tc_min_blocks() { return NT8 == 1 ? 8 : NT8 == 2 ? 6 : NT8 == 4 ? 4 : 2; }
+template <int NT8> constexpr int tc_min_blocks() { return NT8 == 1 ? 8 : NT8 == 2 ? 3 : NT8 == 4 ? 4 : 2; }
 
 template <typename H, int NT8, int G, bool VEC>
 __global__ void __launch_bounds__(MACKO_TC_WARPS_OF(NT8 * 8) * 32, tc_min_blocks<NT8>()) tc_kernel(const TcParams<H> p)

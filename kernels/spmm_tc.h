@@ -29,8 +29,10 @@ extern "C" {
 
 /* Warps per block (16 rows each) of the kernel for a column tile of ntile columns: 8 for the 64-column tile, whose two
  * B tiles take the most shared memory (with 4 warps only 2 blocks, 8 warps, fit on an SM: twice the rows share them
- * now), 4 for the others. */
-#define MACKO_TC_WARPS_OF(ntile) ((ntile) == 64 ? 8 : 4)
+ * now), and for the 16-column tile (shared memory holds 3 blocks of 8 warps where it held 5 of 4: 24 warps instead of
+ * 20, and each B tile serves twice the rows); 4 for the 8- and 32-column tiles (with 8, the 32-column tile keeps its
+ * 16 warps per SM and was slower at d = 0.3; bench/NOTES.md, session 30). */
+#define MACKO_TC_WARPS_OF(ntile) ((ntile) == 16 || (ntile) == 64 ? 8 : 4)
 #define MACKO_TC_ROWS_OF(ntile) (16 * MACKO_TC_WARPS_OF(ntile))
 
 typedef struct macko_tc_args {

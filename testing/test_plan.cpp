@@ -319,7 +319,7 @@ TEST(Plan, SpmmRuleOverN)
         EXPECT_EQ(L->kernel, MACKO_K_MM_TC);
         EXPECT_EQ(L->tile, w.tile);
         EXPECT_EQ(L->smem, (uint32_t)macko_tc_smem_bytes(192, w.tile));
-        EXPECT_EQ(L->block, w.tile == 64 ? 256u : 128u); /* 8 warps share the 64-column tile's B */
+        EXPECT_EQ(L->block, w.tile == 64 ? 256u : 128u); /* 8 warps share the 64-column tile's B, 4 the 32's */
         EXPECT_GE(L->blocks_per_sm, 2);
     }
     /* n = 65..128: PANEL where its GEMM is wgmma (clusters along K), TC (two launches of 64 columns) with mma.sync */
@@ -370,6 +370,12 @@ TEST(Plan, SpmmRuleOverN)
     EXPECT_EQ(macko_plan_mm(&g, 4, 28672, 1, 28672, 1)->kernel, MACKO_K_MM_STAGED); /* a tile of 4 still fits */
     EXPECT_EQ(macko_plan_mm(&g, 9, 28672, 1, 28672, 1)->kernel, MACKO_K_MM_TC);
     EXPECT_EQ(macko_plan_mm(&g, 9, 28672, 1, 28672, 1)->tile, 16);
+    /* the 16-column tile runs 8 warps a block (MACKO_TC_WARPS_OF), 3 blocks per SM at kt = 192 */
+    EXPECT_EQ(g.tc.kt, 192);
+    EXPECT_EQ(macko_plan_mm(&g, 16, 28672, 1, 28672, 1)->block, 256u);
+    EXPECT_EQ(macko_plan_mm(&g, 16, 28672, 1, 28672, 1)->blocks_per_sm, 3);
+    EXPECT_EQ(macko_plan_mm(&g, 16, 28672, 1, 28672, 1)->smem, (uint32_t)macko_tc_smem_bytes(192, 16));
+    EXPECT_EQ(macko_tc_smem_bytes(192, 16), (size_t)2 * (128 * (192 + 40) + 2 * 16 * (192 + 8)));
     /* lower densities take smaller groups */
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 * 3 / 10), h100()).tc.group, 4);
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 / 10), h100()).tc.group, 4);
