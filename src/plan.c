@@ -380,14 +380,17 @@ static void tc_rule(const macko_devprops *dp, const macko_plan *p, int path, int
 }
 
 /* The TC/PANEL rows of the automatic rule, measured on the H100 (bench/NOTES.md): the CUDA-core tiles stay up to
- * n = 8 (up to 16 for matrices of fewer than 2^25 positions), the TC tiles of 16, 32 and 64 columns take n up to
+ * n = 8 (up to 16 for matrices of fewer than 2^25 positions with at least 4096 rows of at most 4096 columns: the
+ * staged tile of 16 columns then fills the GPU with one warp per row and two or more blocks per SM; H200, session
+ * 30: TC took 0.47-0.83x the time of the CUDA-core tiles at n = 9..16 on 1024 x 8192, 2048 x 4096 and 5120^2 and on
+ * 3072^2 at d = 0.5, 1.04-1.16x on 4096 x 2048 and 4096^2), the TC tiles of 16, 32 and 64 columns take n up to
  * 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace. Where the panel GEMM is wgmma
  * (clusters along K fill the GPU at one column block), PANEL takes n = 65..128 too: TC runs n = 65..128 as two
  * launches of 64 columns while PANEL's time hardly grows with n (session 12: PANEL level or ahead of TC at n = 128 on
  * the H100; session 28, H200: 1.08-2.1x faster than TC at n = 96 and 127 on all 12 quick cases, mixed at n = 33-64). */
 static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
 {
-    const int small = (double)m->rows * (double)m->cols < 33554432.0;
+    const int small = (double)m->rows * (double)m->cols < 33554432.0 && m->rows >= 4096 && m->cols <= 4096;
     const int64_t ldp = (m->cols + 7) & ~INT64_C(7);
     const int panel = 128 * ldp * 2 <= MACKO_WS_BYTES - MACKO_WS_COUNTERS * 4;
     int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) is replaced, or kept up to n = 16 */

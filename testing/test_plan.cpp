@@ -16,6 +16,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -376,6 +377,19 @@ TEST(Plan, SpmmRuleOverN)
     EXPECT_EQ(macko_plan_mm(&g, 16, 28672, 1, 28672, 1)->blocks_per_sm, 3);
     EXPECT_EQ(macko_plan_mm(&g, 16, 28672, 1, 28672, 1)->smem, (uint32_t)macko_tc_smem_bytes(192, 16));
     EXPECT_EQ(macko_tc_smem_bytes(192, 16), (size_t)2 * (128 * (192 + 40) + 2 * 16 * (192 + 8)));
+    /* fewer than 2^25 positions keep the CUDA-core tile of 16 columns only with at least 4096 rows of at most 4096
+     * columns (its grid then fills the GPU); fewer rows or longer ones take TC from n = 9 */
+    const std::pair<int64_t, int64_t> small_shapes[] = {{4096, 2048}, {8000, 4096}, {4095, 4096},
+                                                          {1024, 8192}, {2048, 4096}, {5120, 5120}};
+    for (const auto &rc : small_shapes) {
+        const int64_t rows = rc.first, cols = rc.second;
+        SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols));
+        const macko_plan sp = plan_of(shape(rows, cols, rows * cols / 2), h100());
+        const bool cores = rows >= 4096 && cols <= 4096;
+        EXPECT_EQ(macko_plan_mm(&sp, 16, cols, 1, cols, 1)->kernel, cores ? MACKO_K_MM_STAGED : MACKO_K_MM_TC);
+        EXPECT_EQ(macko_plan_mm(&sp, 9, cols, 1, cols, 1)->kernel, cores ? MACKO_K_MM_STAGED : MACKO_K_MM_TC);
+        EXPECT_NE(macko_plan_mm(&sp, 8, cols, 1, cols, 1)->kernel, MACKO_K_MM_TC);
+    }
     /* lower densities take smaller groups */
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 * 3 / 10), h100()).tc.group, 4);
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 / 10), h100()).tc.group, 4);
