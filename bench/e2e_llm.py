@@ -556,6 +556,9 @@ def main():
     p.add_argument("--densities", default="0.5,0.3", help="run in this order; the tables are sorted")
     p.add_argument("--layout", choices=("rows", "tiles"), default="rows",
                    help="device layout of the sparse model's MackoLinear matrices (macko_mat_set_layout)")
+    p.add_argument("--workspace-mib", type=int, default=0,
+                   help="give the sparse layers' handle a workspace of this many MiB (a torch buffer, counted in the "
+                        "peak memory; macko.Handle.set_workspace); 0: the handle's own 64 MiB")
     p.add_argument("--prompt-lens", default="512,2048", help="TTFT prompt lengths (comma list; empty: none)")
     p.add_argument("--batches", default="1,8,32", help="decode batch sizes (comma list; 1 carries the fidelity "
                                                        "checks and the memory figures)")
@@ -614,6 +617,7 @@ def main():
                        "" if a.fuse == own else ("-fused" if a.fuse else "-unfused"),
                        "" if a.compile == own else ("-compiled" if a.compile else "-eager"),
                        "" if a.layout == "rows" else "-" + a.layout,
+                       "-ws%d" % a.workspace_mib if a.workspace_mib else "",
                        "-" + a.tag if a.tag else ""))
     stem = os.path.join(a.out, "e2e-%s-%s%s" % (short, now.strftime("%Y-%m-%d"), variant))
     log("device: %s; torch %s; transformers %s; macko %s from %s" % (
@@ -641,6 +645,9 @@ def main():
                          time.time() - t_build, RUNNERS[a.impl].name))
 
     handle = macko.Handle()
+    if a.workspace_mib:
+        # one buffer for the run, made on the current stream; the handle holds it (set_workspace's contract)
+        handle.set_workspace(torch.empty(a.workspace_mib << 20, dtype=torch.uint8, device="cuda"))
     results = []
     meta = dict(device=dev_name, date=now.strftime("%Y-%m-%d %H:%M UTC"), torch=torch.__version__,
                 transformers=transformers.__version__, macko=".".join(map(str, macko.version())),
@@ -654,7 +661,7 @@ def main():
                 vocab=cfg.vocab_size, prompt_lens=a.prompt_lens, batches=a.batches,
                 decode_prompt_len=a.decode_prompt_len, new_tokens=a.new_tokens, check_tokens=a.check_tokens,
                 repeats=a.repeats, prefill_warmup=a.prefill_warmup, prefill_reps=a.prefill_reps, seed=a.seed,
-                rtol=a.rtol, dense_param_bytes=dense_param_bytes, pruned_weights=pruned_numel, argv=[sys.argv],
+                rtol=a.rtol, workspace_mib=a.workspace_mib, dense_param_bytes=dense_param_bytes, pruned_weights=pruned_numel, argv=[sys.argv],
                 densities_requested=dens)
     t_start = time.time()
     for i, d in enumerate(dens):

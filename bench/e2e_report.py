@@ -103,8 +103,12 @@ def markdown(meta, results):
         "- pruning: every q/k/v/o/gate/up/down weight (%.3fG values) by magnitude, unstructured, per matrix; "
         "embeddings, lm_head and norms dense" % (m["pruned_weights"] / 1e9),
         "- sparse: those layers in `macko.torch.MackoLinear` (one `macko_Hspmm` with n = the tokens of the call per "
-        "linear; encoded on the GPU; device layout %s); dense: the same pruned weights kept dense (nn.Linear, cuBLAS)"
-        % ("TILES (bitmap tiles, `layout='tiles'`)" if m.get("layout") == "tiles" else "ROWS (the MACKO rows)"),
+        "linear; encoded on the GPU; device layout %s; %s); dense: the same pruned weights kept dense (nn.Linear, "
+        "cuBLAS)"
+        % ("TILES (bitmap tiles, `layout='tiles'`)" if m.get("layout") == "tiles" else "ROWS (the MACKO rows)",
+           "all on one handle with a workspace of %d MiB given by `Handle.set_workspace` (a torch buffer, in the "
+           "peak memory)" % m["workspace_mib"] if m.get("workspace_mib") else "all on one handle with its own 64 MiB "
+           "workspace"),
         "- **time to first token**: one eager forward over a prompt of L random tokens (batch 1: every linear "
         "multiplies by n = L columns) and the argmax of its last position, the KV cache rewound before each; median "
         "of %d timed prefills after %d untimed ones (CUDA events around the forward; the wall-clock medians, "
