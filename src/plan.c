@@ -381,9 +381,10 @@ static void tc_rule(const macko_devprops *dp, const macko_plan *p, int path, int
 
 /* The TC/PANEL rows of the automatic rule, measured on the H100 (bench/NOTES.md): the CUDA-core tiles stay up to
  * n = 8 (up to 16 for matrices of fewer than 2^25 positions with at least 4096 rows of at most 4096 columns: the
- * staged tile of 16 columns then fills the GPU with one warp per row and two or more blocks per SM; H200, session
- * 30: TC took 0.47-0.83x the time of the CUDA-core tiles at n = 9..16 on 1024 x 8192, 2048 x 4096 and 5120^2 and on
- * 3072^2 at d = 0.5, 1.04-1.16x on 4096 x 2048 and 4096^2), the TC tiles of 16, 32 and 64 columns take n up to
+ * staged tile of 16 columns, one warp per row in blocks of 32 warps with B in shared memory, then fills the GPU in
+ * one wave; H200, session 30: TC took 0.47-0.83x the time of the CUDA-core tiles at n = 9..16 on 1024 x 8192,
+ * 2048 x 4096 and 5120^2 and on 3072^2 at d = 0.5, 1.04-1.16x on 4096 x 2048 and 4096^2), the TC tiles of 16, 32
+ * and 64 columns take n up to
  * 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace. Where the panel GEMM is wgmma
  * (clusters along K fill the GPU at one column block), PANEL takes n = 65..128 too: TC runs n = 65..128 as two
  * launches of 64 columns while PANEL's time hardly grows with n (session 12: PANEL level or ahead of TC at n = 128 on
