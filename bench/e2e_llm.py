@@ -658,8 +658,8 @@ def main():
                 vocab=cfg.vocab_size, prompt_lens=a.prompt_lens, batches=a.batches,
                 decode_prompt_len=a.decode_prompt_len, new_tokens=a.new_tokens, check_tokens=a.check_tokens,
                 repeats=a.repeats, prefill_warmup=a.prefill_warmup, prefill_reps=a.prefill_reps, seed=a.seed,
-                rtol=a.rtol, workspace_mib=a.workspace_mib, dense_param_bytes=dense_param_bytes, pruned_weights=pruned_numel, argv=[sys.argv],
-                densities_requested=dens)
+                rtol=a.rtol, workspace_mib=a.workspace_mib, dense_param_bytes=dense_param_bytes,
+                pruned_weights=pruned_numel, argv=[sys.argv], densities_requested=dens)
     t_start = time.time()
     for i, d in enumerate(dens):
         if a.deadline_s and time.time() - t_start > a.deadline_s:

@@ -2,12 +2,12 @@
  * bf16 (the kernels are templates over the 16-bit type H), fp32 accumulation with mma.sync.m16n8k16 (sm_80 and
  * newer).
  *
- * Block: 4 warps (8 for the 16- and 64-column tiles: MACKO_TC_WARPS_OF) of 16 consecutive rows of M each, one tile of ntile
- * columns of C, one range of K-tiles (its split). Each warp owns its 16 rows' dense 16-bit tile in shared memory
+ * Block: 4 warps (8 for the 16- and 64-column tiles: MACKO_TC_WARPS_OF) of 16 consecutive rows of M each, one tile of
+ * ntile columns of C, one range of K-tiles (its split). Each warp owns its 16 rows' dense 16-bit tile in shared memory
  * (16 x kt, rows padded), which it fills for one K-tile at a time by decoding the rows' MACKO segments of that tile
  * (the tile index gives where each segment starts) and then multiplies by the block's shared tile of B (staged with
- * cp.async, two buffers) on the tensor cores. So A is read from memory once per column tile of C, as compressed as
- * it is stored, and the products run as dense 16 x 8 x 16 MMAs.
+ * cp.async, two buffers) on the tensor cores. So A is read from memory once per column tile of C, as compressed as it
+ * is stored, and the products run as dense 16 x 8 x 16 MMAs.
  *
  * Decode of one pass: the warp's lanes form 32/G groups of G lanes; each group takes one row segment, each lane 16
  * consecutive entries (two 8-entry groups: 16-byte value loads, one 32-bit delta word each), starting from the

@@ -384,11 +384,11 @@ static void tc_rule(const macko_devprops *dp, const macko_plan *p, int path, int
  * staged tile of 16 columns, one warp per row in blocks of 32 warps with B in shared memory, then fills the GPU in
  * one wave; H200, session 30: TC took 0.47-0.83x the time of the CUDA-core tiles at n = 9..16 on 1024 x 8192,
  * 2048 x 4096 and 5120^2 and on 3072^2 at d = 0.5, 1.04-1.16x on 4096 x 2048 and 4096^2), the TC tiles of 16, 32
- * and 64 columns take n up to
- * 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace. Where the panel GEMM is wgmma
- * (clusters along K fill the GPU at one column block), PANEL takes n = 65..128 too: TC runs n = 65..128 as two
- * launches of 64 columns while PANEL's time hardly grows with n (session 12: PANEL level or ahead of TC at n = 128 on
- * the H100; session 28, H200: 1.08-2.1x faster than TC at n = 96 and 127 on all 12 quick cases, mixed at n = 33-64). */
+ * and 64 columns take n up to 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace.
+ * Where the panel GEMM is wgmma (clusters along K fill the GPU at one column block), PANEL takes n = 65..128 too: TC
+ * runs n = 65..128 as two launches of 64 columns while PANEL's time hardly grows with n (session 12: PANEL level or
+ * ahead of TC at n = 128 on the H100; session 28, H200: 1.08-2.1x faster than TC at n = 96 and 127 on all 12 quick
+ * cases, mixed at n = 33-64). */
 static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
 {
     const int small = (double)m->rows * (double)m->cols < 33554432.0 && m->rows >= 4096 && m->cols <= 4096;
