@@ -35,6 +35,7 @@ between them like a MACKO layer; its state dict holds the N:M arrays.
 """
 
 import copy
+import ctypes
 import itertools
 import threading
 import weakref
@@ -43,7 +44,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._enums import DataType, Kind, Layout, type_name
+from . import _lib
+from ._enums import DataType, Kind, Layout, PointerMode, type_name
 from ._enums import layout as _layout_of
 from ._nm import prune_nm
 from ._quant import DEFAULT_OUTLIERS
@@ -716,9 +718,30 @@ class MackoLinear(nn.Module):
     def _matmul(self, x2, y2):
         """y2[i] = W @ x2[i] for every row i, in one macko_Hspmm / _Sspmm / _Dspmm call (macko_spmm_ex for bf16):
         the row-major [n, in_features] batch x2 is the column-major in_features x n matrix B (ldb = in_features),
-        and y2 the out_features x n matrix C (ldc = out_features)."""
-        if x2.shape[0] > 0:
-            spmm(self._forward_handle(), self.matrix, x2.t(), y2.t())
+        and y2 the out_features x n matrix C (ldc = out_features). x2 and y2 are contiguous tensors of the layer's
+        dtype on its device (_forward_eager makes them so), so the C routine is called straight, without compute.spmm's
+        checks of arbitrary operands; the handle's stream is set to torch's current stream first, as spmm does."""
+        n = x2.shape[0]
+        if n == 0:
+            return
+        h = self._forward_handle()
+        m = self.matrix
+        direct = _direct_call(m) if not (h.closed or m.closed) else None
+        if direct is None or _pointer_mode(h) != PointerMode.HOST:
+            spmm(h, m, x2.t(), y2.t())  # it raises what it raises for these (a closed object, device scalars)
+            return
+        fn, name, ex, alpha, beta = direct
+        L = _lib.lib()
+        st = L.macko_set_stream(h, torch.cuda.current_stream(self.device).cuda_stream)
+        if st == 0:
+            if ex:
+                st = fn(h, 0, n, alpha, m, x2.data_ptr(), ex, self.in_features, beta, y2.data_ptr(), ex,
+                        self.out_features, int(DataType.R_32F))
+            else:
+                st = fn(h, 0, n, alpha, m, x2.data_ptr(), self.in_features, beta, y2.data_ptr(), self.out_features)
+        if st != 0:
+            pos, msg = _lib.last_error()
+            raise _lib.MackoError(st, _lib.status_name(st), pos, msg, name)
 
     def extra_repr(self):
         more = ", empty" if self.matrix is None else ""
@@ -737,6 +760,30 @@ class MackoLinear(nn.Module):
 
 def _name(dtype):
     return str(dtype).replace("torch.", "")
+
+
+def _direct_call(m):
+    """(routine, its name, the bf16 type code for macko_spmm_ex or 0, alpha = 1, beta = 0 by reference) for calling the
+    product of matrix m (any kind) with B and C of its own type; kept on the matrix (its type never changes)."""
+    d = getattr(m, "_torch_direct", None)
+    if d is None:
+        t = m.datatype
+        name = "macko_spmm_ex" if t == DataType.R_16BF else "macko_%sspmm" % {
+            DataType.R_16F: "H", DataType.R_32F: "S", DataType.R_64F: "D"}[t]
+        fn = getattr(_lib.lib(), name, None)
+        if fn is None:
+            return None
+        scalar = ctypes.c_double if t == DataType.R_64F else ctypes.c_float
+        one, zero = scalar(1.0), scalar(0.0)
+        d = (fn, name, int(t) if t == DataType.R_16BF else 0, ctypes.byref(one), ctypes.byref(zero))
+        m._torch_direct = d
+    return d
+
+
+def _pointer_mode(h):
+    mode = ctypes.c_int()
+    st = _lib.lib().macko_get_pointer_mode(h, ctypes.byref(mode))
+    return PointerMode(mode.value) if st == 0 else None
 
 
 _TILE_DTYPES = (torch.float16, torch.bfloat16)

@@ -588,3 +588,46 @@ def test_macko_linear_graph_in_a_new_thread(torch_cuda):
     state["graph"].replay()
     torch.cuda.synchronize()
     assert torch.equal(state["y"], want)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16", "float32", "float64"])
+def test_macko_linear_direct_call(torch_cuda, handle, dtype_name):
+    """MackoLinear's forward calls the C routine straight (no compute.spmm checks): bitwise what macko.spmm gives for
+    the same operands, at n = 1, 9 and 70 (three paths), every output written (C poisoned with NaN), on torch's
+    current stream (the handle's stream is set to it); a handle in the device pointer mode still gets spmm's
+    ValueError; with the layer's own handle closed, the thread's shared one computes the same bits."""
+    torch = torch_cuda
+    from macko.torch import MackoLinear
+
+    dt = getattr(torch, dtype_name)
+    w = _pruned_weight(torch, 200, 300, 7).to(dt)
+    lay = MackoLinear(w, dtype=dt, handle=handle)
+    for n in (1, 9, 70):
+        x = torch.randn(n, 300, device="cuda").to(dt)
+        want = torch.full((n, 200), float("nan"), device="cuda", dtype=dt)
+        macko.spmm(handle, lay.matrix, x.t(), want.t())
+        with torch.no_grad():
+            got = lay(x)
+        torch.cuda.synchronize()
+        assert not torch.isnan(got).any()
+        assert torch.equal(got, want), "n = %d" % n
+    side = torch.cuda.Stream()
+    x = torch.randn(33, 300, device="cuda").to(dt)
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        got = lay(x)
+        assert handle.stream == side.cuda_stream
+    side.synchronize()
+    with torch.no_grad():
+        assert torch.equal(got, lay(x))
+    handle.pointer_mode = "device"
+    try:
+        with pytest.raises(ValueError):
+            lay(x)
+    finally:
+        handle.pointer_mode = "host"
+    other = macko.Handle()
+    lay.handle = other
+    other.close()
+    with torch.no_grad():  # a closed handle of the layer's: the thread's shared one takes over
+        assert torch.equal(lay(x), got)
