@@ -733,12 +733,13 @@ class MackoLinear(nn.Module):
         fn, name, ex, alpha, beta = direct
         L = _lib.lib()
         st = L.macko_set_stream(h, torch.cuda.current_stream(self.device).cuda_stream)
-        if st == 0:
-            if ex:
-                st = fn(h, 0, n, alpha, m, x2.data_ptr(), ex, self.in_features, beta, y2.data_ptr(), ex,
-                        self.out_features, int(DataType.R_32F))
-            else:
-                st = fn(h, 0, n, alpha, m, x2.data_ptr(), self.in_features, beta, y2.data_ptr(), self.out_features)
+        if st != 0:
+            name = "macko_set_stream"
+        elif ex:
+            st = fn(h, 0, n, alpha, m, x2.data_ptr(), ex, self.in_features, beta, y2.data_ptr(), ex, self.out_features,
+                    int(DataType.R_32F))
+        else:
+            st = fn(h, 0, n, alpha, m, x2.data_ptr(), self.in_features, beta, y2.data_ptr(), self.out_features)
         if st != 0:
             pos, msg = _lib.last_error()
             raise _lib.MackoError(st, _lib.status_name(st), pos, msg, name)
