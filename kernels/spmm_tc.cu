@@ -326,11 +326,9 @@ __device__ __forceinline__ void walk_tiles(const TcParams<H> &p, char *sA, int w
     }
 }
 
-/* Blocks per SM the registers are capped for (shared memory is sized by the plan to match). */
-template <int NT8> constexpr int tc_min_blocks() { return NT8 == 1 ? 8 : NT8 == 2 ? 3 : NT8 == 4 ? 4 : 2; }
-
 template <typename H, int NT8, int G, bool VEC>
-__global__ void __launch_bounds__(MACKO_TC_WARPS_OF(NT8 * 8) * 32, tc_min_blocks<NT8>()) tc_kernel(const TcParams<H> p)
+__global__ void __launch_bounds__(MACKO_TC_WARPS_OF(NT8 * 8) * 32, MACKO_TC_REG_BLOCKS_OF(NT8 * 8))
+    tc_kernel(const TcParams<H> p)
 {
     constexpr int NTILE = NT8 * 8;
     constexpr int kWarps = MACKO_TC_WARPS_OF(NTILE), kThreads = kWarps * 32, kRows = 16 * kWarps;

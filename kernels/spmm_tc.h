@@ -34,6 +34,9 @@ extern "C" {
  * 16 warps per SM and was slower at d = 0.3; bench/NOTES.md, session 30). */
 #define MACKO_TC_WARPS_OF(ntile) ((ntile) == 16 || (ntile) == 64 ? 8 : 4)
 #define MACKO_TC_ROWS_OF(ntile) (16 * MACKO_TC_WARPS_OF(ntile))
+/* Blocks per SM the kernel's registers are capped for (its __launch_bounds__), per column tile; the plan counts
+ * resident blocks with the same number (shared memory is sized to match). */
+#define MACKO_TC_REG_BLOCKS_OF(ntile) ((ntile) == 8 ? 8 : (ntile) == 16 ? 3 : (ntile) == 32 ? 4 : 2)
 
 typedef struct macko_tc_args {
     macko_datatype_t type;   /* MACKO_R_16F or MACKO_R_16BF: M's values, B and C (MACKO_R_32F: the SIMT path) */

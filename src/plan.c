@@ -307,7 +307,7 @@ static macko_status_t mm_rule(const struct macko_mat_s *m, const macko_devprops 
 /* ---- tensor-core paths (fp16 or bf16, 32-bit indices) */
 
 /* Blocks per SM the TC kernel's registers are capped for (its __launch_bounds__, spmm_tc.cu), per column tile. */
-static int tc_reg_blocks(int ntile) { return ntile == 8 ? 8 : ntile == 16 ? 3 : ntile == 32 ? 4 : 2; }
+static int tc_reg_blocks(int ntile) { return MACKO_TC_REG_BLOCKS_OF(ntile); }
 
 /* Resident TC blocks per SM for column tile ntile and K-tile kt: registers and shared memory (0: none fits). */
 static int tc_blocks(int ntile, int kt, const macko_devprops *dp)
