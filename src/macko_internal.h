@@ -16,6 +16,13 @@ extern "C" {
 
 /* Largest element count we allow for any array (keeps byte arithmetic far from int64 overflow). */
 #define MACKO_MAX_ELEMS (INT64_C(1) << 56)
+/* Host byte counts (at most MACKO_MAX_ELEMS x 8 = 2^59) are computed in size_t after the element counts are checked:
+ * that needs a 64-bit size_t, as every host the CUDA toolkit supports has. */
+#ifdef __cplusplus
+static_assert(sizeof(size_t) >= 8, "macko needs a 64-bit host (size_t of 64 bits)");
+#else
+_Static_assert(sizeof(size_t) >= 8, "macko needs a 64-bit host (size_t of 64 bits)");
+#endif
 /* Entries per row_ptr switch: int32 row pointers when entries < 2^31 (lapack_style_docs/FORMAT.md). */
 #define MACKO_RP32_LIMIT (INT64_C(1) << 31)
 

@@ -301,6 +301,7 @@ macko_status_t macko_tiles_to_macko_host(const char *fn, const macko_tiles *t, s
     char msg[256];
     struct macko_mat_s tmp;
     int64_t *rp, r, entries = 0, nz = 0;
+    size_t rp_bytes;
     macko_status_t st;
 
     if (m->kind != MACKO_KIND_MACKO || !is_16bit(m->type))
@@ -308,7 +309,8 @@ macko_status_t macko_tiles_to_macko_host(const char *fn, const macko_tiles *t, s
                           "the tile layout holds MACKO_KIND_MACKO matrices of type fp16 or bf16 only");
     if (check_layout(t, m->rows, m->cols, msg, sizeof msg) != 0)
         return macko_fail(MACKO_STATUS_INTERNAL_ERROR, fn, 0, "the tile layout read back is corrupt: %s", msg);
-    rp = (int64_t *)malloc(array_bytes(m->rows + 1, sizeof *rp));
+    rp_bytes = array_bytes(m->rows + 1, sizeof *rp); /* 0 only on overflow: then no malloc(0) */
+    rp = rp_bytes != 0 ? (int64_t *)malloc(rp_bytes) : NULL;
     if (rp == NULL)
         return macko_fail(MACKO_STATUS_ALLOC_FAILED, fn, 0, "out of host memory");
     for (r = 0; r < m->rows; r++) {
