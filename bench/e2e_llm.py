@@ -5,7 +5,8 @@ What a served model does, measured for the dense model and the sparse one at eac
 - time to first token (TTFT): one forward over a prompt of L tokens (--prompt-lens, default 512 and 2048; batch 1,
   so every linear multiplies by n = L columns) and the argmax of the last position. Warm: --prefill-warmup untimed
   prefills first, then the median of --prefill-reps timed ones (CUDA events around the forward; wall-clock time
-  with torch.cuda.synchronize before and after is kept too), the KV cache rewound before each. The prefill runs
+  with torch.cuda.synchronize before and after is kept too, and the host's time to enqueue the forward: near the
+  event time, the GPU waited for Python's launches), the KV cache rewound before each. The prefill runs
   eagerly (no graph, no compile) for dense and sparse alike.
 - decode tokens/s at batch b (--batches, default 1, 8, 32): b sequences (prompts of --decode-prompt-len random
   tokens, then --new-tokens greedy tokens each) decoded together, one token per sequence per step, so every linear
@@ -294,7 +295,7 @@ def prefill_run(model, args, prompt):
     fresh_memory()
     runner = RUNNERS[args.impl](model, prompt.shape[1] + 8, 1)
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-    ms, wall = [], []
+    ms, wall, enq = [], [], []
     with torch.no_grad():
         for i in range(args.prefill_warmup + args.prefill_reps):
             runner.set_len(0)
@@ -304,12 +305,16 @@ def prefill_run(model, args, prompt):
             logits = runner.forward(prompt)
             tok = logits.argmax(-1)
             ev[1].record()
+            t1 = time.perf_counter()  # the host has enqueued the whole prefill (nothing in it synchronises)
             torch.cuda.synchronize()
             if i >= args.prefill_warmup:
                 wall.append(1e3 * (time.perf_counter() - t0))
+                enq.append(1e3 * (t1 - t0))
                 ms.append(ev[0].elapsed_time(ev[1]))
-        out = dict(ms=statistics.median(ms), wall_ms=statistics.median(wall), ms_all=ms, wall_ms_all=wall,
-                   token=int(tok[0]), logits=logits.float().cpu(), peak_torch=torch.cuda.max_memory_allocated())
+        # enqueue_ms close to ms: the GPU waited for the host's launches (a host-bound prefill)
+        out = dict(ms=statistics.median(ms), wall_ms=statistics.median(wall), enqueue_ms=statistics.median(enq),
+                   ms_all=ms, wall_ms_all=wall, enqueue_ms_all=enq, token=int(tok[0]), logits=logits.float().cpu(),
+                   peak_torch=torch.cuda.max_memory_allocated())
     del runner
     return out
 
@@ -485,7 +490,8 @@ def measure(model, a, prompts, force=None, profile_name=None):
     ttft, dec = {}, {}
     for L, prompt in prompts["prefill"].items():
         ttft[L] = t = prefill_run(model, a, prompt)
-        log("  TTFT, %d-token prompt: %.2f ms (wall %.2f ms)" % (L, t["ms"], t["wall_ms"]))
+        log("  TTFT, %d-token prompt: %.2f ms (wall %.2f ms, host enqueue %.2f ms)" % (L, t["ms"], t["wall_ms"],
+                                                                                 t["enqueue_ms"]))
     for b in a.batches:
         dec[b] = r = decode_run(model, a, prompts["decode"][:b], force=force if b == 1 else None,
                                 profile_name=profile_name if b == 1 else None)
@@ -502,7 +508,8 @@ def compare(d, nnz, pruned_numel, macko_bytes, conv_s, dense, sparse, a):
     for L in dt:
         r["ttft"].append(dict(prompt_len=L, dense_ms=dt[L]["ms"], sparse_ms=st[L]["ms"],
                               ratio=st[L]["ms"] / dt[L]["ms"], dense_wall_ms=dt[L]["wall_ms"],
-                              sparse_wall_ms=st[L]["wall_ms"], dense_ms_all=dt[L]["ms_all"],
+                              sparse_wall_ms=st[L]["wall_ms"], dense_enqueue_ms=dt[L]["enqueue_ms"],
+                              sparse_enqueue_ms=st[L]["enqueue_ms"], dense_ms_all=dt[L]["ms_all"],
                               sparse_ms_all=st[L]["ms_all"], logits_rel_err=rel_err(st[L]["logits"], dt[L]["logits"]),
                               top1_equal=st[L]["token"] == dt[L]["token"], dense_peak=dt[L]["peak_torch"],
                               sparse_peak=st[L]["peak_torch"] + macko_bytes))

@@ -112,7 +112,10 @@ def markdown(meta, results):
         "- **time to first token**: one eager forward over a prompt of L random tokens (batch 1: every linear "
         "multiplies by n = L columns) and the argmax of its last position, the KV cache rewound before each; median "
         "of %d timed prefills after %d untimed ones (CUDA events around the forward; the wall-clock medians, "
-        "between two synchronizes, are in the JSON)" % (m["prefill_reps"], m["prefill_warmup"]),
+        "between two synchronizes, are in the JSON%s)" % (
+            m["prefill_reps"], m["prefill_warmup"],
+            ", and the host's time to enqueue the forward: near the event time, the prefill waited for Python's "
+            "launches" if any("dense_enqueue_ms" in t for r in results for t in r["ttft"]) else ""),
         "- **decode**: batch b = b sequences (prompts of %d random tokens) decoded together, one token per sequence "
         "per step (every linear multiplies by n = b columns), %d new tokens each; token 1 from the eager prefill, "
         "tokens 2..%d from replays of one decode step captured in a CUDA graph (argmax and KV-cache update inside); "
@@ -128,14 +131,18 @@ def markdown(meta, results):
             m["torch"], m["transformers"], m["macko"], "s" if len(m["argv"]) > 1 else "", cmds)]
     L += ["- " + n for n in m.get("notes", [])]
     if any(r["ttft"] for r in results):
+        # the host's enqueue time: JSONs written since the field was added
+        enq = all("dense_enqueue_ms" in t for r in results for t in r["ttft"])
         L += ["", "## Time to first token (ms)", "",
               "| density | prompt tokens | dense ms | sparse ms | sparse / dense | prefill logits rel. err | "
-              "top-1 equal |", "|---|---|---|---|---|---|---|"]
+              "top-1 equal |%s" % (" host enqueue ms, dense / sparse |" if enq else ""),
+              "|---|---|---|---|---|---|---|%s" % ("---|" if enq else "")]
         for r in results:
             for t in r["ttft"]:
-                L.append("| %.2f | %d | %.2f | %.2f | %.2fx | %.1e | %s |" % (
+                L.append("| %.2f | %d | %.2f | %.2f | %.2fx | %.1e | %s |%s" % (
                     r["density"], t["prompt_len"], t["dense_ms"], t["sparse_ms"], t["ratio"], t["logits_rel_err"],
-                    "yes" if t["top1_equal"] else "no"))
+                    "yes" if t["top1_equal"] else "no",
+                    " %.2f / %.2f |" % (t["dense_enqueue_ms"], t["sparse_enqueue_ms"]) if enq else ""))
     if any(r["decode"] for r in results):
         L += ["", "## Decode tokens/s", "",
               "| density | batch | dense tok/s | sparse tok/s | speedup | sequences with the same first %d tokens |"
