@@ -7,7 +7,10 @@ the CSV's cublas_gemm_us: cublasGemmEx (fp16; n = 1 too, with N = 1) or cublasSg
 have no GEMM time and use cublas_us (cublasSgemv). Prints the geometric means as a Markdown table (density x n),
 also written to --md.
 
-usage: plot_n.py results.csv [more.csv ...] [--out PREFIX] [--md table.md] [--no-png]
+With --cliffs [TOL]: also lists every (shape, density, n) that took less time than a smaller n of the same shape
+and density by more than TOL (default 0.05: issue 16's "no cliff"), a later CSV's row replacing an earlier one's.
+
+usage: plot_n.py results.csv [more.csv ...] [--out PREFIX] [--md table.md] [--no-png] [--cliffs [TOL]]
 """
 import argparse
 import csv
@@ -29,12 +32,36 @@ def load(paths):
                     continue
                 rows.append({"shape": "%sx%s" % (r["rows"], r["cols"]), "size": int(r["rows"]) * int(r["cols"]),
                              "density": float(r["density"]), "n": int(r["n"]), "type": r["type"],
-                             "speedup": float(base) / float(r["macko_us"])})
+                             "speedup": float(base) / float(r["macko_us"]), "us": float(r["macko_us"])})
     return rows
 
 
 def gmean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v))
+
+
+def cliffs(rows, tol):
+    """Steps down in time: for each (density, shape) and n, the slowest smaller n where macko took more than
+    1 / (1 - tol) times as long (issue 16: a larger n never takes less time than a smaller one by more than 5 %).
+    A later row of the same (shape, density, n) replaces an earlier one. Returns text lines."""
+    t = {}
+    for r in rows:
+        t[(r["density"], r["size"], r["shape"], r["n"])] = r["us"]
+    by = defaultdict(dict)
+    for (d, size, shape, n), us in t.items():
+        by[(d, size, shape)][n] = us
+    out = []
+    for (d, _, shape) in sorted(by, key=lambda k: (-k[0], k[1], k[2])):
+        ts = by[(d, _, shape)]
+        ns = sorted(ts)
+        for i, nb in enumerate(ns):
+            if i == 0:
+                continue
+            na = max(ns[:i], key=lambda x: ts[x])
+            if ts[nb] < (1.0 - tol) * ts[na]:
+                out.append("- %s, d = %.2f: n = %d takes %.1f us, n = %d %.1f us (%.2fx the time)" % (
+                    shape, d, na, ts[na], nb, ts[nb], ts[nb] / ts[na]))
+    return out
 
 
 def main():
@@ -43,6 +70,8 @@ def main():
     ap.add_argument("--out", help="output prefix (default: the first CSV's path without .csv)")
     ap.add_argument("--md", help="also write the table of geometric means to this Markdown file")
     ap.add_argument("--no-png", action="store_true", help="only the table (no matplotlib needed)")
+    ap.add_argument("--cliffs", type=float, nargs="?", const=0.05, metavar="TOL",
+                    help="also list every n that takes less time than a smaller n by more than TOL (default 0.05)")
     a = ap.parse_args()
     rows = load(a.csv)
     if not rows:
@@ -68,6 +97,10 @@ def main():
         lines.append("| %.2f | %s |" % (d, " | ".join(cells)))
     table = ("Geometric mean over the shapes of macko's speedup over %s with the same N (in parentheses: the number "
              "of shapes)\n\n" % gemm) + "\n".join(lines)
+    if a.cliffs is not None:
+        c = cliffs(rows, a.cliffs)
+        table += ("\n\nSteps down in time (a larger n taking less than %g times a smaller n's time): %s" % (
+            1.0 - a.cliffs, "none" if not c else "%d\n\n%s" % (len(c), "\n".join(c))))
     print(table)
     if a.md:
         with open(a.md, "w") as f:
