@@ -106,7 +106,7 @@ cmake -S . -B "${prefix}fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMACKO_WERROR="
   "-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all" \
   -DMACKO_SANITIZE=address,undefined -DMACKO_SANITIZE_CUDA_HOST=OFF -DMACKO_BUILD_FUZZ=ON -DMACKO_BUILD_TESTS=OFF \
   -DMACKO_BUILD_EXAMPLES=OFF -DMACKO_BUILD_BENCH=OFF -DMACKO_BUILD_FORTRAN=OFF -DMACKO_TEST_PYTHON=OFF >/dev/null
-cmake --build "${prefix}fuzz" -j"$jobs" --target fuzz_deserialize fuzz_csr fuzz_macko_import macko_fuzz_seeds \
+cmake --build "${prefix}fuzz" -j"$jobs" --target fuzz_deserialize fuzz_csr fuzz_macko_import fuzz_encode_dense macko_fuzz_seeds \
   >"${prefix}fuzz/build.log" 2>&1 || { tail -n 50 "${prefix}fuzz/build.log"; exit 1; }
 fuzz_bin=${prefix}fuzz/testing/fuzz
 
@@ -118,7 +118,7 @@ if ! diff -r "${prefix}fuzz/seeds" testing/fuzz/corpus >/dev/null; then
   failed+=("seed corpus out of date")
 fi
 
-for t in deserialize csr macko_import; do
+for t in deserialize csr macko_import encode_dense; do
   step "fuzz_$t for ${fuzz_seconds} s"
   work=${prefix}fuzz/run-$t
   rm -rf "$work"

@@ -1,6 +1,6 @@
 /* Writes the committed seed corpus of the fuzz targets: a few small, valid inputs per target (layouts in
  * fuzz_common.h), made with the library itself. Usage: macko_fuzz_seeds OUTDIR (creates OUTDIR/deserialize,
- * OUTDIR/csr, OUTDIR/macko_import). Deterministic: the same bytes on every run. */
+ * OUTDIR/csr, OUTDIR/macko_import, OUTDIR/encode_dense). Deterministic: the same bytes on every run. */
 #include "fuzz_common.h"
 
 #include <errno.h>
@@ -107,6 +107,36 @@ static void seed_import(const char *name, macko_mat_t A, int64_t cols_override)
     memcpy(b + FZ_IMPORT_HDR + (size_t)ep * es, d, (size_t)ep / 2);
     memcpy(b + FZ_IMPORT_HDR + (size_t)ep * es + (size_t)ep / 2, rp, (size_t)(rows + 1) * 4);
     write_seed("macko_import", name, b, n);
+    free(b);
+}
+
+/* ---------------------------------------------------------------- encode_dense: a header and raw values */
+
+/* flags: fuzz_common.h's byte 0; p4..p6: the encoder's parameters; vals: rows x cols small integers in the given
+ * order with ld = minor + slack (the slack elements hold 9, which the encoders must not read as part of the matrix) */
+static void seed_dense(const char *name, int flags, int rows, int cols, int slack, int p4, int p5, int p6,
+                       const int *vals)
+{
+    const macko_datatype_t t = fz_type((unsigned)flags);
+    const int colmajor = (flags >> 2) & 1, es = (int)fz_type_size(t);
+    const int major = colmajor ? cols : rows, minor = colmajor ? rows : cols;
+    const int ld = (minor > 0 ? minor : 1) + slack;
+    const int count = major > 0 && minor > 0 ? (major - 1) * ld + minor : 0;
+    const size_t n = FZ_DENSE_HDR + (size_t)count * es;
+    uint8_t *b = (uint8_t *)calloc(n, 1);
+    b[0] = (uint8_t)flags;
+    b[1] = (uint8_t)rows;
+    b[2] = (uint8_t)cols;
+    b[3] = (uint8_t)slack;
+    b[4] = (uint8_t)p4;
+    b[5] = (uint8_t)p5;
+    b[6] = (uint8_t)p6;
+    for (int k = 0; k < count; k++) {
+        const int a = k / ld, i = k % ld; /* a: major index, i: minor index (slack past minor) */
+        const int v = i >= minor ? 9 : colmajor ? vals[i * cols + a] : vals[a * cols + i];
+        put(b + FZ_DENSE_HDR + (size_t)k * es, bits_of(v, t), es);
+    }
+    write_seed("encode_dense", name, b, n);
     free(b);
 }
 
@@ -265,6 +295,24 @@ int main(int argc, char **argv)
     {
         const int64_t rp[4] = {0, 0, 0, 0};
         seed_csr("empty_rows_3x7", 0, 0, 0, 3, 7, 0, rp, NULL, NULL);
+    }
+
+    /* encode_dense: MACKO of the golden 3 x 20 (row-major fp16) and of the 9 x 41 (column-major bf16, slack 2);
+     * N:M 2:4, v = 1 of a 17 x 20 (fp32, slack 1) and with the pattern detected of the 9 x 41 (fp64); QUANT of the
+     * 9 x 41 with the FRACTION rule at 2/32 (6.25 % outliers; fp32, slack 3) and of the 3 x 20 column-major with
+     * the THRESHOLD rule at 16/32 (fp16) */
+    {
+        int nm[17 * 20];
+        for (i = 0; i < 17 * 20; i++) {
+            x = x * 1103515245u + 12345u;
+            nm[i] = i % 4 == (i / 20) % 3 || i % 4 == 3 ? (int)((x >> 16) % 7) - 3 : 0;
+        }
+        seed_dense("macko_golden_half_3x20", 0, 3, 20, 0, 0, 0, 0, g);
+        seed_dense("macko_bf16_col_9x41", 2 | 4, 9, 41, 2, 0, 0, 0, s);
+        seed_dense("nm_2of4_float_17x20", 1 | 8, 17, 20, 1, 2, 4, 1, nm);
+        seed_dense("nm_detect_double_9x41", 3 | 8, 9, 41, 0, 0, 0, 0, s);
+        seed_dense("quant_fraction_float_9x41", 1 | 16, 9, 41, 3, MACKO_OUTLIERS_FRACTION, 3, 2, s);
+        seed_dense("quant_threshold_half_col_3x20", 0 | 4 | 16, 3, 20, 0, MACKO_OUTLIERS_THRESHOLD, 3, 16, g);
     }
 
     seed_import("golden_half_3x20", A, -1);
