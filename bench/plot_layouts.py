@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plot_n import gmean, load  # noqa: E402
+from plot_n import emit, gmean, load, title  # noqa: E402
 
 
 def parse_config(arg):
@@ -67,12 +67,7 @@ def main():
     for label, d in order:
         cells = ["%.2fx (%d)" % geo[(label, d, n)] if (label, d, n) in geo else "–" for n in ns]
         lines.append("| %s | %.2f | %s |" % (label, d, " | ".join(cells)))
-    table = ("Geometric mean over the shapes of macko's speedup over %s with the same N (in parentheses: the number "
-             "of shapes)\n\n" % gemm) + "\n".join(lines)
-    print(table)
-    if a.md:
-        with open(a.md, "w") as f:
-            f.write(table + "\n")
+    emit(title(gemm) + "\n".join(lines), a.md)
     if a.no_png:
         return 0
 

@@ -40,6 +40,20 @@ def gmean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v))
 
 
+def title(gemm):
+    """The first line of every table of geometric means (plot_n.py, plot_layouts.py)."""
+    return ("Geometric mean over the shapes of macko's speedup over %s with the same N (in parentheses: the number "
+            "of shapes)\n\n" % gemm)
+
+
+def emit(table, md):
+    """Prints the table and, with --md, writes it."""
+    print(table)
+    if md:
+        with open(md, "w") as f:
+            f.write(table + "\n")
+
+
 def cliffs(rows, tol):
     """Steps down in time: for each (density, shape) and n, the slowest smaller n where macko took more than
     1 / (1 - tol) times as long (issue 16: a larger n never takes less time than a smaller one by more than 5 %).
@@ -95,16 +109,12 @@ def main():
             geo[(d, n)] = gmean(v) if v else None
             cells.append("%.2fx (%d)" % (geo[(d, n)], len(v)) if v else "–")
         lines.append("| %.2f | %s |" % (d, " | ".join(cells)))
-    table = ("Geometric mean over the shapes of macko's speedup over %s with the same N (in parentheses: the number "
-             "of shapes)\n\n" % gemm) + "\n".join(lines)
+    table = title(gemm) + "\n".join(lines)
     if a.cliffs is not None:
         c = cliffs(rows, a.cliffs)
         table += ("\n\nSteps down in time (a larger n taking less than %g times a smaller n's time): %s" % (
             1.0 - a.cliffs, "none" if not c else "%d\n\n%s" % (len(c), "\n".join(c))))
-    print(table)
-    if a.md:
-        with open(a.md, "w") as f:
-            f.write(table + "\n")
+    emit(table, a.md)
     if a.no_png:
         return 0
 
