@@ -112,8 +112,9 @@ static void seed_import(const char *name, macko_mat_t A, int64_t cols_override)
 
 /* ---------------------------------------------------------------- encode_dense: a header and raw values */
 
-/* flags: fuzz_common.h's byte 0; p4..p6: the encoder's parameters; vals: rows x cols small integers in the given
- * order with ld = minor + slack (the slack elements hold 9, which the encoders must not read as part of the matrix) */
+/* flags: fuzz_common.h's byte 0; p4..p6: the encoder's parameters; vals: rows x cols small integers (-7..7, what
+ * half_of holds) in the given order with ld = minor + slack (the slack elements hold 7, which the encoders must not
+ * read as part of the matrix) */
 static void seed_dense(const char *name, int flags, int rows, int cols, int slack, int p4, int p5, int p6,
                        const int *vals)
 {
@@ -124,6 +125,8 @@ static void seed_dense(const char *name, int flags, int rows, int cols, int slac
     const int count = major > 0 && minor > 0 ? (major - 1) * ld + minor : 0;
     const size_t n = FZ_DENSE_HDR + (size_t)count * es;
     uint8_t *b = (uint8_t *)calloc(n, 1);
+    if (b == NULL)
+        FZ_ABORT("seed_dense: out of memory");
     b[0] = (uint8_t)flags;
     b[1] = (uint8_t)rows;
     b[2] = (uint8_t)cols;
@@ -133,7 +136,7 @@ static void seed_dense(const char *name, int flags, int rows, int cols, int slac
     b[6] = (uint8_t)p6;
     for (int k = 0; k < count; k++) {
         const int a = k / ld, i = k % ld; /* a: major index, i: minor index (slack past minor) */
-        const int v = i >= minor ? 9 : colmajor ? vals[i * cols + a] : vals[a * cols + i];
+        const int v = i >= minor ? 7 : colmajor ? vals[i * cols + a] : vals[a * cols + i];
         put(b + FZ_DENSE_HDR + (size_t)k * es, bits_of(v, t), es);
     }
     write_seed("encode_dense", name, b, n);
