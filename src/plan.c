@@ -785,8 +785,38 @@ macko_status_t macko_plan_build(const char *fn, const struct macko_mat_s *m, con
 
 /* ---- launching the tensor-core paths */
 
-/* Blocks along K for a TC launch: the fewest that fill whole waves best (a little penalty per split: the partial
- * tiles go through the workspace), no more than the K-tiles, 64, and the workspace holds. */
+/* Blocks along K for a TC launch of `blocks` (row block, column tile) pairs over T K-tiles on `slots` resident
+ * blocks: the fewest that fill whole waves best (a little penalty per split: the partial tiles go through the
+ * workspace), no more than the K-tiles and 64. Where that leaves the grid inside one wave that is not full, as many as
+ * one wave holds: with few row blocks and many slots (1024 rows at 64 a block are 16 blocks; the 8-column tile has 8
+ * blocks per SM, 1056 slots on 132 SMs) each split adds less than the penalty takes, and the scores alone kept one
+ * split, 16 blocks for the whole GPU (H200, session 32: 1024 x 8192 at n = 8, 168 us against 21 us split). */
+int macko_plan_tc_splits(int64_t blocks, int64_t T, double slots)
+{
+    double best = -1.0;
+    int64_t sp, pick = 1, room;
+    if (blocks < 1 || T < 2 || slots < 1.0)
+        return 1;
+    for (sp = 1; sp <= 64 && sp <= T; sp++) {
+        const double waves = (double)(blocks * sp) / slots;
+        const double score = waves / ceil(waves) - 0.02 * (double)(sp - 1);
+        if (score > best) {
+            best = score;
+            pick = sp;
+        }
+    }
+    room = (int64_t)(slots / (double)blocks); /* splits one wave holds */
+    if (room > 64)
+        room = 64;
+    if (room > T)
+        room = T;
+    if ((double)(blocks * pick) < slots && room > pick)
+        pick = room;
+    return (int)pick;
+}
+
+/* Blocks along K for a TC launch: the test-only override, else macko_plan_tc_splits, no more than the workspace
+ * holds. */
 static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_launch *L, const macko_workspace *ws,
                      const macko_devprops *dp)
 {
@@ -794,19 +824,7 @@ static int tc_splits(const macko_plan *p, const macko_kargs *a, const macko_laun
     const int64_t ntiles = (a->n + L->tile - 1) / L->tile;
     const int64_t T = (a->cols + p->tc.kt - 1) / p->tc.kt;
     const double slots = (double)(dp->sm_count > 0 ? dp->sm_count : 1) * (L->blocks_per_sm > 0 ? L->blocks_per_sm : 1);
-    double best = -1.0;
-    int sp, pick = 1;
-    if (p->tc.splits > 0)
-        pick = p->tc.splits;
-    else
-        for (sp = 1; sp <= 64 && sp <= T; sp++) {
-            const double waves = (double)(rowblocks * ntiles * sp) / slots;
-            const double score = waves / ceil(waves) - 0.02 * (sp - 1);
-            if (score > best) {
-                best = score;
-                pick = sp;
-            }
-        }
+    int pick = p->tc.splits > 0 ? p->tc.splits : macko_plan_tc_splits(rowblocks * ntiles, T, slots);
     /* what the workspace holds (the column tiles of one launch: at most 65535) */
     while (pick > 1 && (macko_tc_ws_floats(a->rows, ntiles < 65535 ? a->n : (int64_t)65535 * L->tile, L->tile, pick) * 4 >
                             ws->partial_bytes ||

@@ -81,6 +81,11 @@ int macko_plan_simt_from(const struct macko_mat_s *m);
 int macko_plan_simt_splits(int64_t rows, int64_t cols, int64_t n, int tile, int blocks_per_sm, int sm_count,
                            int64_t ws_bytes);
 
+/* Blocks along K of a TC launch of `blocks` (row block, column tile) pairs over T K-tiles on `slots` resident blocks
+ * (SMs x blocks per SM): the fewest splits that fill whole waves best, a little penalty per split, at most T and 64;
+ * at least as many as one wave holds where the grid would otherwise stay inside one wave (src/plan.c). */
+int macko_plan_tc_splits(int64_t blocks, int64_t T, double slots);
+
 /* The tensor-core paths' part of a plan (kernels/spmm_tc.cu, spmm_panel.cu), for fp16 and bf16 encodings with 32-bit
  * indices. Both read the tile index (spmm_tc.h: for every row and every K-tile of kt columns, where the row's entries
  * of that tile start), built on the device with the plan and kept in the encoding (extra[MACKO_EXTRA_TILE_INDEX]).

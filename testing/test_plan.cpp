@@ -517,6 +517,38 @@ TEST(Plan, SimtSplitsFillTheWaves)
         EXPECT_LE(s, 16) << n;
     }
 }
+/* TC parts along K (macko_plan_tc_splits): the fewest that fill whole waves best, a penalty of 0.02 a split, at most T
+ * and 64; a grid left inside one wave that is not full takes as many as one wave holds. (132 SMs as an H100 / H200.) */
+TEST(Plan, TcSplitsFillOneWaveAtLeast)
+{
+    /* 12288^2, n = 16: 96 row blocks of 128 on 396 slots (3 a SM) -> 4 (384 blocks, 0.97 of a wave) */
+    EXPECT_EQ(macko_plan_tc_splits(96, 96, 396.0), 4);
+    /* 2048 x 4096, n = 16: 16 row blocks -> 24 (384 of 396) */
+    EXPECT_EQ(macko_plan_tc_splits(16, 32, 396.0), 24);
+    /* 36864 x 12288, n = 32: 576 blocks on 528 slots: 6 parts make 6.5 waves of which the last is nearly full */
+    EXPECT_EQ(macko_plan_tc_splits(576, 96, 528.0), 6);
+    /* 1024 x 8192, n = 8, the 8-column tile (8 blocks a SM, 1056 slots): 16 row blocks gain 0.015 of a wave a split,
+     * less than the penalty; one wave holds 66 of them, K-tiles and the cap allow 64 */
+    EXPECT_EQ(macko_plan_tc_splits(16, 64, 1056.0), 64);
+    EXPECT_EQ(macko_plan_tc_splits(16, 43, 1056.0), 43);
+    /* 512 x 4096 (4 row blocks of 128), 396 slots: 99 in a wave, 32 K-tiles */
+    EXPECT_EQ(macko_plan_tc_splits(4, 32, 396.0), 32);
+    /* full waves stay whole; one K-tile or no blocks: one part */
+    EXPECT_EQ(macko_plan_tc_splits(792, 96, 396.0), 1);
+    EXPECT_EQ(macko_plan_tc_splits(16, 1, 1056.0), 1);
+    EXPECT_EQ(macko_plan_tc_splits(0, 64, 1056.0), 1);
+    /* never below 1, never above 64 or T, and never a grid under one wave where one more split still fits */
+    for (int64_t blocks = 1; blocks <= 2000; blocks += 37)
+        for (int64_t T = 1; T <= 200; T += 13) {
+            const int s = macko_plan_tc_splits(blocks, T, 528.0);
+            EXPECT_GE(s, 1);
+            EXPECT_LE(s, 64);
+            EXPECT_LE(s, T);
+            if (blocks * s < 528 && s < 64 && s < T) {
+                EXPECT_GT(blocks * (s + 1), 528) << blocks << " " << T;
+            }
+        }
+}
 TEST(Plan, SpmmGlobalOffsetsPastInt32TakeTheWideKernel)
 {
     const int64_t cols = 100000, ldb_fits = cols, ldb_16 = INT64_C(2147483647) / 12; /* 15 * ldb_16 > 2^31 > 7 * */
