@@ -383,7 +383,12 @@ static void tc_rule(const macko_devprops *dp, const macko_plan *p, int path, int
  * n = 8 (up to 16 for matrices of fewer than 2^25 positions with at least 4096 rows of at most 4096 columns: the
  * staged tile of 16 columns, one warp per row in blocks of 32 warps with B in shared memory, then fills the GPU in
  * one wave; H200, session 30: TC took 0.47-0.83x the time of the CUDA-core tiles at n = 9..16 on 1024 x 8192,
- * 2048 x 4096 and 5120^2 and on 3072^2 at d = 0.5, 1.04-1.16x on 4096 x 2048 and 4096^2), the TC tiles of 16, 32
+ * 2048 x 4096 and 5120^2 and on 3072^2 at d = 0.5, 1.04-1.16x on 4096 x 2048 and 4096^2); matrices of at most 1024
+ * rows with at least 28 % of their positions stored take the TC tile of 8 from n = 5, from n = 3 with at least 40 %
+ * (their CUDA-core grid is a few blocks a SM, the TC tile splits K to fill the GPU and its time hardly depends on the
+ * density; H200, session 32, n = 6 and 8: 0.66-0.81x the time on 512 x 4096, 1024 x 4096 and 1024 x 8192 at d = 0.5,
+ * 0.79-0.91x at d = 0.3, which puts the crossover near d = 0.26; n = 3 and 4: 0.79-0.94x at d = 0.5, 0.99-1.12x at
+ * 0.3; n = 2: 1.03-1.26x; 2048 rows 0.84-0.98x at d = 0.5 but 1.03-1.19x at 0.3), the TC tiles of 16, 32
  * and 64 columns take n up to 128, the PANEL path larger n where a panel of 128 rows fits the handle's workspace.
  * Where the panel GEMM is wgmma (clusters along K fill the GPU at one column block), PANEL takes n = 65..128 too: TC
  * runs n = 65..128 as two launches of 64 columns while PANEL's time hardly grows with n (session 12: PANEL level or
@@ -394,7 +399,12 @@ static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, ma
     const int small = (double)m->rows * (double)m->cols < 33554432.0 && m->rows >= 4096 && m->cols <= 4096;
     const int64_t ldp = (m->cols + 7) & ~INT64_C(7);
     const int panel = 128 * ldp * 2 <= MACKO_WS_BYTES - MACKO_WS_COUNTERS * 4;
+    const double de = (double)m->entries / ((double)m->rows * (double)m->cols);
     int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) is replaced, or kept up to n = 16 */
+    if (m->rows <= 1024 && de >= 0.28) /* the row of n = 5..8, and from 40 % stored the row of n = 3..4 */
+        tc_rule(dp, p, MACKO_MM_PATH_TC, 8, 8, &p->mm[i - 1]);
+    if (m->rows <= 1024 && de >= 0.4)
+        tc_rule(dp, p, MACKO_MM_PATH_TC, 4, 8, &p->mm[i - 2]);
     if (small)
         p->mm[i++].n_max = 16;
     else

@@ -388,7 +388,29 @@ TEST(Plan, SpmmRuleOverN)
         const bool cores = rows >= 4096 && cols <= 4096;
         EXPECT_EQ(macko_plan_mm(&sp, 16, cols, 1, cols, 1)->kernel, cores ? MACKO_K_MM_STAGED : MACKO_K_MM_TC);
         EXPECT_EQ(macko_plan_mm(&sp, 9, cols, 1, cols, 1)->kernel, cores ? MACKO_K_MM_STAGED : MACKO_K_MM_TC);
-        EXPECT_NE(macko_plan_mm(&sp, 8, cols, 1, cols, 1)->kernel, MACKO_K_MM_TC);
+        EXPECT_EQ(macko_plan_mm(&sp, 8, cols, 1, cols, 1)->kernel == MACKO_K_MM_TC, rows <= 1024);
+    }
+    /* at most 1024 rows with at least 28 % of the positions stored: the TC tile of 8 from n = 5, from n = 3 with at
+     * least 40 % (n = 2 stays on the CUDA cores); below 28 %, or with 1025 rows, the CUDA cores up to n = 8 */
+    for (const int64_t rows : {1, 33, 512, 1024, 1025}) {
+        for (const double d : {0.27, 0.3, 0.39, 0.41, 0.7}) {
+            const int64_t cols = 4096;
+            SCOPED_TRACE(std::to_string(rows) + " rows, d = " + std::to_string(d));
+            const macko_plan sp = plan_of(shape(rows, cols, (int64_t)(d * (double)(rows * cols))), h100());
+            const bool tc = rows <= 1024 && d >= 0.28;
+            EXPECT_NE(macko_plan_mm(&sp, 2, cols, 1, cols, 1)->kernel, MACKO_K_MM_TC);
+            for (const int64_t n : {3, 4})
+                EXPECT_EQ(macko_plan_mm(&sp, n, cols, 1, cols, 1)->kernel == MACKO_K_MM_TC, tc && d >= 0.4) << n;
+            for (const int64_t n : {5, 8}) {
+                const macko_launch *L = macko_plan_mm(&sp, n, cols, 1, cols, 1);
+                EXPECT_EQ(L->kernel == MACKO_K_MM_TC, tc) << n;
+                if (tc) {
+                    EXPECT_EQ(L->tile, 8);
+                    EXPECT_EQ(L->block, 128u);
+                }
+            }
+            EXPECT_EQ(macko_plan_mm(&sp, 9, cols, 1, cols, 1)->kernel, MACKO_K_MM_TC);
+        }
     }
     /* lower densities take smaller groups */
     EXPECT_EQ(plan_of(shape(R, 4096, R * 4096 * 3 / 10), h100()).tc.group, 4);
