@@ -449,6 +449,22 @@ TEST(Plan, Fp32SimtRule)
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->tile, 4);
     EXPECT_EQ(macko_plan_mm(&wide, 36, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
+    /* rows of 18944 fp32 columns: not even 4 columns of B fit shared memory, the tiles read B from global memory and
+     * SIMT takes over from n = 15 (d >= 0.4) / 16 (d >= 0.28); lower densities keep macko_plan_simt_from; 14336
+     * columns still stage 4 (from 25 at d = 0.5) */
+    const struct {
+        int64_t rows, cols;
+        double d;
+        int from;
+    } wides[] = {{3584, 18944, 0.5, 15}, {3584, 18944, 0.3, 16}, {8192, 29568, 0.5, 15}, {3584, 18944, 0.25, 26},
+                 {3584, 18944, 0.1, 37}, {4096, 14336, 0.5, 25}};
+    for (const auto &w : wides) {
+        SCOPED_TRACE(std::to_string(w.cols) + " columns, d = " + std::to_string(w.d));
+        const macko_plan g = plan_of(shape(w.rows, w.cols, (int64_t)(w.d * (double)(w.rows * w.cols)), MACKO_R_32F), h100());
+        EXPECT_NE(macko_plan_mm(&g, w.from - 1, w.cols, 1, w.cols, 1)->kernel, MACKO_K_MM_SIMT);
+        EXPECT_EQ(macko_plan_mm(&g, w.from, w.cols, 1, w.cols, 1)->kernel, MACKO_K_MM_SIMT);
+        EXPECT_EQ(macko_plan_mm(&g, 12, w.cols, 1, w.cols, 1)->kernel == MACKO_K_MM_STAGED, w.cols < 14500);
+    }
     const macko_plan p = plan_of(m, h100());
     EXPECT_EQ(p.tc.kt, MACKO_SIMT_KT);
     EXPECT_EQ(p.tc.tidx_bytes, R * (4096 / 64 + 1) * 4);
