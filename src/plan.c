@@ -457,8 +457,8 @@ int macko_plan_simt_from(const struct macko_mat_s *m)
  * then SIMT. Where those tiles cannot stage 4 columns of B in shared memory (about 14,500 fp32 rows of B) they read B
  * from global memory, passes that cost more the more columns, and SIMT takes over earlier: from n = 15 where at least
  * 40 % of the positions are stored, 16 from 28 % (H200, session 32: SIMT took 0.72-0.80x the time of the global tiles
- * at n = 16 on 3584 x 18944, 3584 x 20480 and 8192 x 29568 at d = 0.5, 0.79-0.89x at d = 0.3, and 0.95-1.07x / 1.05-1.19x
- * at n = 12; lower densities unmeasured, so unchanged). */
+ * at n = 16 on 3584 x 18944, 3584 x 20480 and 8192 x 29568 at d = 0.5, 0.79-0.89x at d = 0.3, and 0.95-1.07x /
+ * 1.05-1.19x at n = 12; lower densities unmeasured, so unchanged). */
 static void plan_mm_simt(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
 {
     int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) now ends below macko_plan_simt_from */

@@ -460,7 +460,8 @@ TEST(Plan, Fp32SimtRule)
                  {3584, 18944, 0.1, 37}, {4096, 14336, 0.5, 25}};
     for (const auto &w : wides) {
         SCOPED_TRACE(std::to_string(w.cols) + " columns, d = " + std::to_string(w.d));
-        const macko_plan g = plan_of(shape(w.rows, w.cols, (int64_t)(w.d * (double)(w.rows * w.cols)), MACKO_R_32F), h100());
+        const int64_t entries = (int64_t)(w.d * (double)(w.rows * w.cols));
+        const macko_plan g = plan_of(shape(w.rows, w.cols, entries, MACKO_R_32F), h100());
         EXPECT_NE(macko_plan_mm(&g, w.from - 1, w.cols, 1, w.cols, 1)->kernel, MACKO_K_MM_SIMT);
         EXPECT_EQ(macko_plan_mm(&g, w.from, w.cols, 1, w.cols, 1)->kernel, MACKO_K_MM_SIMT);
         EXPECT_EQ(macko_plan_mm(&g, 12, w.cols, 1, w.cols, 1)->kernel == MACKO_K_MM_STAGED, w.cols < 14500);
