@@ -458,14 +458,21 @@ int macko_plan_simt_from(const struct macko_mat_s *m)
  * from global memory, passes that cost more the more columns, and SIMT takes over earlier: from n = 15 where at least
  * 40 % of the positions are stored, 16 from 28 % (H200, session 32: SIMT took 0.72-0.80x the time of the global tiles
  * at n = 16 on 3584 x 18944, 3584 x 20480 and 8192 x 29568 at d = 0.5, 0.79-0.89x at d = 0.3, and 0.95-1.07x /
- * 1.05-1.19x at n = 12; lower densities unmeasured, so unchanged). */
+ * 1.05-1.19x at n = 12; lower densities unmeasured, so unchanged). Where they stage only 4 columns (8 do not fit: more
+ * than about 7,200 columns) on at most 8192 rows, SIMT from n = 21, where those tiles go from 5 passes to 6 (from 28 %
+ * stored: SIMT took 0.84-0.89x their time at n = 21..24 on 4096 x 11008 and 4096 x 14336 at d = 0.5, 0.89-1.01x at
+ * 0.3, 0.59-0.73x on 5120 x 13824, and 1.07-1.21x at n = 17..20; with more rows the tiles keep up: 12288^2 1.015x,
+ * 28672 x 8192 1.04x, 36864 x 12288 1.065x at n = 21..24). */
 static void plan_mm_simt(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
 {
     int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) now ends below macko_plan_simt_from */
     const double de = (double)m->entries / ((double)m->rows * (double)m->cols);
     int from = macko_plan_simt_from(m);
-    if (p->mm[i].launch.kernel != MACKO_K_MM_STAGED && de >= 0.28 && from > (de >= 0.4 ? 15 : 16))
+    const macko_launch *tiles = &p->mm[i].launch;
+    if (tiles->kernel != MACKO_K_MM_STAGED && de >= 0.28 && from > (de >= 0.4 ? 15 : 16))
         from = de >= 0.4 ? 15 : 16;
+    else if (tiles->kernel == MACKO_K_MM_STAGED && tiles->tile == 4 && m->rows <= 8192 && de >= 0.28 && from > 21)
+        from = 21;
     p->mm[i++].n_max = from - 1;
     simt_rule(dp, 64, &p->mm[i++]);
     simt_rule(dp, INT64_MAX, &p->mm[i++]);

@@ -450,14 +450,16 @@ TEST(Plan, Fp32SimtRule)
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->tile, 4);
     EXPECT_EQ(macko_plan_mm(&wide, 36, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
     /* rows of 18944 fp32 columns: not even 4 columns of B fit shared memory, the tiles read B from global memory and
-     * SIMT takes over from n = 15 (d >= 0.4) / 16 (d >= 0.28); lower densities keep macko_plan_simt_from; 14336
-     * columns still stage 4 (from 25 at d = 0.5) */
+     * SIMT takes over from n = 15 (d >= 0.4) / 16 (d >= 0.28); lower densities keep macko_plan_simt_from. 11008 and
+     * 14336 columns stage 4 (not 8): SIMT from 21 on at most 8192 rows (d >= 0.28); 4096 columns stage 8 */
     const struct {
         int64_t rows, cols;
         double d;
         int from;
     } wides[] = {{3584, 18944, 0.5, 15}, {3584, 18944, 0.3, 16}, {8192, 29568, 0.5, 15}, {3584, 18944, 0.25, 26},
-                 {3584, 18944, 0.1, 37}, {4096, 14336, 0.5, 25}};
+                 {3584, 18944, 0.1, 37}, {4096, 14336, 0.5, 21}, {4096, 11008, 0.5, 21}, {4096, 11008, 0.3, 21},
+                 {5120, 13824, 0.5, 21}, {8192, 11008, 0.5, 21}, {8193, 11008, 0.5, 25}, {12288, 12288, 0.5, 25},
+                 {4096, 11008, 0.25, 26}, {4096, 4096, 0.5, 25}, {11008, 4096, 0.3, 31}};
     for (const auto &w : wides) {
         SCOPED_TRACE(std::to_string(w.cols) + " columns, d = " + std::to_string(w.d));
         const int64_t entries = (int64_t)(w.d * (double)(w.rows * w.cols));
@@ -465,6 +467,7 @@ TEST(Plan, Fp32SimtRule)
         EXPECT_NE(macko_plan_mm(&g, w.from - 1, w.cols, 1, w.cols, 1)->kernel, MACKO_K_MM_SIMT);
         EXPECT_EQ(macko_plan_mm(&g, w.from, w.cols, 1, w.cols, 1)->kernel, MACKO_K_MM_SIMT);
         EXPECT_EQ(macko_plan_mm(&g, 12, w.cols, 1, w.cols, 1)->kernel == MACKO_K_MM_STAGED, w.cols < 14500);
+        EXPECT_EQ(macko_plan_mm(&g, 12, w.cols, 1, w.cols, 1)->tile == 4, w.cols > 4096); /* global: 4 too */
     }
     const macko_plan p = plan_of(m, h100());
     EXPECT_EQ(p.tc.kt, MACKO_SIMT_KT);
