@@ -318,13 +318,19 @@ static int tc_blocks(int ntile, int kt, const macko_devprops *dp)
     return (int)(fit < regs ? fit : regs);
 }
 
+/* Stored entries (padding included) per position of the matrix; 0 for an empty shape. */
+static double stored_fraction(const struct macko_mat_s *m)
+{
+    return m->rows > 0 && m->cols > 0 ? (double)m->entries / ((double)m->rows * (double)m->cols) : 0.0;
+}
+
 /* kt and group (plan.h): for kt in 128..192 (a multiple of 32; the 32-column tiles keep 4 blocks per SM), the
  * smallest group whose 16*group entries hold a segment, kt*de + 7 + 2*sqrt(kt*de); then the least passes per column,
  * group / kt. Longer segments are correct, just slower (another pass). */
 static void tc_choose(const struct macko_mat_s *m, const macko_devprops *dp, int *kt_out, int *group_out)
 {
     static const int groups[] = {4, 8, 16};
-    const double de = (double)m->entries / ((double)m->rows * (double)m->cols);
+    const double de = stored_fraction(m);
     double best = 1e30;
     int kt, i;
     *kt_out = 128;
@@ -399,12 +405,13 @@ static void plan_mm_tc(const struct macko_mat_s *m, const macko_devprops *dp, ma
     const int small = (double)m->rows * (double)m->cols < 33554432.0 && m->rows >= 4096 && m->cols <= 4096;
     const int64_t ldp = (m->cols + 7) & ~INT64_C(7);
     const int panel = 128 * ldp * 2 <= MACKO_WS_BYTES - MACKO_WS_COUNTERS * 4;
-    const double de = (double)m->entries / ((double)m->rows * (double)m->cols);
+    const double de = stored_fraction(m);
     int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) is replaced, or kept up to n = 16 */
-    if (m->rows <= 1024 && de >= 0.28) /* the row of n = 5..8, and from 40 % stored the row of n = 3..4 */
+    if (m->rows <= 1024 && de >= 0.28) { /* the row of n = 5..8, and from 40 % stored the row of n = 3..4 */
         tc_rule(dp, p, MACKO_MM_PATH_TC, 8, 8, &p->mm[i - 1]);
-    if (m->rows <= 1024 && de >= 0.4)
-        tc_rule(dp, p, MACKO_MM_PATH_TC, 4, 8, &p->mm[i - 2]);
+        if (de >= 0.4)
+            tc_rule(dp, p, MACKO_MM_PATH_TC, 4, 8, &p->mm[i - 2]);
+    }
     if (small)
         p->mm[i++].n_max = 16;
     else
@@ -444,7 +451,7 @@ static void simt_rule(const macko_devprops *dp, int64_t n_max, macko_mm_rule *r)
 
 int macko_plan_simt_from(const struct macko_mat_s *m)
 {
-    const double de = m->rows > 0 && m->cols > 0 ? (double)m->entries / ((double)m->rows * (double)m->cols) : 0.0;
+    const double de = stored_fraction(m);
     /* SIMT's time is flat up to 64 columns (one column block), the tiles' grows with n, and more slowly per entry the
      * more rows there are: the crossover measured per quick shape (H200, session 23) is 22-27 at d = 0.5, 24-35 at
      * 0.3 and 37-73 at 0.1, rising with log2(rows); from 65 on SIMT takes two column blocks, so the rule stops at 64 */
@@ -466,7 +473,7 @@ int macko_plan_simt_from(const struct macko_mat_s *m)
 static void plan_mm_simt(const struct macko_mat_s *m, const macko_devprops *dp, macko_plan *p)
 {
     int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) now ends below macko_plan_simt_from */
-    const double de = (double)m->entries / ((double)m->rows * (double)m->cols);
+    const double de = stored_fraction(m);
     int from = macko_plan_simt_from(m);
     const macko_launch *tiles = &p->mm[i].launch;
     if (tiles->kernel != MACKO_K_MM_STAGED && de >= 0.28 && from > (de >= 0.4 ? 15 : 16))
