@@ -567,7 +567,7 @@ TEST(Plan, TcSplitsFillOneWaveAtLeast)
     EXPECT_EQ(macko_plan_tc_splits(96, 96, 396.0), 4);
     /* 2048 x 4096, n = 16: 16 row blocks -> 24 (384 of 396) */
     EXPECT_EQ(macko_plan_tc_splits(16, 32, 396.0), 24);
-    /* 36864 x 12288, n = 32: 576 blocks on 528 slots: 6 parts make 6.5 waves of which the last is nearly full */
+    /* 36864 x 12288, n = 32: 576 blocks on 528 slots (1.09 waves): 6 parts make 6.55 waves, 7 of them 94 % full */
     EXPECT_EQ(macko_plan_tc_splits(576, 96, 528.0), 6);
     /* 1024 x 8192, n = 8, the 8-column tile (8 blocks a SM, 1056 slots): 16 row blocks gain 0.015 of a wave a split,
      * less than the penalty; one wave holds 66 of them, K-tiles and the cap allow 64 */
