@@ -7,7 +7,9 @@ What a served model does, measured for the dense model and the sparse one at eac
   prefills first, then the median of --prefill-reps timed ones (CUDA events around the forward; wall-clock time
   with torch.cuda.synchronize before and after is kept too, and the host's time to enqueue the forward: near the
   event time, the GPU waited for Python's launches), the KV cache rewound before each. The prefill runs
-  eagerly (no graph, no compile) for dense and sparse alike.
+  eagerly (no graph, no compile) for dense and sparse alike; with --prefill-graph (the default of --impl own) the
+  same forward is also captured in one CUDA graph and its replays timed the same way: the GPU's time for the
+  prefill, which the eager one hides where the host's launches take longer (the dense 512-token prefill).
 - decode tokens/s at batch b (--batches, default 1, 8, 32): b sequences (prompts of --decode-prompt-len random
   tokens, then --new-tokens greedy tokens each) decoded together, one token per sequence per step, so every linear
   multiplies by n = b columns. The step is captured in a CUDA graph (argmax and KV-cache update inside) and
@@ -315,8 +317,44 @@ def prefill_run(model, args, prompt):
         out = dict(ms=statistics.median(ms), wall_ms=statistics.median(wall), enqueue_ms=statistics.median(enq),
                    ms_all=ms, wall_ms_all=wall, enqueue_ms_all=enq, token=int(tok[0]), logits=logits.float().cpu(),
                    peak_torch=torch.cuda.max_memory_allocated())
+        if args.prefill_graph:
+            out.update(prefill_graph(runner, args, prompt, logits))
     del runner
     return out
+
+
+def prefill_graph(runner, args, prompt, eager_logits):
+    """The same prefill captured in one CUDA graph and replayed (args.prefill_warmup untimed replays, then the median
+    of args.prefill_reps timed ones, CUDA events around the replay): the GPU's time for the prefill without the
+    host's launches, which bound the eager 512-token dense prefill. graph_equal: the replay's logits are bitwise the
+    eager ones (the same kernels on the same inputs)."""
+    global _SIDE
+    if _SIDE is None:  # one for the whole run: torch keeps a cuBLAS workspace per stream
+        _SIDE = torch.cuda.Stream()
+    cur = torch.cuda.current_stream()
+    runner.set_len(0)
+    _SIDE.wait_stream(cur)
+    with torch.cuda.stream(_SIDE):  # warm-up on a side stream, as torch.cuda.graph asks
+        runner.forward(prompt).argmax(-1)
+    cur.wait_stream(_SIDE)
+    runner.set_len(0)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        logits = runner.forward(prompt)
+        logits.argmax(-1)
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    ms = []
+    for i in range(args.prefill_warmup + args.prefill_reps):
+        runner.set_len(0)
+        ev[0].record()
+        graph.replay()
+        ev[1].record()
+        torch.cuda.synchronize()
+        if i >= args.prefill_warmup:
+            ms.append(ev[0].elapsed_time(ev[1]))
+    equal = bool(torch.equal(logits.float().cpu(), eager_logits.float().cpu()))
+    del graph
+    return dict(graph_ms=statistics.median(ms), graph_ms_all=ms, graph_equal=equal)
 
 
 _SIDE = None
@@ -499,6 +537,15 @@ def measure(model, a, prompts, force=None, profile_name=None):
     return ttft, dec
 
 
+def graph_fields(dt, st):
+    """The CUDA-graph prefill's fields of a TTFT row (empty without --prefill-graph)."""
+    if "graph_ms" not in dt or "graph_ms" not in st:
+        return {}
+    return dict(dense_graph_ms=dt["graph_ms"], sparse_graph_ms=st["graph_ms"], graph_ratio=st["graph_ms"] / dt["graph_ms"],
+                dense_graph_ms_all=dt["graph_ms_all"], sparse_graph_ms_all=st["graph_ms_all"],
+                graph_equal=dt["graph_equal"] and st["graph_equal"])
+
+
 def compare(d, nnz, pruned_numel, macko_bytes, conv_s, dense, sparse, a):
     """One density's row of results: TTFT and decode per size, memory and the fidelity checks."""
     (dt, dd), (st, sd) = dense, sparse
@@ -510,6 +557,7 @@ def compare(d, nnz, pruned_numel, macko_bytes, conv_s, dense, sparse, a):
                               ratio=st[L]["ms"] / dt[L]["ms"], dense_wall_ms=dt[L]["wall_ms"],
                               sparse_wall_ms=st[L]["wall_ms"], dense_enqueue_ms=dt[L]["enqueue_ms"],
                               sparse_enqueue_ms=st[L]["enqueue_ms"], dense_ms_all=dt[L]["ms_all"],
+                              **graph_fields(dt[L], st[L]),
                               sparse_ms_all=st[L]["ms_all"], logits_rel_err=rel_err(st[L]["logits"], dt[L]["logits"]),
                               top1_equal=st[L]["token"] == dt[L]["token"], dense_peak=dt[L]["peak_torch"],
                               sparse_peak=st[L]["peak_torch"] + macko_bytes))
@@ -571,6 +619,9 @@ def main():
                                                        "checks and the memory figures)")
     p.add_argument("--prefill-warmup", type=int, default=2, help="untimed prefills before the timed ones")
     p.add_argument("--prefill-reps", type=int, default=5, help="timed prefills per prompt length (median)")
+    p.add_argument("--prefill-graph", action=argparse.BooleanOptionalAction, default=None,
+                   help="also time each prefill captured in one CUDA graph (the GPU's time without Python's launches; "
+                        "dense and sparse alike; --impl own only; its default)")
     p.add_argument("--decode-prompt-len", type=int, default=16, help="prompt length of the decoded sequences")
     p.add_argument("--new-tokens", type=int, default=100)
     p.add_argument("--check-tokens", type=int, default=20)
@@ -590,6 +641,9 @@ def main():
     own = a.impl == "own"
     a.fuse = own if a.fuse is None else a.fuse
     a.compile = own if a.compile is None else a.compile
+    a.prefill_graph = own if a.prefill_graph is None else a.prefill_graph
+    if a.prefill_graph and not own:
+        p.error("--prefill-graph needs --impl own (transformers' forward was not made for capture here)")
     if (a.fuse or a.compile) and not own:
         p.error("--fuse and --compile need --impl own (transformers' attention calls q_proj/k_proj/v_proj itself; "
                 "the compiled unit is OwnRunner's layer step)")
@@ -664,7 +718,8 @@ def main():
                 hidden=cfg.hidden_size, intermediate=cfg.intermediate_size, heads=cfg.num_attention_heads,
                 vocab=cfg.vocab_size, prompt_lens=a.prompt_lens, batches=a.batches,
                 decode_prompt_len=a.decode_prompt_len, new_tokens=a.new_tokens, check_tokens=a.check_tokens,
-                repeats=a.repeats, prefill_warmup=a.prefill_warmup, prefill_reps=a.prefill_reps, seed=a.seed,
+                repeats=a.repeats, prefill_warmup=a.prefill_warmup, prefill_reps=a.prefill_reps,
+                prefill_graph=a.prefill_graph, seed=a.seed,
                 rtol=a.rtol, workspace_mib=a.workspace_mib, dense_param_bytes=dense_param_bytes,
                 pruned_weights=pruned_numel, argv=[sys.argv], densities_requested=dens)
     t_start = time.time()

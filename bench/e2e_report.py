@@ -112,10 +112,13 @@ def markdown(meta, results):
         "- **time to first token**: one eager forward over a prompt of L random tokens (batch 1: every linear "
         "multiplies by n = L columns) and the argmax of its last position, the KV cache rewound before each; median "
         "of %d timed prefills after %d untimed ones (CUDA events around the forward; the wall-clock medians, "
-        "between two synchronizes, are in the JSON%s)" % (
+        "between two synchronizes, are in the JSON%s)%s" % (
             m["prefill_reps"], m["prefill_warmup"],
             ", and the host's time to enqueue the forward: near the event time, the prefill waited for Python's "
-            "launches" if any("dense_enqueue_ms" in t for r in results for t in r["ttft"]) else ""),
+            "launches" if any("dense_enqueue_ms" in t for r in results for t in r["ttft"]) else "",
+            "; **graph**: the same forward and argmax captured in one CUDA graph, its replays timed the same way "
+            "(the GPU's time, without Python's launches; 'graph = eager' says its logits were bitwise the eager ones)"
+            if any("dense_graph_ms" in t for r in results for t in r["ttft"]) else ""),
         "- **decode**: batch b = b sequences (prompts of %d random tokens) decoded together, one token per sequence "
         "per step (every linear multiplies by n = b columns), %d new tokens each; token 1 from the eager prefill, "
         "tokens 2..%d from replays of one decode step captured in a CUDA graph (argmax and KV-cache update inside); "
@@ -133,16 +136,21 @@ def markdown(meta, results):
     if any(r["ttft"] for r in results):
         # the host's enqueue time: JSONs written since the field was added
         enq = all("dense_enqueue_ms" in t for r in results for t in r["ttft"])
+        # the CUDA-graph prefill: JSONs written since --prefill-graph was added, with it on
+        gr = all("dense_graph_ms" in t for r in results for t in r["ttft"])
         L += ["", "## Time to first token (ms)", "",
               "| density | prompt tokens | dense ms | sparse ms | sparse / dense | prefill logits rel. err | "
-              "top-1 equal |%s" % (" host enqueue ms, dense / sparse |" if enq else ""),
-              "|---|---|---|---|---|---|---|%s" % ("---|" if enq else "")]
+              "top-1 equal |%s%s" % (" host enqueue ms, dense / sparse |" if enq else "",
+                                     " graph ms, dense / sparse | graph sparse / dense | graph = eager |" if gr else ""),
+              "|---|---|---|---|---|---|---|%s%s" % ("---|" if enq else "", "---|---|---|" if gr else "")]
         for r in results:
             for t in r["ttft"]:
-                L.append("| %.2f | %d | %.2f | %.2f | %.2fx | %.1e | %s |%s" % (
+                L.append("| %.2f | %d | %.2f | %.2f | %.2fx | %.1e | %s |%s%s" % (
                     r["density"], t["prompt_len"], t["dense_ms"], t["sparse_ms"], t["ratio"], t["logits_rel_err"],
                     "yes" if t["top1_equal"] else "no",
-                    " %.2f / %.2f |" % (t["dense_enqueue_ms"], t["sparse_enqueue_ms"]) if enq else ""))
+                    " %.2f / %.2f |" % (t["dense_enqueue_ms"], t["sparse_enqueue_ms"]) if enq else "",
+                    " %.2f / %.2f | %.2fx | %s |" % (t["dense_graph_ms"], t["sparse_graph_ms"], t["graph_ratio"],
+                                                     "yes" if t["graph_equal"] else "no") if gr else ""))
     if any(r["decode"] for r in results):
         L += ["", "## Decode tokens/s", "",
               "| density | batch | dense tok/s | sparse tok/s | speedup | sequences with the same first %d tokens |"
