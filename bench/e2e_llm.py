@@ -328,15 +328,12 @@ def prefill_graph(runner, args, prompt, eager_logits):
     of args.prefill_reps timed ones, CUDA events around the replay): the GPU's time for the prefill without the
     host's launches, which bound the eager 512-token dense prefill. graph_equal: the replay's logits are bitwise the
     eager ones (the same kernels on the same inputs)."""
-    global _SIDE
-    if _SIDE is None:  # one for the whole run: torch keeps a cuBLAS workspace per stream
-        _SIDE = torch.cuda.Stream()
-    cur = torch.cuda.current_stream()
+    side, cur = side_stream(), torch.cuda.current_stream()
     runner.set_len(0)
-    _SIDE.wait_stream(cur)
-    with torch.cuda.stream(_SIDE):  # warm-up on a side stream, as torch.cuda.graph asks
+    side.wait_stream(cur)
+    with torch.cuda.stream(side):  # warm-up on a side stream, as torch.cuda.graph asks
         runner.forward(prompt).argmax(-1)
-    cur.wait_stream(_SIDE)
+    cur.wait_stream(side)
     runner.set_len(0)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
@@ -360,11 +357,18 @@ def prefill_graph(runner, args, prompt, eager_logits):
 _SIDE = None
 
 
+def side_stream():
+    """The stream every capture's warm-up runs on: one for the whole run (torch keeps a cuBLAS workspace per stream)."""
+    global _SIDE
+    if _SIDE is None:
+        _SIDE = torch.cuda.Stream()
+    return _SIDE
+
+
 def decode_run(model, args, prompt, force=None, profile_name=None):
     """Decoding of prompt [b, plen]: prefill (eager), one decode step (b tokens) captured in a CUDA graph, then (b = 1)
     a fidelity pass of check-1 replays, teacher-forced by `force` when given, and args.repeats timed passes of
     new_tokens-1 replays. Returns a dict of results; peak memory is measured from the call on."""
-    global _SIDE
     fresh_memory()
     dev = torch.device("cuda")
     b, plen = prompt.shape
@@ -389,16 +393,14 @@ def decode_run(model, args, prompt, force=None, profile_name=None):
             return logits
 
         # warm-up of the step on a side stream (as torch.cuda.graph asks), then capture
-        if _SIDE is None:  # one for the whole run: torch keeps a cuBLAS workspace per stream
-            _SIDE = torch.cuda.Stream()
-        cur = torch.cuda.current_stream()
-        _SIDE.wait_stream(cur)
+        side, cur = side_stream(), torch.cuda.current_stream()
+        side.wait_stream(cur)
         t_warm = time.time()
-        with torch.cuda.stream(_SIDE):
+        with torch.cuda.stream(side):
             step()  # compiles the step when args.compile
-        _SIDE.synchronize()
+        side.synchronize()
         warm_s = time.time() - t_warm
-        cur.wait_stream(_SIDE)
+        cur.wait_stream(side)
         runner.set_len(plen)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
@@ -557,10 +559,9 @@ def compare(d, nnz, pruned_numel, macko_bytes, conv_s, dense, sparse, a):
                               ratio=st[L]["ms"] / dt[L]["ms"], dense_wall_ms=dt[L]["wall_ms"],
                               sparse_wall_ms=st[L]["wall_ms"], dense_enqueue_ms=dt[L]["enqueue_ms"],
                               sparse_enqueue_ms=st[L]["enqueue_ms"], dense_ms_all=dt[L]["ms_all"],
-                              **graph_fields(dt[L], st[L]),
                               sparse_ms_all=st[L]["ms_all"], logits_rel_err=rel_err(st[L]["logits"], dt[L]["logits"]),
                               top1_equal=st[L]["token"] == dt[L]["token"], dense_peak=dt[L]["peak_torch"],
-                              sparse_peak=st[L]["peak_torch"] + macko_bytes))
+                              sparse_peak=st[L]["peak_torch"] + macko_bytes, **graph_fields(dt[L], st[L])))
     for b in dd:
         same = sum(int(x[:nchk] == y[:nchk]) for x, y in zip(sd[b]["tokens"], dd[b]["tokens"]))
         r["decode"].append(dict(batch=b, dense_tok_s=dd[b]["tok_s"], sparse_tok_s=sd[b]["tok_s"],
