@@ -106,11 +106,16 @@ elif [ "$MODE" = e2e ]; then
     echo "e2e tiles rc $?"
     tail -3 "$L/e2e-tiles.log"
     pk e2e-tiles
+    # the counts of bench/NOTES.md session 34's estimate: instructions, shared-memory wavefronts (loads / stores)
+    NCU_METRICS=smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+    NCU_METRICS=$NCU_METRICS,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
+    NCU_METRICS=$NCU_METRICS,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+    NCU_METRICS=$NCU_METRICS,dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum
     for n in 8 16; do
         LEFT=$(left 585)
         [ "$LEFT" -lt 30 ] && break
-        timeout "$LEFT" ncu --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-            --section InstructionStats --section Occupancy -k regex:tiles_kernel -c 1 \
+        timeout "$LEFT" ncu --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis_Tables \
+            --section InstructionStats --section Occupancy --metrics "$NCU_METRICS" -k regex:tiles_kernel -c 1 \
             $BENCH --layout tiles --tiles-path kernel --shapes 12288x12288 --densities 0.5 --no-cusparse --n $n \
             --iters 3 --warmup 1 >"$L/ncu-tiles-n$n.txt" 2>&1
         echo "ncu n=$n rc $?"
