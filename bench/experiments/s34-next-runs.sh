@@ -22,8 +22,12 @@
 #          decode batch 1 / 8 / 32), then the same with --layout tiles at batch 1 (what the SpMV changes), then ncu's
 #          warp-state and scheduler sections of the tile kernel at n = 8 and 16 (12288^2, d = 0.5): which stall keeps its
 #          issue near 0.57 a cycle per scheduler (bench/NOTES.md, session 34).
+#   splits the tile kernel's blocks along K at n = 8 / 16 on three shapes at d = 0.5: the automatic rule and 3..16 forced
+#          (session 34's ncu: a quarter of the warp slots empty with the rule's 480 blocks on 12288^2).
+#   ntable issue 16's table by n for the rows and the tile layout (n = 1 of the tiles: `land`'s tile-kernel column).
+# Session 34 ran `land` (H100) and `e2e` (H200, as separate commands); `splits` and `ntable` are still to run.
 set -u
-MODE=${1:?usage: s34-next-runs.sh land|e2e}
+MODE=${1:?usage: s34-next-runs.sh land|e2e|splits|ntable}
 ROOT=$(pwd)
 L=/tmp/logs-$MODE
 mkdir -p "$L" /tmp/b
@@ -116,11 +120,34 @@ elif [ "$MODE" = e2e ]; then
         [ "$LEFT" -lt 30 ] && break
         timeout "$LEFT" ncu --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis_Tables \
             --section InstructionStats --section Occupancy --metrics "$NCU_METRICS" -k regex:tiles_kernel -c 1 \
-            $BENCH --layout tiles --tiles-path kernel --shapes 12288x12288 --densities 0.5 --no-cusparse --n $n \
-            --iters 3 --warmup 1 >"$L/ncu-tiles-n$n.txt" 2>&1
+            --print-details all $BENCH --layout tiles --tiles-path kernel --shapes 12288x12288 --densities 0.5 \
+            --no-cusparse --n $n >"$L/ncu-tiles-n$n.txt" 2>&1
         echo "ncu n=$n rc $?"
     done
     pk ncu
+elif [ "$MODE" = splits ]; then
+    # the tile kernel's blocks along K at n = 8 / 16 (d = 0.5): the automatic rule against forced counts
+    for sp in auto 3 4 5 6 8 11 16; do
+        a=""
+        [ $sp != auto ] && a="--tiles-splits $sp"
+        # shellcheck disable=SC2086
+        timeout 30 $BENCH --layout tiles --tiles-path kernel $a --flush rotate --shapes 12288x12288,28672x8192,11008x4096 \
+            --densities 0.5 --no-cusparse --n 8,16 --csv "$L/splits-$sp.csv" >"$L/splits-$sp.log" 2>&1
+        echo "splits $sp rc $?"
+        pk "splits $sp"
+    done
+elif [ "$MODE" = ntable ]; then
+    # issue 16's table by n (rows, and the tile layout from n = 2), quick shapes, d = 0.5 then 0.3 (about 460 s)
+    for d in 0.5 0.3; do
+        timeout 125 $BENCH --layout rows --flush rotate --shapes quick --densities $d --no-cusparse \
+            --n 1,2,4,8,16,32,64,128,256,512,2048,8192 --csv "$L/rows-d$d.csv" --md "$L/rows-d$d.md" >"$L/rows-d$d.log" 2>&1
+        echo "rows $d rc $?"
+        pk "rows $d"
+        timeout 105 $BENCH --layout tiles --flush rotate --shapes quick --densities $d --no-cusparse \
+            --n 2,4,8,16,32,64,128,256,512,2048,8192 --csv "$L/tiles-d$d.csv" --md "$L/tiles-d$d.md" >"$L/tiles-d$d.log" 2>&1
+        echo "tiles $d rc $?"
+        pk "tiles $d"
+    done
 else
     echo "unknown mode $MODE"
     exit 2
