@@ -26,6 +26,8 @@
 #          (session 34's ncu: a quarter of the warp slots empty with the rule's 480 blocks on 12288^2).
 #   ntable issue 16's table by n for the rows and the tile layout (n = 1 of the tiles: `land`'s tile-kernel column).
 # Session 34 ran `land` (H100) and `e2e` (H200, as separate commands); `splits` and `ntable` are still to run.
+# `splits` and `ntable` do not depend on the patch (the tile kernel forced; the rows; the tiles from n = 2): a build of
+# main serves them as well.
 set -u
 MODE=${1:?usage: s34-next-runs.sh land|e2e|splits|ntable}
 ROOT=$(pwd)
