@@ -216,8 +216,9 @@ macko_status_t macko_tiles_download(const char *fn, macko_handle_t handle, macko
 macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,
                                    const void *alpha, const void *b, int64_t incb, int64_t ldb, const void *beta,
                                    void *c, int64_t incc, int64_t ldc, int64_t n);
-/* Blocks along K of a launch for n columns: at most one wave of blocks (occ per SM), each at least 4 groups of tiles
- * long, fewer while the partial sums or counters do not fit the workspace. Pure arithmetic (the host tests call it). */
+/* Blocks along K of a launch for n columns: of 1 .. min(64, groups / 4) the count of the smallest modelled time (SMs
+ * taking their share of blocks in rounds of occ; tiles_device.c), among those whose partial sums and counters fit
+ * the workspace. Pure arithmetic (the host tests call it). */
 int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int sm_count, int64_t ws_floats,
                             int64_t ws_counters);
 

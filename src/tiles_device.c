@@ -38,21 +38,34 @@ int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int
     const int64_t nt = macko_tiles_ntile(n);
     const int64_t groups = (tcols + MACKO_TILES_KG - 1) / MACKO_TILES_KG;
     const int64_t blocks = ((n + nt - 1) / nt) * ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS);
-    const int64_t wave = (int64_t)sm_count * (occ > 0 ? occ : 1);
-    /* At most one wave of blocks (a second, partial one costs a whole block's time), each at least 4 groups long:
-     * more splits add partial sums and pipeline starts (4096 x 4096, n = 8, H100: 32 splits 23 us, 8 splits 19 us;
-     * 12288 x 12288: 5-11 splits within 7 %) */
-    int64_t s = blocks > 0 ? wave / blocks : 1;
-    if (s > groups / 4)
-        s = groups / 4;
-    if (s > 64)
-        s = 64;
-    if (s < 1)
-        s = 1;
-    while (s > 1 && (macko_tiles_ws_floats(rows, n, (int)s) > ws_floats ||
-                     macko_tiles_counters(rows, n, (int)s) > ws_counters))
-        s--;
-    return (int)s;
+    const int64_t sms = sm_count > 0 ? sm_count : 1, o = occ > 0 ? occ : 1;
+    /* Two blocks keep an SM's issue busy (ncu: 0.70 issued a scheduler a cycle with 3 or 4 blocks; 1.5 for the
+     * 64-column tile, whose block does 8x the MMAs of the 8-column one) */
+    const double ks = nt >= 64 ? 1.5 : 2.0;
+    int64_t smax = groups / 4, s, best = 1;
+    double best_cost = 0.0;
+    if (smax > 64)
+        smax = 64;
+    /* The count of the smallest modelled time (bench/NOTES.md, session 35: fitted on an H100's sweep of 1..24 splits
+     * over 8 shapes, n = 8..64, d = 0.5 / 0.3). A block costs 1 + groups / s group-times, plus nt / 8 for its partial
+     * tile's round trip when s > 1; an SM takes ceil(blocks * s / SMs) blocks in rounds of occ, a round of r blocks
+     * lasting max(1, r / ks) block-times. Ties go to fewer splits; only counts whose partials and counters fit the
+     * workspace are considered (the partials grow with s, so these are 1..some bound). */
+    for (s = 1; s <= smax; s++) {
+        if (s > 1 && (macko_tiles_ws_floats(rows, n, (int)s) > ws_floats ||
+                      macko_tiles_counters(rows, n, (int)s) > ws_counters))
+            break;
+        const int64_t k = (blocks * s + sms - 1) / sms, full = k / o, r = k % o;
+        const double round_full = (double)o / ks > 1.0 ? (double)o / ks : 1.0;
+        const double round_last = r == 0 ? 0.0 : ((double)r / ks > 1.0 ? (double)r / ks : 1.0);
+        const double cost = (1.0 + (s > 1 ? (double)nt / 8.0 : 0.0) + (double)groups / (double)s) *
+                            ((double)full * round_full + round_last);
+        if (s == 1 || cost < best_cost) {
+            best = s;
+            best_cost = cost;
+        }
+    }
+    return (int)best;
 }
 
 macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_mat_t A)
