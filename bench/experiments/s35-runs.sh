@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Session 35's check of the tile kernel's new split rule (src/tiles_device.c macko_tiles_auto_splits; bench/NOTES.md
+# session 35) on one GPU, in one call of the device tool: the tile tests, the automatic rule on the swept shapes,
+# a sweep on shapes the rule was not fitted on, the 7B end-to-end with the tile layout, the tile layout's n-table.
+# Build and carry as in s34-next-runs.sh (build-carry/b.tar.xz, a build of this tree). Packs $OUT/s35.tgz after every
+# step, so a run cut short still returns what it did.
+set -u
+ROOT=$(pwd)
+L=/tmp/logs-s35
+mkdir -p "$L" /tmp/b
+tar -xJf build-carry/b.tar.xz -C /tmp/b
+BENCH=/tmp/b/bench/macko-bench
+T=/tmp/b/testing/macko_tests
+export MACKO_LIBRARY=/tmp/b/libmacko.so.0.1.0 PYTHONPATH=$ROOT/interfaces/python
+OUTDIR=${OUT:-/tmp/out}
+mkdir -p "$OUTDIR"
+T0=$(date +%s)
+pk() { tar -czf "$OUTDIR/s35.tgz" -C "$L" .; echo "$1 done at $(($(date +%s) - T0)) s"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$L/gpu.txt" 2>&1
+cat "$L/gpu.txt"
+(for s in 0 1 2 3; do
+    { GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$s timeout 120 $T --gtest_color=no --gtest_filter='*Tiles*' \
+          >"$L/gtest-$s.log" 2>&1; echo "shard $s rc $?" >>"$L/gtest-rc.txt"; } &
+done; wait)
+cat "$L/gtest-rc.txt"
+grep -h "^\[  FAILED\|^\[  PASSED\|^\[  SKIPPED" "$L"/gtest-*.log | sort | uniq -c | head
+pk gtest
+Q="4096x4096,4096x11008,11008x4096,12288x12288,36864x12288,28672x8192,12288x4096,22016x4096"
+timeout 60 $BENCH --layout tiles --tiles-path kernel --flush rotate --shapes $Q --densities 0.5 --no-cusparse \
+    --n 8,16,32,64 --csv "$L/new-d0.5.csv" >"$L/new-d0.5.log" 2>&1; echo "new 0.5 rc $?"
+timeout 40 $BENCH --layout tiles --tiles-path kernel --flush rotate --shapes $Q --densities 0.3 --no-cusparse \
+    --n 8,32 --csv "$L/new-d0.3.csv" >"$L/new-d0.3.log" 2>&1; echo "new 0.3 rc $?"
+pk "new rule"
+timeout 150 python3 bench/e2e_llm.py --layout tiles --densities 0.5 --batches 1,8,32 --profile '' --deadline-s 140 \
+    --out "$L" --tag s35-tiles >"$L/e2e-tiles.log" 2>&1
+echo "e2e tiles rc $?"
+tail -3 "$L/e2e-tiles.log"
+pk e2e
+O="8192x8192,14336x4096,4096x14336,16384x4096,5120x13824"
+for sp in auto 1 2 3 4 6 8 12; do
+    [ $(($(date +%s) - T0)) -gt 440 ] && break
+    a=""
+    [ "$sp" != auto ] && a="--tiles-splits $sp"
+    # shellcheck disable=SC2086
+    timeout 40 $BENCH --layout tiles --tiles-path kernel $a --flush rotate --shapes $O --densities 0.5 --no-cusparse \
+        --n 8,16,32,64 --csv "$L/oos-s$sp.csv" >"$L/oos-s$sp.log" 2>&1
+    echo "oos $sp rc $?"
+    pk "oos $sp"
+done
+for d in 0.5 0.3; do
+    [ $(($(date +%s) - T0)) -gt 470 ] && break
+    timeout 70 $BENCH --layout tiles --flush rotate --shapes quick --densities $d --no-cusparse \
+        --n 2,4,8,16,32,64,128,256,512,2048,8192 --csv "$L/tiles-d$d.csv" --md "$L/tiles-d$d.md" >"$L/tiles-d$d.log" 2>&1
+    echo "tiles $d rc $?"
+    pk "ntable tiles $d"
+done
