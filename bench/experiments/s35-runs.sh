@@ -31,9 +31,9 @@ timeout 60 $BENCH --layout tiles --tiles-path kernel --flush rotate --shapes $Q 
 timeout 40 $BENCH --layout tiles --tiles-path kernel --flush rotate --shapes $Q --densities 0.3 --no-cusparse \
     --n 8,32 --csv "$L/new-d0.3.csv" >"$L/new-d0.3.log" 2>&1; echo "new 0.3 rc $?"
 pk "new rule"
-O="8192x8192,14336x4096,4096x14336,16384x4096,5120x13824"
-for sp in auto 1 2 3 4 6 8; do
-    [ $(($(date +%s) - T0)) -gt 230 ] && break
+O="8192x8192,14336x4096,4096x14336,16384x4096"
+for sp in auto 1 2 3 4 6 8 16; do
+    [ $(($(date +%s) - T0)) -gt 220 ] && break
     a=""
     [ "$sp" != auto ] && a="--tiles-splits $sp"
     # shellcheck disable=SC2086
@@ -42,13 +42,13 @@ for sp in auto 1 2 3 4 6 8; do
     echo "oos $sp rc $?"
     pk "oos $sp"
 done
-[ $(($(date +%s) - T0)) -lt 280 ] && timeout 100 python3 bench/e2e_llm.py --layout tiles --densities 0.5 --batches 1,8,32 --profile '' --deadline-s 90 \
+[ $(($(date +%s) - T0)) -lt 240 ] && timeout 90 python3 bench/e2e_llm.py --layout tiles --densities 0.5 --batches 1,8,32 --profile '' --deadline-s 80 \
     --out "$L" --tag s35-tiles >"$L/e2e-tiles.log" 2>&1
 echo "e2e tiles rc $?"
 tail -3 "$L/e2e-tiles.log"
 pk e2e
 for d in 0.5 0.3; do
-    [ $(($(date +%s) - T0)) -gt 330 ] && break
+    [ $(($(date +%s) - T0)) -gt 300 ] && break
     timeout 70 $BENCH --layout tiles --flush rotate --shapes quick --densities $d --no-cusparse \
         --n 2,4,8,16,32,64,128,256,512,2048,8192 --csv "$L/tiles-d$d.csv" --md "$L/tiles-d$d.md" >"$L/tiles-d$d.log" 2>&1
     echo "tiles $d rc $?"
