@@ -19,21 +19,15 @@ pk() { tar -czf "$OUTDIR/s35.tgz" -C "$L" .; echo "$1 done at $(($(date +%s) - T
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$L/gpu.txt" 2>&1
 cat "$L/gpu.txt"
 (for s in 0 1 2 3; do
-    { GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$s timeout 120 $T --gtest_color=no --gtest_filter='*Tiles*' \
+    { GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$s timeout 60 $T --gtest_color=no --gtest_filter='*Tiles*' \
           >"$L/gtest-$s.log" 2>&1; echo "shard $s rc $?" >>"$L/gtest-rc.txt"; } &
 done; wait)
 cat "$L/gtest-rc.txt"
 grep -h "^\[  FAILED\|^\[  PASSED\|^\[  SKIPPED" "$L"/gtest-*.log | sort | uniq -c | head
 pk gtest
-Q="4096x4096,4096x11008,11008x4096,12288x12288,36864x12288,28672x8192,12288x4096,22016x4096"
-timeout 60 $BENCH --layout tiles --tiles-path kernel --flush rotate --shapes $Q --densities 0.5 --no-cusparse \
-    --n 8,16,32,64 --csv "$L/new-d0.5.csv" >"$L/new-d0.5.log" 2>&1; echo "new 0.5 rc $?"
-timeout 40 $BENCH --layout tiles --tiles-path kernel --flush rotate --shapes $Q --densities 0.3 --no-cusparse \
-    --n 8,32 --csv "$L/new-d0.3.csv" >"$L/new-d0.3.log" 2>&1; echo "new 0.3 rc $?"
-pk "new rule"
 O="8192x8192,14336x4096,4096x14336,16384x4096"
 for sp in auto 1 2 3 4 6 8 16; do
-    [ $(($(date +%s) - T0)) -gt 220 ] && break
+    [ $(($(date +%s) - T0)) -gt 150 ] && break
     a=""
     [ "$sp" != auto ] && a="--tiles-splits $sp"
     # shellcheck disable=SC2086
@@ -42,7 +36,13 @@ for sp in auto 1 2 3 4 6 8 16; do
     echo "oos $sp rc $?"
     pk "oos $sp"
 done
-[ $(($(date +%s) - T0)) -lt 240 ] && timeout 90 python3 bench/e2e_llm.py --layout tiles --densities 0.5 --batches 1,8,32 --profile '' --deadline-s 80 \
+Q="4096x4096,4096x11008,11008x4096,12288x12288,36864x12288,28672x8192,12288x4096,22016x4096"
+[ $(($(date +%s) - T0)) -lt 200 ] && timeout 60 $BENCH --layout tiles --tiles-path kernel --flush rotate --shapes $Q --densities 0.5 --no-cusparse \
+    --n 8,16,32,64 --csv "$L/new-d0.5.csv" >"$L/new-d0.5.log" 2>&1; echo "new 0.5 rc $?"
+[ $(($(date +%s) - T0)) -lt 230 ] && timeout 40 $BENCH --layout tiles --tiles-path kernel --flush rotate --shapes $Q --densities 0.3 --no-cusparse \
+    --n 8,32 --csv "$L/new-d0.3.csv" >"$L/new-d0.3.log" 2>&1; echo "new 0.3 rc $?"
+pk "new rule"
+[ $(($(date +%s) - T0)) -lt 260 ] && timeout 90 python3 bench/e2e_llm.py --layout tiles --densities 0.5 --batches 1,8,32 --profile '' --deadline-s 80 \
     --out "$L" --tag s35-tiles >"$L/e2e-tiles.log" 2>&1
 echo "e2e tiles rc $?"
 tail -3 "$L/e2e-tiles.log"
