@@ -54,3 +54,12 @@ for d in 0.5 0.3; do
     echo "tiles $d rc $?"
     pk "ntable tiles $d"
 done
+# n = 15 / 16: the tile kernel (new rule) against the fused wgmma product (Hopper, sm_90a), where
+# MACKO_TILES_WG_N_FILL lets the fused product take n = 16 (bench/NOTES.md session 35, Next 2)
+for p in kernel fused; do
+    [ $(($(date +%s) - T0)) -gt 420 ] && break
+    timeout 40 $BENCH --layout tiles --tiles-path $p --flush rotate --shapes $Q --densities 0.5 --no-cusparse \
+        --n 15,16 --csv "$L/n16-$p.csv" >"$L/n16-$p.log" 2>&1
+    echo "n16 $p rc $?"
+    pk "n16 $p"
+done
