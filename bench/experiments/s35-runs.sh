@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 35's check of the tile kernel's new split rule (src/tiles_device.c macko_tiles_auto_splits; bench/NOTES.md
 # session 35) on one GPU, in one call of the device tool: the tile tests, the automatic rule on the swept shapes,
-# a sweep on shapes the rule was not fitted on, the 7B end-to-end with the tile layout, the tile layout's n-table.
+# a sweep on shapes the rule was not fitted on, the 7B end-to-end with the tile layout, the tile layout's n-table,
+# the tile kernel against the fused wgmma product at n = 15 / 16. Order: the unfitted shapes' sweep, then the rest.
 # Build and carry as in s34-next-runs.sh (build-carry/b.tar.xz, a build of this tree). Packs $OUT/s35.tgz after every
 # step, so a run cut short still returns what it did.
 set -u
