@@ -41,7 +41,7 @@ int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int
     const int64_t sms = sm_count > 0 ? sm_count : 1, o = occ > 0 ? occ : 1;
     /* Two blocks keep an SM's issue busy (ncu: 0.70 issued a scheduler a cycle with 3 or 4 blocks; 1.5 for the
      * 64-column tile, whose block does 8x the MMAs of the 8-column one) */
-    const double ks = nt >= 64 ? 1.5 : 2.0;
+    const double ks = nt >= 64 ? 1.5 : 2.0, round_full = (double)o / ks > 1.0 ? (double)o / ks : 1.0;
     int64_t smax = groups / 4, s, best = 1;
     double best_cost = 0.0;
     if (smax > 64)
@@ -56,7 +56,6 @@ int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int
                       macko_tiles_counters(rows, n, (int)s) > ws_counters))
             break;
         const int64_t k = (blocks * s + sms - 1) / sms, full = k / o, r = k % o;
-        const double round_full = (double)o / ks > 1.0 ? (double)o / ks : 1.0;
         const double round_last = r == 0 ? 0.0 : ((double)r / ks > 1.0 ? (double)r / ks : 1.0);
         const double cost = (1.0 + (s > 1 ? (double)nt / 8.0 : 0.0) + (double)groups / (double)s) *
                             ((double)full * round_full + round_last);
