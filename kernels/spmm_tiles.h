@@ -103,17 +103,14 @@ int64_t macko_tiles_wg_stream_ws_floats(int blocks, int bn);
  * session 13: width 64 runs two blocks per SM, 0.82x of cuBLAS at n = 64 against 0.65x for width 128; at n = 128
  * width 64 decodes every K-slice twice). */
 int macko_tiles_wg_bn(int64_t n);
-/* 1 when the fused product's blocks for n columns (width and splits of the rules above) fill at least 95 % of one
- * wave and no more, 0 otherwise: the rule's test at n = MACKO_TILES_WG_N_FILL. */
-int macko_tiles_wg_fills(int64_t rows, int64_t tcols, int64_t n, int sm_count, int64_t ws_floats, int64_t counters);
 /* Columns from which the automatic rule takes the fused product on a device whose panel GEMM is wgmma, up to
- * MACKO_TILES_PANEL_N_WG; at n = MACKO_TILES_WG_N_FILL it takes it where its blocks fill a wave
- * (macko_tiles_wg_fills). Measured (bench/NOTES.md, session 13, H100, 6 quick shapes, d = 0.5): at n = 32 the fused
- * product of width 64 is 0.73-1.04x of cuBLAS against the tile kernel's 0.54-1.00x, ahead on all six shapes; at
- * n = 16 ahead on two of the three shapes whose blocks fill a wave (0.94-0.95x against 0.85x), level on the third,
- * behind on the three large shapes (the tile kernel 1.04-1.19x). */
+ * MACKO_TILES_PANEL_N_WG. Measured (bench/NOTES.md, session 13, H100, 6 quick shapes, d = 0.5): at n = 32 the fused
+ * product of width 64 is 0.73-1.04x of cuBLAS against the tile kernel's 0.54-1.00x, ahead on all six shapes. At
+ * n = 16 the tile kernel with session 35's split rule is ahead on all 8 quick and 7B shapes (session 36, H100, d =
+ * 0.5: the fused product takes 1.03-1.29x its time; in session 13, against the old split rule, the fused product was
+ * ahead at n = 16 where its blocks filled a wave, so the rule took it there): the 16-column tile does a quarter of
+ * the MMAs of the fused product's 64-column one; from n = 17 the tile kernel needs its 32-column tile. */
 #define MACKO_TILES_WG_N 17
-#define MACKO_TILES_WG_N_FILL 16
 
 #ifdef __cplusplus
 }

@@ -690,14 +690,3 @@ extern "C" int macko_tiles_wg_stream(int64_t rows, int64_t tcols, int64_t n, int
 }
 
 extern "C" int macko_tiles_wg_bn(int64_t n) { return n <= 64 ? 64 : n <= 128 ? 128 : 256; }
-
-extern "C" int macko_tiles_wg_fills(int64_t rows, int64_t tcols, int64_t n, int sm_count, int64_t ws_floats,
-                                    int64_t counters)
-{
-    const int bn = macko_tiles_wg_bn(n);
-    const int64_t slots = (int64_t)(sm_count < 1 ? 1 : sm_count) * macko_tiles_wg_blocks_per_sm(bn);
-    const int64_t blocks = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn) *
-                           macko_tiles_wg_splits(rows, tcols, n, bn, sm_count, ws_floats, counters);
-    /* at least 95 % of one wave, and no more (width 64's fallback of 4 splits goes past it) */
-    return blocks <= slots && 20 * blocks >= 19 * slots;
-}

@@ -226,11 +226,8 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     macko_kargs_scalars(handle, combo, alpha, beta, &k);
     k.stream = handle->stream;
     if (M->td.path == 3 ||
-        (M->td.path == 0 && M->td.panel_gemm == MACKO_PANEL_GEMM_WG && n < MACKO_TILES_PANEL_N_WG &&
-         (n >= MACKO_TILES_WG_N ||
-          (n >= MACKO_TILES_WG_N_FILL &&
-           macko_tiles_wg_fills(M->rows, M->td.tcols, n, handle->props.sm_count,
-                                ws->partial_bytes / (int64_t)sizeof(float), MACKO_WS_COUNTERS))))) {
+        (M->td.path == 0 && M->td.panel_gemm == MACKO_PANEL_GEMM_WG && n >= MACKO_TILES_WG_N &&
+         n < MACKO_TILES_PANEL_N_WG)) {
         /* the fused wgmma product, where B can be described by a tensor map (else the rules below) */
         if (M->td.panel_gemm == MACKO_PANEL_GEMM_WG && incb == 1 && incc == 1 && ldb % 8 == 0 &&
             ((uintptr_t)b & 15u) == 0 && macko_tiles_wg_ready()) {
