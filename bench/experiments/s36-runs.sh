@@ -3,45 +3,30 @@
 # fused product no longer taking n = 16 (MACKO_TILES_WG_N_FILL removed), the 7B end-to-end of the rows layout alone
 # (session 36's first one ran beside a test shard and is void), the 7B end-to-end of the tile layout, and the tile
 # layout's n = 8 / 16 (d = 0.5) and n-table at d = 0.3. Build and carry as in s34-next-runs.sh (build-carry/b.tar.xz,
-# a build of this tree). Packs $OUT/s36.tgz after every step, so a run cut short still returns what it did.
+# a build of this tree; set up by device-run.sh, which session 36 ran with its lines inline). Packs $OUT/s36.tgz
+# after every step, so a run cut short still returns what it did.
 set -u
-ROOT=$(pwd)
-L=/tmp/logs-s36
-mkdir -p "$L" /tmp/b
-tar -xJf build-carry/b.tar.xz -C /tmp/b
-BENCH=/tmp/b/bench/macko-bench
-T=/tmp/b/testing/macko_tests
-export MACKO_LIBRARY=/tmp/b/libmacko.so.0.1.0 PYTHONPATH=$ROOT/interfaces/python
-OUTDIR=${OUT:-/tmp/out}
-mkdir -p "$OUTDIR"
-T0=$(date +%s)
-pk() { tar -czf "$OUTDIR/s36.tgz" -C "$L" .; echo "$1 done at $(($(date +%s) - T0)) s"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$L/gpu.txt" 2>&1
-cat "$L/gpu.txt"
+# shellcheck source=device-run.sh
+. bench/experiments/device-run.sh s36
 # the tests alone (nothing else runs beside them)
-(for s in 0 1 2 3; do
-    { GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$s timeout 150 $T --gtest_color=no --gtest_filter='*Tiles*' \
-          >"$L/gtest-$s.log" 2>&1; echo "shard $s rc $?" >>"$L/gtest-rc.txt"; } &
-done; wait)
-cat "$L/gtest-rc.txt"
-grep -h "^\[  FAILED\|^\[  PASSED\|^\[  SKIPPED" "$L"/gtest-*.log | sort | uniq -c | head
+tests_alone '*Tiles*' 150
 pk gtest
 timeout 130 python3 bench/e2e_llm.py --densities 0.5,0.3 --batches 1,8,32 --profile '' --deadline-s 120 \
     --out "$L" --tag s36-rows >"$L/e2e-rows.log" 2>&1
 echo "e2e rows rc $?"
 tail -3 "$L/e2e-rows.log"
 pk e2e-rows
-LEFT=$((450 - ($(date +%s) - T0)))
+LEFT=$((450 - $(elapsed)))
 [ "$LEFT" -gt 60 ] && timeout "$LEFT" python3 bench/e2e_llm.py --layout tiles --densities 0.5 --batches 1,8,32 \
     --profile '' --deadline-s $((LEFT - 10)) --out "$L" --tag s36-tiles >"$L/e2e-tiles.log" 2>&1
 echo "e2e tiles rc $?"
 tail -3 "$L/e2e-tiles.log"
 pk e2e-tiles
-[ $(($(date +%s) - T0)) -lt 480 ] && timeout 30 $BENCH --layout tiles --flush rotate --shapes quick --densities 0.5 \
+[ $(elapsed) -lt 480 ] && timeout 30 $BENCH --layout tiles --flush rotate --shapes quick --densities 0.5 \
     --no-cusparse --n 8,16 --csv "$L/tiles-d0.5-n16.csv" >"$L/tiles-d0.5-n16.log" 2>&1
 echo "tiles 0.5 n16 rc $?"
 pk "tiles n16"
-[ $(($(date +%s) - T0)) -lt 500 ] && timeout 75 $BENCH --layout tiles --flush rotate --shapes quick --densities 0.3 \
+[ $(elapsed) -lt 500 ] && timeout 75 $BENCH --layout tiles --flush rotate --shapes quick --densities 0.3 \
     --no-cusparse --n 2,4,8,16,32,64,128,256,512,2048,8192 --csv "$L/tiles-d0.3.csv" --md "$L/tiles-d0.3.md" \
     >"$L/tiles-d0.3.log" 2>&1
 echo "tiles 0.3 rc $?"

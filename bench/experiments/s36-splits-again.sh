@@ -7,20 +7,12 @@
 # Analysis: merge the sweep's CSVs as in bench/results/experiments/H100-2026-12-05-s36-tiles-splits-again.csv (run
 # 'again'), then `python3 bench/experiments/s36-splits-check.py CSV again`. Build and carry as in s34-next-runs.sh.
 set -u
-L=/tmp/logs-s36s
-mkdir -p "$L" /tmp/b
-tar -xJf build-carry/b.tar.xz -C /tmp/b
-BENCH=/tmp/b/bench/macko-bench
-OUTDIR=${OUT:-/tmp/out}
-mkdir -p "$OUTDIR"
-T0=$(date +%s)
-pk() { tar -czf "$OUTDIR/s36s.tgz" -C "$L" .; echo "$1 done at $(($(date +%s) - T0)) s"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$L/gpu.txt" 2>&1
-cat "$L/gpu.txt"
+# shellcheck source=device-run.sh
+. bench/experiments/device-run.sh s36s
 S="4096x4096,4096x11008,11008x4096,12288x12288,36864x12288,28672x8192,12288x4096,22016x4096"
 S="$S,8192x8192,14336x4096,4096x14336,16384x4096"
 for sp in auto 1 2 3 4 5 6 8 16; do
-    [ $(($(date +%s) - T0)) -gt 250 ] && break
+    [ $(elapsed) -gt 250 ] && break
     a=""
     [ "$sp" != auto ] && a="--tiles-splits $sp"
     # shellcheck disable=SC2086
@@ -29,7 +21,7 @@ for sp in auto 1 2 3 4 5 6 8 16; do
     echo "sweep $sp rc $?"
     pk "sweep $sp"
 done
-[ $(($(date +%s) - T0)) -lt 300 ] && timeout 75 $BENCH --layout tiles --flush rotate --shapes quick --densities 0.5 \
+[ $(elapsed) -lt 300 ] && timeout 75 $BENCH --layout tiles --flush rotate --shapes quick --densities 0.5 \
     --no-cusparse --n 2,4,8,16,32,64,128,256,512,2048,8192 --csv "$L/tiles-d0.5.csv" --md "$L/tiles-d0.5.md" \
     >"$L/tiles-d0.5.log" 2>&1
 echo "tiles 0.5 rc $?"
