@@ -4,27 +4,12 @@
 # a sweep on shapes the rule was not fitted on, the 7B end-to-end with the tile layout, the tile layout's n-table,
 # the tile kernel against the fused wgmma product at n = 15 / 16. Order: the unfitted shapes' sweep, then the rest.
 # Build and carry as in s34-next-runs.sh (build-carry/b.tar.xz, a build of this tree). Packs $OUT/s35.tgz after every
-# step, so a run cut short still returns what it did.
+# step, so a run cut short still returns what it did. Its setup is device-run.sh's since session 36 (run 1 of session
+# 36 ran it with the same lines inline).
 set -u
-ROOT=$(pwd)
-L=/tmp/logs-s35
-mkdir -p "$L" /tmp/b
-tar -xJf build-carry/b.tar.xz -C /tmp/b
-BENCH=/tmp/b/bench/macko-bench
-T=/tmp/b/testing/macko_tests
-export MACKO_LIBRARY=/tmp/b/libmacko.so.0.1.0 PYTHONPATH=$ROOT/interfaces/python
-OUTDIR=${OUT:-/tmp/out}
-mkdir -p "$OUTDIR"
-T0=$(date +%s)
-pk() { tar -czf "$OUTDIR/s35.tgz" -C "$L" .; echo "$1 done at $(($(date +%s) - T0)) s"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$L/gpu.txt" 2>&1
-cat "$L/gpu.txt"
-(for s in 0 1 2 3; do
-    { GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$s timeout 60 $T --gtest_color=no --gtest_filter='*Tiles*' \
-          >"$L/gtest-$s.log" 2>&1; echo "shard $s rc $?" >>"$L/gtest-rc.txt"; } &
-done; wait)
-cat "$L/gtest-rc.txt"
-grep -h "^\[  FAILED\|^\[  PASSED\|^\[  SKIPPED" "$L"/gtest-*.log | sort | uniq -c | head
+# shellcheck source=device-run.sh
+. bench/experiments/device-run.sh s35
+tests_alone '*Tiles*' 60
 pk gtest
 O="8192x8192,14336x4096,4096x14336,16384x4096"
 for sp in auto 1 2 3 4 6 8 16; do
