@@ -1,5 +1,5 @@
 # Sourced by the device scripts of bench/experiments (from session 36 on): `. bench/experiments/device-run.sh NAME`
-# unpacks the carried build (build-carry/b.tar.xz, as s34-next-runs.sh says) into /tmp/b and sets L (the logs,
+# unpacks the carried build (build-carry/b.tar.xz, as s34-next-runs.sh says, or build-carry/$CARRY) into /tmp/b and sets L (the logs,
 # /tmp/logs-NAME), BENCH, T (the test binary), ROOT, OUTDIR ($OUT of the device tool), T0 and MACKO_LIBRARY /
 # PYTHONPATH for the Python benchmarks; `pk STEP` packs the logs into $OUTDIR/NAME.tgz (so a run cut short still
 # returns what it did) and prints the seconds since T0; `elapsed` prints them; `tests_alone FILTER SECONDS` runs the
@@ -8,7 +8,7 @@
 ROOT=$(pwd)
 L=/tmp/logs-$1
 mkdir -p "$L" /tmp/b
-tar -xJf build-carry/b.tar.xz -C /tmp/b
+tar -xJf "build-carry/${CARRY:-b.tar.xz}" -C /tmp/b
 BENCH=/tmp/b/bench/macko-bench
 T=/tmp/b/testing/macko_tests
 export MACKO_LIBRARY=/tmp/b/libmacko.so.0.1.0 PYTHONPATH=$ROOT/interfaces/python
