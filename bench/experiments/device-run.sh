@@ -6,7 +6,11 @@
 # GoogleTest binary's FILTER in 4 shards side by side (nothing else on the GPU meanwhile: a benchmark never shares
 # it), each cut at SECONDS, logs $L/gtest-*.log and sums them up; `sanitizers_alone FILTER SECONDS` runs
 # compute-sanitizer's memcheck, racecheck, initcheck and synccheck over FILTER (2 shards each, all side by side,
-# MACKO_TEST_REPEATS=3), logs $L/san-*.log and sums them up. It records the GPU in $L/gpu.txt.
+# MACKO_TEST_REPEATS=3), logs $L/san-*.log and sums them up; `sanitizers_until T FILTER` does that with what is left
+# of T seconds since T0 (at most 200) and packs. For the tile layout on the quick shapes (rotate flush, no cuSPARSE):
+# `tiles_run NAME SECONDS ARGS...` runs the carried macko-bench into $L/NAME.csv; `tiles_ab D NLIST SECONDS` runs the
+# OLD_CARRY build's then the carried one at density D into $L/old-dD.csv and $L/new-dD.csv, and packs.
+# It records the GPU in $L/gpu.txt.
 ROOT=$(pwd)
 L=/tmp/logs-$1
 mkdir -p "$L" /tmp/b
@@ -45,4 +49,24 @@ sanitizers_alone() {
     done; wait)
     cat "$L/san-rc.txt"
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|^\[  PASSED\|^\[  FAILED" "$L"/san-*.log | sort | uniq -c
+}
+sanitizers_until() {
+    local left=$(($1 - $(elapsed)))
+    [ "$left" -gt 200 ] && left=200
+    echo "sanitizers get $left s"
+    sanitizers_alone "$2" "$left"
+    pk sanitizers
+}
+TILES_Q="--layout tiles --flush rotate --shapes quick --no-cusparse"
+tiles_run() {
+    local name=$1 secs=$2 bin=${TILES_BIN:-$BENCH}
+    shift 2
+    # shellcheck disable=SC2086
+    timeout "$secs" $bin $TILES_Q "$@" --csv "$L/$name.csv" >"$L/$name.log" 2>&1
+    echo "$name rc $?"
+}
+tiles_ab() {
+    TILES_BIN=$OLD tiles_run "old-d$1" "$3" --densities "$1" --n "$2"
+    tiles_run "new-d$1" "$3" --densities "$1" --n "$2"
+    pk "ab $1"
 }

@@ -10,25 +10,11 @@ set -u
 CARRY=n.tar.xz OLD_CARRY=o.tar.xz . bench/experiments/device-run.sh s37p
 tests_alone '*Tiles*' 150
 pk gtest
-Q="--layout tiles --flush rotate --shapes quick --no-cusparse"
-for v in old new; do
-    B=$BENCH; [ $v = old ] && B=$OLD
-    timeout 70 $B $Q --densities 0.5 --n 65,128,192,256,512,1024 --csv "$L/$v-d0.5.csv" >"$L/$v-d0.5.log" 2>&1
-    echo "$v 0.5 rc $?"
-    timeout 40 $B $Q --densities 0.3 --n 128,512 --csv "$L/$v-d0.3.csv" >"$L/$v-d0.3.log" 2>&1
-    echo "$v 0.3 rc $?"
-    pk "ab $v"
-done
-timeout 60 $BENCH $Q --densities 0.5 --n 2048,4096 --tiles-path fused --csv "$L/new-fused-big.csv" >"$L/new-fused-big.log" 2>&1
-echo "new fused big rc $?"
-timeout 60 $BENCH $Q --densities 0.5 --n 2048,4096 --csv "$L/new-auto-big.csv" >"$L/new-auto-big.log" 2>&1
-echo "new auto big rc $?"
+tiles_ab 0.5 65,128,192,256,512,1024 70
+tiles_ab 0.3 128,512 40
+tiles_run new-fused-big 60 --densities 0.5 --n 2048,4096 --tiles-path fused
+tiles_run new-auto-big 60 --densities 0.5 --n 2048,4096
 pk big
 python3 bench/experiments/ab-compare.py "$L" old-d0.5.csv:new-d0.5.csv old-d0.3.csv:new-d0.3.csv \
     new-auto-big.csv:new-fused-big.csv:auto:fused
-F='GpuTiles*'
-LEFT=$((560 - $(elapsed)))
-[ "$LEFT" -gt 200 ] && LEFT=200
-echo "sanitizers get $LEFT s"
-sanitizers_alone "$F" "$LEFT"
-pk sanitizers
+sanitizers_until 560 'GpuTiles*'

@@ -10,22 +10,10 @@ set -u
 CARRY=n.tar.xz OLD_CARRY=o.tar.xz . bench/experiments/device-run.sh s37r
 tests_alone '*Tiles*' 150
 pk gtest
-Q="--layout tiles --flush rotate --shapes quick --no-cusparse"
-for v in old new; do
-    B=$BENCH; [ $v = old ] && B=$OLD
-    timeout 60 $B $Q --densities 0.5 --n 32,64,128,256,512 --csv "$L/$v-d0.5.csv" >"$L/$v-d0.5.log" 2>&1
-    echo "$v 0.5 rc $?"
-    timeout 30 $B $Q --densities 0.3 --n 64,128 --csv "$L/$v-d0.3.csv" >"$L/$v-d0.3.log" 2>&1
-    echo "$v 0.3 rc $?"
-    pk "ab $v"
-done
+tiles_ab 0.5 32,64,128,256,512 60
+tiles_ab 0.3 64,128 30
 python3 bench/experiments/ab-compare.py "$L" old-d0.5.csv:new-d0.5.csv old-d0.3.csv:new-d0.3.csv
-F='GpuTiles*'
-LEFT=$((420 - $(elapsed)))
-[ "$LEFT" -gt 200 ] && LEFT=200
-echo "sanitizers get $LEFT s"
-sanitizers_alone "$F" "$LEFT"
-pk sanitizers
+sanitizers_until 420 'GpuTiles*'
 if [ "$(elapsed)" -lt 440 ]; then
     timeout 40 ncu --section WarpStateStats --section SourceCounters --print-details all -k regex:tiles_wg -c 1 \
         -o "$L/w128" $BENCH --layout tiles --tiles-path fused --shapes 12288x12288 --densities 0.5 --no-cusparse \

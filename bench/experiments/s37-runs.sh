@@ -10,25 +10,11 @@ set -u
 CARRY=n.tar.xz OLD_CARRY=o.tar.xz . bench/experiments/device-run.sh s37
 tests_alone '*Tiles*' 150
 pk gtest
-Q="--layout tiles --flush rotate --shapes quick --no-cusparse"
-for d in 0.5 0.3; do
-    timeout 60 $OLD $Q --densities $d --n 64,65,96,128 --csv "$L/old-d$d.csv" >"$L/old-d$d.log" 2>&1
-    echo "old $d rc $?"
-    timeout 60 $BENCH $Q --densities $d --n 64,65,96,128 --csv "$L/new-d$d.csv" >"$L/new-d$d.log" 2>&1
-    echo "new $d rc $?"
-    pk "ab $d"
-done
-timeout 40 $BENCH $Q --densities 0.5 --n 65,128 --tiles-stream -1 --csv "$L/new-nosk.csv" >"$L/new-nosk.log" 2>&1
-echo "new no stream-K rc $?"
-timeout 40 $BENCH $Q --densities 0.5 --n 192,256 --tiles-bn 128 --csv "$L/new-bn128.csv" >"$L/new-bn128.log" 2>&1
-echo "new bn128 rc $?"
-timeout 40 $BENCH $Q --densities 0.5 --n 192,256 --csv "$L/new-bn256.csv" >"$L/new-bn256.log" 2>&1
-echo "new bn256 rc $?"
+tiles_ab 0.5 64,65,96,128 60
+tiles_ab 0.3 64,65,96,128 60
+tiles_run new-nosk 40 --densities 0.5 --n 65,128 --tiles-stream -1
+tiles_run new-bn128 40 --densities 0.5 --n 192,256 --tiles-bn 128
+tiles_run new-bn256 40 --densities 0.5 --n 192,256
 pk variants
 python3 bench/experiments/ab-compare.py "$L" old-d0.5.csv:new-d0.5.csv old-d0.3.csv:new-d0.3.csv
-F='GpuTiles*'
-LEFT=$((570 - $(elapsed)))
-[ "$LEFT" -gt 200 ] && LEFT=200
-echo "sanitizers get $LEFT s"
-sanitizers_alone "$F" "$LEFT"
-pk sanitizers
+sanitizers_until 570 'GpuTiles*'
