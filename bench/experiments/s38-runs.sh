@@ -9,7 +9,7 @@
 set -u
 # shellcheck source=device-run.sh
 CARRY=n.tar.xz . bench/experiments/device-run.sh s38
-tests_alone '*PanelPairsShareB*:GpuTiles*FusedPairs*:GpuTiles*Graph*:GpuTiles*Transpose*:GpuTiles*ProductsAgainst*' 150
+tests_alone '*PanelSplitsInClusters*:GpuTiles*FusedPairs*:GpuTiles*Graph*:GpuTiles*Transpose*:GpuTiles*ProductsAgainst*' 150
 pk gtest
 FUSED="--tiles-path fused --tiles-bn 256 --tiles-stream -1 --tiles-splits 1"
 tiles_run auto-d0.5 60 --densities 0.5 --n 512,1024,2048 --tiles-path fused
@@ -24,4 +24,4 @@ tiles_run pairs-d0.3 40 --densities 0.3 --n 1024 $FUSED --tiles-pair 1
 pk timing
 python3 bench/experiments/ab-compare.py "$L" single-d0.5.csv:pairs-d0.5.csv:single:pairs \
     auto-d0.5.csv:pairs-d0.5.csv:auto:pairs single-d0.3.csv:pairs-d0.3.csv:single:pairs
-sanitizers_until 560 '*PanelPairsShareB*:GpuTiles*FusedPairs*'
+sanitizers_until 560 '*PanelSplitsInClusters*:GpuTiles*FusedPairs*'
