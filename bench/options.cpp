@@ -22,6 +22,12 @@ static const char *const kDefaultDensities = "1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.
  * cores) and the paper's vector-wise M = V = 32 ones at 50, 62.5, 75 and 87.5 % sparsity. */
 static const char *const kNmSquareShapes = "4096x4096 8192x8192 12288x12288 16384x16384";
 static const char *const kDefaultPatterns = "2:4:1,16:32:32,12:32:32,8:32:32,4:32:32";
+/* --n edges: both sides of each n where an automatic rule of this tree changes path or tile. Rows (src/plan.c): the
+ * SpMV at 1, the CUDA-core tiles of 2 / 4 / 8 (TC from 3 or 5 on small matrices), TC from 9 in tiles of 16 / 32 / 64,
+ * PANEL from 65; fp32's SIMT from 25 (up to 64 by shape). Tiles (src/tiles_device.c, kernels/spmm_tiles.h): the tile
+ * kernel's column tiles up to 16, the fused product from 17 (MACKO_TILES_WG_N) in widths 64 / 128 / 256, the panels
+ * from 2048 (MACKO_TILES_PANEL_N_WG). A table of these shows a step where a larger n takes less time. */
+static const char *const kEdges = "1 2 3 4 5 8 9 16 17 24 25 32 33 64 65 128 129 256 257 2047 2048";
 
 /* bf16 keeps 8 significant bits (fp16 11): its results round 8x coarser, hence the looser bound. */
 const ValueType kValueTypes[4] = {{MACKO_R_16F, 'H', "fp16", 2, false, 1e-2},
@@ -53,7 +59,9 @@ static void usage(FILE *f)
             "  --n LIST           right-hand-side counts in [1, %d] (default 1). n = 1: SpMV rows (macko_Hspmv vs\n"
             "                     cuBLAS GEMV/GEMM and cusparseSpMV); n > 1: SpMM rows (macko_Hspmm vs cublasGemmEx\n"
             "                     N = n, or macko_Sspmm vs cublasSgemm without TF32, and cusparseSpMM CSR,\n"
-            "                     column-major B and C, fastest algorithm)\n"
+            "                     column-major B and C, fastest algorithm); 'edges': both sides of every n where an\n"
+            "                     automatic rule changes path or tile, for issue 16's \"no cliff\" check:\n"
+            "                     %s\n"
             "  --seed S           random seed (default %" PRIu64 "); every (shape, density) derives its own seed from it\n"
             "  --type H|B|S|D     value type of A, x and y (default H; also fp16, f16, bf16, fp32, f32, ...):\n"
             "                     H fp16: vs cublasGemmEx (N = 1) / cublasHSHgemvStridedBatched, cuSPARSE fp16\n"
@@ -133,7 +141,8 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"
             "error (those rows are reported as FAIL and not timed), 1 on a usage or CUDA error.\n",
-            kQuickShapes, kDefaultDensities, kMaxN, Config().seed, kDefaultPatterns, kNmSquareShapes, kMaxCopies);
+            kQuickShapes, kDefaultDensities, kMaxN, kEdges, Config().seed, kDefaultPatterns, kNmSquareShapes,
+            kMaxCopies);
 }
 
 static std::vector<std::string> split_list(const std::string &s)
@@ -261,7 +270,8 @@ Config parse_args(int argc, char **argv)
             densities = value();
         } else if (a == "--n") {
             cfg.ns.clear();
-            for (const std::string &t : split_list(value()))
+            const std::string v = value();
+            for (const std::string &t : split_list(v == "edges" ? kEdges : v))
                 cfg.ns.push_back((int)parse_int("--n", t.c_str(), 1, kMaxN));
             if (cfg.ns.empty())
                 die("--n: empty list");
