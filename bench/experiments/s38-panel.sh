@@ -12,11 +12,9 @@
 set -u
 # shellcheck source=device-run.sh
 CARRY=n.tar.xz . bench/experiments/device-run.sh s38p
-ROWS_Q="--flush rotate --shapes quick --no-cusparse --densities 0.5"
-for mc in -1 1; do
-    # shellcheck disable=SC2086
-    timeout 80 $BENCH $ROWS_Q --n 2048,8192 --panel-mc $mc --csv "$L/rows-mc$mc.csv" >"$L/rows-mc$mc.log" 2>&1
-    echo "rows mc $mc rc $? at $(elapsed) s"
+for mc in -1 1; do # the rows layout: device-run.sh's tiles_run with the rows' options in place of TILES_Q
+    TILES_Q="--flush rotate --shapes quick --no-cusparse" tiles_run "rows-mc$mc" 80 --densities 0.5 --n 2048,8192 \
+        --panel-mc $mc
 done
 pk rows
 for mc in -1 1; do
