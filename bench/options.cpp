@@ -26,8 +26,9 @@ static const char *const kDefaultPatterns = "2:4:1,16:32:32,12:32:32,8:32:32,4:3
  * SpMV at 1, the CUDA-core tiles of 2 / 4 / 8 (TC from 3 or 5 on small matrices), TC from 9 in tiles of 16 / 32 / 64,
  * PANEL from 65; fp32's SIMT from 25 (up to 64 by shape). Tiles (src/tiles_device.c, kernels/spmm_tiles.h): the tile
  * kernel's column tiles up to 16, the fused product from 17 (MACKO_TILES_WG_N) in widths 64 / 128 / 256, the panels
- * from 2048 (MACKO_TILES_PANEL_N_WG). A table of these shows a step where a larger n takes less time. */
-static const char *const kEdges = "1 2 3 4 5 8 9 16 17 24 25 32 33 64 65 128 129 256 257 2047 2048";
+ * from 1281 (MACKO_TILES_PANEL_N_WG; 2048 with the mma.sync GEMM, MACKO_TILES_PANEL_N). A table of these shows a
+ * step where a larger n takes less time. */
+static const char *const kEdges = "1 2 3 4 5 8 9 16 17 24 25 32 33 64 65 128 129 256 257 1280 1281 2047 2048";
 
 /* bf16 keeps 8 significant bits (fp16 11): its results round 8x coarser, hence the looser bound. */
 const ValueType kValueTypes[4] = {{MACKO_R_16F, 'H', "fp16", 2, false, 1e-2},

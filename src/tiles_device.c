@@ -213,6 +213,8 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     macko_kargs k;
     macko_tiles_args a;
     int err, panel;
+    /* the dense panels can run: unit strides and room in the workspace for a panel of at least 128 rows */
+    const int panel_fits = incb == 1 && incc == 1 && macko_panel_rows(M->cols, ws->partial_bytes) >= 128;
     memset(&k, 0, sizeof k);
     k.rows = M->rows;
     k.cols = M->cols;
@@ -227,7 +229,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     k.stream = handle->stream;
     if (M->td.path == 3 ||
         (M->td.path == 0 && M->td.panel_gemm == MACKO_PANEL_GEMM_WG && n >= MACKO_TILES_WG_N &&
-         n < MACKO_TILES_PANEL_N_WG)) {
+         (n < MACKO_TILES_PANEL_N_WG || !panel_fits))) {
         /* the fused wgmma product, where B can be described by a tensor map (else the rules below) */
         if (M->td.panel_gemm == MACKO_PANEL_GEMM_WG && incb == 1 && incc == 1 && ldb % 8 == 0 &&
             ((uintptr_t)b & 15u) == 0 && macko_tiles_wg_ready()) {
@@ -262,7 +264,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     panel = M->td.path == 2 ||
             (M->td.path == 0 &&
              n >= (M->td.panel_gemm == MACKO_PANEL_GEMM_WG ? MACKO_TILES_PANEL_N_WG : MACKO_TILES_PANEL_N));
-    if (panel && incb == 1 && incc == 1 && macko_panel_rows(M->cols, ws->partial_bytes) >= 128) {
+    if (panel && panel_fits) {
         macko_panel_args q;
         memset(&q, 0, sizeof q);
         macko_tc_args_from(combo, &k, &q.mm);

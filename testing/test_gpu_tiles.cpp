@@ -16,6 +16,7 @@
 #include <cublas_v2.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,57 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     }
     ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
     cudaStreamDestroy(st);
+}
+
+/* Where the rule would take the dense panels (n >= MACKO_TILES_PANEL_N_WG) but the workspace cannot hold a panel of
+ * 128 rows (more than 262144 columns with the handle's own 64 MiB), the fused product runs: the same bits as the
+ * fused product forced, and the double reference (B: every byte 0x3C, so every value the same positive number). */
+TYPED_TEST(GpuTiles, PanelsWithoutRoomTakeTheFusedProduct)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    if (mt::repeat_count(100) < 100)
+        GTEST_SKIP() << "MACKO_TEST_REPEATS lowered (compute-sanitizer): B of 0.7 GB is left out";
+    Handle h;
+    const int64_t rows = 40, cols = 270000, n = MACKO_TILES_PANEL_N_WG + 19;
+    const mt::Dense m = matrix_of<P>(rows, cols, 0.02, 31);
+    Mat A;
+    upload_tiles<P>(h.h, m, A);
+    if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG)
+        GTEST_SKIP() << "no wgmma on this device or build";
+    ASSERT_LT(macko_panel_rows(cols, h.h->ws.partial_bytes), 128) << "the panels must not fit the workspace";
+    DevMem db((size_t)cols * n * 2), dc1((size_t)rows * n * 2), dc2((size_t)rows * n * 2);
+    ASSERT_EQ(cudaMemset(db.p, 0x3C, db.bytes), cudaSuccess);
+    ASSERT_EQ(cudaMemset(dc1.p, 0xFF, dc1.bytes), cudaSuccess); /* NaN: beta = 0 must not read C */
+    ASSERT_EQ(cudaMemset(dc2.p, 0xFF, dc2.bytes), cudaSuccess);
+    const float one = 1.0f, zero = 0.0f;
+    for (int path : {0, 3}) {
+        tiles(h.h, A.A, 0, path);
+        ASSERT_EQ(P::spmm(h.h, MACKO_OPERATION_NON_TRANSPOSE, n, &one, A.A, db.p, cols, &zero,
+                          path == 0 ? dc1.p : dc2.p, rows),
+                  MACKO_STATUS_SUCCESS)
+            << macko_get_last_error_message();
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<uint16_t> c1((size_t)rows * n), c2((size_t)rows * n);
+    ASSERT_EQ(cudaMemcpy(c1.data(), dc1.p, dc1.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(c2.data(), dc2.p, dc2.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(std::memcmp(c1.data(), c2.data(), dc1.bytes), 0) << "automatic and forced fused products differ";
+    const double bv = P::value(0x3C3C);
+    int bad = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        double sum = 0, mag = 0;
+        for (int64_t k = 0; k < cols; k++) {
+            sum += m.at(i, k) * bv;
+            mag += std::fabs(m.at(i, k) * bv);
+        }
+        for (int64_t j = 0; j < n; j++) {
+            const double got = P::value(c1[(size_t)(j * rows + i)]);
+            if (!(std::fabs(got - sum) <= P::out_rel * std::fabs(sum) + 1e-4 * mag) && bad++ < 5)
+                ADD_FAILURE() << "C(" << i << "," << j << ") = " << got << ", reference " << sum;
+        }
+    }
+    EXPECT_EQ(bad, 0);
 }
 
 /* op T: macko_analysis builds the transposed MACKO rows from the host copy (refused without one); the op T product
