@@ -211,6 +211,12 @@ macko_status_t macko_quant_compute(const char *fn, macko_handle_t handle, const 
 macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_mat_t A);
 /* Copies the tile layout back and rebuilds the host arrays as the canonical MACKO encoding of its nonzeros. */
 macko_status_t macko_tiles_download(const char *fn, macko_handle_t handle, macko_mat_t A);
+/* The automatic rule's path for n columns (1 the tile kernel, 2 dense panels + GEMM, 3 the fused wgmma product; the
+ * values of macko_plan_forced.tiles_path): wg, the panel GEMM is wgmma (compute capability 9.0 and sm_90a code, the
+ * only case with the fused product); panel_fits, B and C have unit element strides and the workspace holds a panel
+ * of at least 128 rows. The fused product still needs a B that a tensor map describes, else the tile kernel runs.
+ * Pure arithmetic (the host tests call it). */
+int macko_tiles_auto_path(int64_t n, int wg, int panel_fits);
 /* C = alpha * M * B + beta * C for a checked call on a TILES device copy (combo MACKO_COMBO_H or _B): B(k, j) at
  * b[k*incb + j*ldb], C(i, j) at c[i*incc + j*ldc]; one launch. */
 macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,

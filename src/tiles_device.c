@@ -205,6 +205,16 @@ static void tiles_args_of(const struct macko_mat_s *M, const macko_kargs *k, mac
     a->stream = M->dev.values;
 }
 
+int macko_tiles_auto_path(int64_t n, int wg, int panel_fits)
+{
+    /* the fused product from MACKO_TILES_WG_N up to the panels, and beyond them where they cannot run */
+    if (wg && n >= MACKO_TILES_WG_N && (n < MACKO_TILES_PANEL_N_WG || !panel_fits))
+        return 3;
+    if (panel_fits && n >= (wg ? MACKO_TILES_PANEL_N_WG : MACKO_TILES_PANEL_N))
+        return 2;
+    return 1;
+}
+
 macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,
                                    const void *alpha, const void *b, int64_t incb, int64_t ldb, const void *beta,
                                    void *c, int64_t incc, int64_t ldc, int64_t n)
@@ -212,7 +222,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     const macko_workspace *ws = &handle->ws;
     macko_kargs k;
     macko_tiles_args a;
-    int err, panel;
+    int err, path;
     /* the dense panels can run: unit strides and room in the workspace for a panel of at least 128 rows */
     const int panel_fits = incb == 1 && incc == 1 && macko_panel_rows(M->cols, ws->partial_bytes) >= 128;
     memset(&k, 0, sizeof k);
@@ -227,10 +237,10 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     k.n = n;
     macko_kargs_scalars(handle, combo, alpha, beta, &k);
     k.stream = handle->stream;
-    if (M->td.path == 3 ||
-        (M->td.path == 0 && M->td.panel_gemm == MACKO_PANEL_GEMM_WG && n >= MACKO_TILES_WG_N &&
-         (n < MACKO_TILES_PANEL_N_WG || !panel_fits))) {
-        /* the fused wgmma product, where B can be described by a tensor map (else the rules below) */
+    path = M->td.path > 0 ? M->td.path
+                          : macko_tiles_auto_path(n, M->td.panel_gemm == MACKO_PANEL_GEMM_WG, panel_fits);
+    if (path == 3) {
+        /* the fused wgmma product, where B can be described by a tensor map (else the tile kernel) */
         if (M->td.panel_gemm == MACKO_PANEL_GEMM_WG && incb == 1 && incc == 1 && ldb % 8 == 0 &&
             ((uintptr_t)b & 15u) == 0 && macko_tiles_wg_ready()) {
             const int64_t wsf = ws->partial_bytes / (int64_t)sizeof(float);
@@ -261,10 +271,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
             return macko_ok();
         }
     }
-    panel = M->td.path == 2 ||
-            (M->td.path == 0 &&
-             n >= (M->td.panel_gemm == MACKO_PANEL_GEMM_WG ? MACKO_TILES_PANEL_N_WG : MACKO_TILES_PANEL_N));
-    if (panel && panel_fits) {
+    if (path == 2 && panel_fits) {
         macko_panel_args q;
         memset(&q, 0, sizeof q);
         macko_tc_args_from(combo, &k, &q.mm);

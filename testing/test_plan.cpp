@@ -1126,6 +1126,33 @@ TEST(Plan, TilesWgWidth)
         EXPECT_EQ(macko_tiles_wg_bn(n), 256) << n;
 }
 
+/* The tile layout's path by n (src/tiles_device.c): with wgmma, the tile kernel up to 16 columns, the fused product
+ * from 17 (MACKO_TILES_WG_N), the dense panels from 1281 (MACKO_TILES_PANEL_N_WG: the H100's crossover, session 39),
+ * and the fused product beyond where no panel fits the workspace; with mma.sync, the tile kernel up to 2047, the
+ * panels from 2048 where they fit. */
+TEST(Plan, TilesAutoPath)
+{
+    ASSERT_EQ(MACKO_TILES_WG_N, 17);
+    ASSERT_EQ(MACKO_TILES_PANEL_N_WG, 1281);
+    ASSERT_EQ(MACKO_TILES_PANEL_N, 2048);
+    for (int fits : {0, 1}) {
+        for (int64_t n : {INT64_C(1), INT64_C(9), INT64_C(16)})
+            EXPECT_EQ(macko_tiles_auto_path(n, 1, fits), 1) << n;
+        for (int64_t n : {INT64_C(17), INT64_C(64), INT64_C(512), INT64_C(1280)})
+            EXPECT_EQ(macko_tiles_auto_path(n, 1, fits), 3) << n;
+        for (int64_t n : {INT64_C(1), INT64_C(17), INT64_C(1281), INT64_C(2047)})
+            EXPECT_EQ(macko_tiles_auto_path(n, 0, fits), 1) << n;
+    }
+    for (int64_t n : {INT64_C(1281), INT64_C(2047), INT64_C(2048), INT64_C(1) << 40}) {
+        EXPECT_EQ(macko_tiles_auto_path(n, 1, 1), 2) << n;
+        EXPECT_EQ(macko_tiles_auto_path(n, 1, 0), 3) << n;
+    }
+    for (int64_t n : {INT64_C(2048), INT64_C(4097)}) {
+        EXPECT_EQ(macko_tiles_auto_path(n, 0, 1), 2) << n;
+        EXPECT_EQ(macko_tiles_auto_path(n, 0, 0), 1) << n;
+    }
+}
+
 /* The n from which fp32 N:M products take SIMT instead of GEN: the crossings measured on the H200 (bench/NOTES.md,
  * session 15: 8192^2 about 12 at 16:32 and 24 at 4:32; 4096 x 11008 about 24 / 27 / 28 / 52 at 16 / 12 / 8 / 4 of
  * 32), fewer columns where the rows take more waves of blocks, and the bounds 16 and 128. */
