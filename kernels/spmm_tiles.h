@@ -66,10 +66,11 @@ int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs,
 #define MACKO_TILES_PANEL_N 2048
 /* ... the same where the panel GEMM is wgmma (spmm_panel_wg.cu, compute capability 9.0): below it the fused wgmma
  * product (spmm_tiles_wg.cu) takes n >= MACKO_TILES_WG_N. Both paths' times are steps of 256 columns (the fused
- * product's C tiles are 256 wide; the panel GEMM's waves), so the switch sits just past a step, where the path taken
- * above it is no faster than the one below it was: no step down in time. Measured (bench/NOTES.md, session 39, H100,
- * 6 quick shapes, d = 0.5; panels' time over the fused product's, geomean): n = 1024 1.13, 1280 1.03, 1536 0.96,
- * 2047 0.87, so the panels from n = 1281 (with 2048, as before session 39, n = 2047 took ~1.15x the time of 2048). */
+ * product's C tiles are 256 wide; the panel GEMM's waves), so the switch sits just past a step, where the panels'
+ * time at n is about the fused product's at n - 1 or above it. Measured (bench/NOTES.md, session 39, H100, 6 quick
+ * shapes, d = 0.5; panels' time over the fused product's, geomean): n = 1024 1.13, 1280 1.03, 1536 0.96, 2047 0.87,
+ * so the panels from n = 1281; there time(1281) / time(1280) was 0.92-1.20 at d = 0.1-0.7 (one cell of 24 below
+ * 0.95). With 2048, as before session 39, n = 2047 took ~1.15x the time of 2048. */
 #define MACKO_TILES_PANEL_N_WG 1281
 
 /* The fused wgmma product (spmm_tiles_wg.cu, sm_90a; compute capability 9.0 only): each block decodes the records it
