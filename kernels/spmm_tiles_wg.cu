@@ -27,9 +27,10 @@
  * Stream-K (widths 128 and 256; macko_tiles_args.stream_blocks = G, macko_tiles_wg_stream; the template instance
  * SK = true): the grid is G blocks (one wave) and block b takes the K-slices [b I / G, (b + 1) I / G) of the
  * I = tiles x nk slices in tile order. A block computes the part of each tile its range holds (a "unit"); a tile it
- * holds whole it writes as above, a part of one goes to the workspace (slot 2b for the tile its range starts in,
- * 2b + 1 for the one it ends in), and the last of the tile's blocks to arrive sums the parts in block order into the
- * C tile in shared memory (eight 16-byte loads in flight per thread) and writes C from there. Between units the
+ * holds whole it writes as above, a part of one goes from its accumulators to the workspace (slot 2b for the tile its
+ * range starts in, 2b + 1 for the one it ends in; in the accumulators' order, not through shared memory), and the last
+ * of the tile's blocks to arrive sums the parts in block order into its accumulators (its own part from its
+ * registers; eight 16-byte loads in flight per thread) and writes C as for a whole tile. Between units the
  * producer waits (mbarrier "epi") until the consumers' epilogue has left the ring, which holds the C tile. Where one
  * block per tile and split would leave much of a wave idle (12288^2 at n = 128: 96 tiles on 132 SMs), the SMs finish
  * together. An element whose sum is NaN (a zero of the tile times an Inf of B) is recomputed exactly
@@ -360,35 +361,94 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
         /* Epilogue through shared memory (the ring is free: the producer waits for this unit's end before it loads
          * the next unit; wgmma.cuh's two halves): C is written in pieces of 8 rows of one column, 16-byte accesses
          * where C allows them. */
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
         float *ct = reinterpret_cast<float *>(wg_smem + (base - raw0));
         const bool vec = (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0;
         auto exact = [&](int64_t r, int64_t j) { return panel_row_dot(p, (int)r, j); };
-        wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
         const bool whole = sk ? (u == tb && ue == tb + nk) : gridDim.y == 1;
-        if (whole) {
+        auto store_from_regs = [&]() { /* C = alpha * d + beta * C through the C tile in shared memory */
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
             const uint32_t cts = smem_addr(ct);
             wg_store_tile<H, kBM, BN>(
                 tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
                 [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
+        };
+        __shared__ int last;
+        if (whole) {
+            store_from_regs();
+        } else if (sk) {
+            /* Stream-K, a part of a tile: this block's partial goes to the workspace straight from the accumulators
+             * (float4 q of thread tid at 4 (256 q + tid): coalesced, no pass through shared memory, so the producer
+             * waits less before the next unit). The last of the tile's blocks to arrive sums the parts in block order
+             * from 0, its own from its registers (the same values, not read back), into its accumulators, and writes
+             * C as for a whole tile. */
+            const int64_t me = blockIdx.x, c0 = owner(tb), nc = owner(tb + nk - 1) - c0 + 1;
+            float4 *mine = reinterpret_cast<float4 *>(w.ws + slot_of(t, me) * (kBM * BN)) + tid;
+#pragma unroll
+            for (int q = 0; q < BN / 8; q++)
+                __stcg(mine + 256 * q, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+            __threadfence();
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            if (tid == 0)
+                last = atomicAdd(w.counters + t, 1) == (int)nc - 1;
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            if (last) {
+                __threadfence();
+#pragma unroll
+                for (int q0 = 0; q0 < BN / 8; q0 += 8) { /* eight 16-byte loads in flight per thread and part */
+                    float4 acc[8];
+#pragma unroll
+                    for (int k = 0; k < 8; k++)
+                        acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 1
+                    for (int64_t z = 0; z < nc; z++) {
+                        float4 v4[8];
+                        if (c0 + z == me) {
+#pragma unroll
+                            for (int k = 0; k < 8; k++)
+                                v4[k] = make_float4(d[4 * (q0 + k)], d[4 * (q0 + k) + 1], d[4 * (q0 + k) + 2],
+                                                    d[4 * (q0 + k) + 3]);
+                        } else {
+                            const float4 *q =
+                                reinterpret_cast<const float4 *>(w.ws + slot_of(t, c0 + z) * (kBM * BN)) + tid;
+#pragma unroll
+                            for (int k = 0; k < 8; k++)
+                                v4[k] = __ldcg(q + 256 * (q0 + k));
+                        }
+#pragma unroll
+                        for (int k = 0; k < 8; k++) {
+                            acc[k].x += v4[k].x, acc[k].y += v4[k].y;
+                            acc[k].z += v4[k].z, acc[k].w += v4[k].w;
+                        }
+                    }
+#pragma unroll
+                    for (int k = 0; k < 8; k++) {
+                        d[4 * (q0 + k)] = acc[k].x, d[4 * (q0 + k) + 1] = acc[k].y;
+                        d[4 * (q0 + k) + 2] = acc[k].z, d[4 * (q0 + k) + 3] = acc[k].w;
+                    }
+                }
+                store_from_regs();
+                if (tid == 0)
+                    w.counters[t] = 0; /* for the next call on the stream */
+            }
         } else {
-            /* this block's partial tile to the workspace ([column][row], 16 bytes at a time); the last block of the
-             * tile to arrive sums the tile's partials in a fixed order (split, or block) */
-            const int64_t me = sk ? (int64_t)blockIdx.x : (int64_t)blockIdx.y;
-            const int64_t c0 = sk ? owner(tb) : 0, nc = sk ? owner(tb + nk - 1) - c0 + 1 : (int64_t)gridDim.y;
+            /* split K: this block's partial tile to the workspace ([column][row], 16 bytes at a time); the last block
+             * of the tile to arrive sums the tile's partials in split order, piece by piece as C is written */
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
             {
-                float4 *mine = reinterpret_cast<float4 *>(w.ws + slot_of(t, me) * (kBM * BN));
+                float4 *mine = reinterpret_cast<float4 *>(w.ws + slot_of(t, blockIdx.y) * (kBM * BN));
                 for (int x = tid; x < kBM * BN / 4; x += 256)
                     mine[x] = *reinterpret_cast<const float4 *>(ct + (4 * x / kBM) * kCStride + (4 * x) % kBM);
             }
             __threadfence();
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            __shared__ int last;
             if (tid == 0)
-                last = atomicAdd(w.counters + t, 1) == (int)nc - 1;
+                last = atomicAdd(w.counters + t, 1) == (int)gridDim.y - 1;
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            if (last && !SK) { /* split K: the partials summed piece by piece as C is written */
+            if (last) {
                 __threadfence();
                 wg_store_tile<H, kBM, BN>(
                     tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
@@ -405,45 +465,9 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
                         }
                     },
                     exact);
+                if (tid == 0)
+                    w.counters[t] = 0; /* for the next call on the stream */
             }
-            if (last && SK) {
-                /* the sums into the C tile in shared memory (this block's partial is in the workspace too), eight
-                 * 16-byte loads in flight per thread and partial, in contributor order; then C as for a whole tile */
-                __threadfence();
-                constexpr int kV = kBM * BN / 4 / 256; /* float4 a thread: 8, 16, 32 */
-                static_assert(kV % 8 == 0, "whole rounds of 8");
-#pragma unroll 1
-                for (int r = 0; r < kV; r += 8) {
-                    float4 acc[8];
-#pragma unroll
-                    for (int k = 0; k < 8; k++)
-                        acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                    for (int64_t z = 0; z < nc; z++) {
-                        const float4 *q = reinterpret_cast<const float4 *>(w.ws + slot_of(t, c0 + z) * (kBM * BN));
-                        float4 v4[8];
-#pragma unroll
-                        for (int k = 0; k < 8; k++)
-                            v4[k] = __ldcg(q + tid + 256 * (r + k));
-#pragma unroll
-                        for (int k = 0; k < 8; k++) {
-                            acc[k].x += v4[k].x, acc[k].y += v4[k].y;
-                            acc[k].z += v4[k].z, acc[k].w += v4[k].w;
-                        }
-                    }
-#pragma unroll
-                    for (int k = 0; k < 8; k++) {
-                        const int x = tid + 256 * (r + k);
-                        *reinterpret_cast<float4 *>(ct + (4 * x / kBM) * kCStride + (4 * x) % kBM) = acc[k];
-                    }
-                }
-                asm volatile("bar.sync 1, 256;\n" ::: "memory");
-                const uint32_t cts = smem_addr(ct);
-                wg_store_tile<H, kBM, BN>(
-                    tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
-                    [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
-            }
-            if (last && tid == 0)
-                w.counters[t] = 0; /* for the next call on the stream */
         }
         u = ue;
         if (sk && u < it1) { /* the ring back to the producer for the next unit (generic writes before async ones) */
