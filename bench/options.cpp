@@ -137,6 +137,8 @@ static void usage(FILE *f)
             "  --workspace-mib M  give the macko handle a workspace of M MiB (macko_set_workspace; >= 64, 0: its own)\n"
             "  --tiles-bn W       TILES: the fused wgmma product's C-tile width, 64, 128 or 256 (override; 0 auto)\n"
             "  --tiles-stream G   TILES: the fused product's stream-K, -1 off or G blocks (override; 0 auto)\n"
+            "  --tiles-tail S     TILES: the fused product's tail split, -1 off or S = 2..16 blocks along K for the\n"
+            "                     tiles past the last whole wave (override; 0 auto)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
             "\n"
@@ -386,6 +388,10 @@ Config parse_args(int argc, char **argv)
             cfg.panel_splits = (int)parse_int("--panel-splits", value(), 0, 8);
         } else if (a == "--tiles-stream") {
             cfg.tiles_wg_stream = (int)parse_int("--tiles-stream", value(), -1, 1 << 20);
+        } else if (a == "--tiles-tail") {
+            cfg.tiles_wg_tail = (int)parse_int("--tiles-tail", value(), -1, 16);
+            if (cfg.tiles_wg_tail == 1)
+                die("--tiles-tail: 1 is not -1, 0 or 2..16");
         } else if (a == "--tiles-bn") {
             cfg.tiles_wg_bn = (int)parse_int("--tiles-bn", value(), 0, 256);
             if (cfg.tiles_wg_bn != 0 && cfg.tiles_wg_bn != 64 && cfg.tiles_wg_bn != 128 && cfg.tiles_wg_bn != 256)
@@ -418,7 +424,7 @@ Config parse_args(int argc, char **argv)
     if (cfg.nm) {
         cfg.patterns = parse_patterns(patterns);
         if (cfg.layout != MACKO_LAYOUT_ROWS || cfg.spmv_geometry >= 0 || cfg.mm_path != 0 || cfg.tiles_path != 0 ||
-            cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.tiles_wg_stream != 0 ||
+            cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.tiles_wg_stream != 0 || cfg.tiles_wg_tail != 0 ||
             cfg.panel_gemm != 0)
             die("--kind nm: --layout, --spmv-geometry, --mm-path and --tiles-* are for MACKO matrices (use --nm-path)");
     } else if (cfg.nm_path != 0 || cfg.check_generator) {
@@ -450,5 +456,6 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.panel_splits = cfg.panel_splits;
     f.tiles_wg_bn = cfg.tiles_wg_bn;
     f.tiles_wg_stream = cfg.tiles_wg_stream;
+    f.tiles_wg_tail = cfg.tiles_wg_tail;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

@@ -74,6 +74,7 @@ struct Config {
     int panel_splits = 0;   /* --panel-splits: the wgmma panel GEMM's blocks along K, 1..8 (0: automatic) */
     int tiles_wg_bn = 0;    /* --tiles-bn: TILES, the fused wgmma product's C-tile width 64 / 128 / 256 (0: automatic) */
     int tiles_wg_stream = 0; /* --tiles-stream: TILES, the fused product's stream-K: -1 off, G blocks (0: automatic) */
+    int tiles_wg_tail = 0;   /* --tiles-tail: TILES, the fused product's tail split: -1 off, 2..16 (0: automatic) */
     /* --workspace-mib: a device workspace of this many MiB given to the macko handle (macko_set_workspace; a public
      * setting, not an override); 0: the handle's own 64 MiB */
     int64_t workspace_mib = 0;
@@ -87,7 +88,8 @@ struct Config {
     bool forced() const
     {
         return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0 ||
-               panel_gemm != 0 || panel_rows != 0 || panel_splits != 0 || tiles_wg_bn != 0 || tiles_wg_stream != 0;
+               panel_gemm != 0 || panel_rows != 0 || panel_splits != 0 || tiles_wg_bn != 0 || tiles_wg_stream != 0 ||
+               tiles_wg_tail != 0;
     }
 };
 

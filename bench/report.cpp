@@ -197,8 +197,10 @@ std::string report_header(const Config &cfg, const Env &env)
         o += strf("- macko device layout: %s\n", cfg.layout == MACKO_LAYOUT_TILES ? "TILES (macko_mat_set_layout before every "
                                                                            "upload: bitmap tiles, tensor cores)"
                                                                          : "ROWS (the MACKO rows, the default)");
-    if (cfg.tiles_path != 0 || cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.tiles_wg_stream != 0)
-        o += strf("- FORCED (TILES): path %s, blocks along K %s, fused product's C-tile width %s, stream-K %s\n",
+    if (cfg.tiles_path != 0 || cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.tiles_wg_stream != 0 ||
+        cfg.tiles_wg_tail != 0)
+        o += strf("- FORCED (TILES): path %s, blocks along K %s, fused product's C-tile width %s, stream-K %s, "
+                  "tail split %s\n",
                   cfg.tiles_path == 1   ? "tile kernel"
                   : cfg.tiles_path == 2 ? "dense panels + GEMM"
                   : cfg.tiles_path == 3 ? "fused wgmma"
@@ -207,7 +209,10 @@ std::string report_header(const Config &cfg, const Env &env)
                   cfg.tiles_wg_bn != 0 ? strf("%d", cfg.tiles_wg_bn).c_str() : "automatic",
                   cfg.tiles_wg_stream < 0   ? "off"
                   : cfg.tiles_wg_stream > 0 ? strf("%d blocks", cfg.tiles_wg_stream).c_str()
-                                            : "automatic");
+                                            : "automatic",
+                  cfg.tiles_wg_tail < 0   ? "off"
+                  : cfg.tiles_wg_tail > 0 ? strf("%d blocks along K", cfg.tiles_wg_tail).c_str()
+                                          : "automatic");
     if (cfg.nm) {
         std::string pats;
         for (const NmPattern &p : cfg.patterns)

@@ -38,6 +38,11 @@ typedef struct macko_tiles_args {
     int wg_bn;             /* the fused wgmma product's C-tile width: 64, 128 or 256 (macko_tiles_wg_bn) */
     int stream_blocks;     /* the fused product: > 0 stream-K over this many blocks (splits unused; ws holds
                               macko_tiles_wg_stream_ws_floats(), counters one per tile); 0: `splits` blocks per tile */
+    int tail_splits;       /* the fused product without stream-K: > 1 the tail split (macko_tiles_wg_tail): tiles from
+                              tail_tile0 on in a second launch of tail_splits blocks along K (ws holds
+                              macko_tiles_wg_tail_ws_floats(), counters one per tile of it), those before one block each;
+                              splits unused */
+    int64_t tail_tile0;
     float *ws;             /* splits > 1: macko_tiles_ws_floats() floats */
     int *counters;         /* splits > 1: macko_tiles_counters() ints, zero between calls */
 } macko_tiles_args;
@@ -102,6 +107,14 @@ int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int bn, int sm
 int macko_tiles_wg_stream(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
                           int64_t counters);
 int64_t macko_tiles_wg_stream_ws_floats(int blocks, int bn);
+/* The tail split of the fused product (widths 128 and 256): where the tiles fill whole waves and part of one more,
+ * the whole waves one block per tile and the rest (from macko_tiles_wg_tail_tile0: the tiles of the whole waves) in a
+ * second launch split along K. The rule gives the blocks along K of that launch, or 0 where it does not apply or its
+ * model prefers split K or stream-K; the workspace floats of s such blocks per tile. */
+int macko_tiles_wg_tail(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
+                        int64_t counters);
+int64_t macko_tiles_wg_tail_tile0(int64_t rows, int64_t n, int bn, int sm_count);
+int64_t macko_tiles_wg_tail_ws_floats(int64_t rows, int64_t n, int bn, int sm_count, int splits);
 /* The C-tile width of the automatic rule: 64 up to n = 64, 128 up to 128, 256 beyond (measured, bench/NOTES.md,
  * session 13: width 64 runs two blocks per SM, 0.82x of cuBLAS at n = 64 against 0.65x for width 128; at n = 128
  * width 64 decodes every K-slice twice). */

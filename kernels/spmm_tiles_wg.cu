@@ -91,6 +91,8 @@ template <typename H> struct WgParams {
     int group;           /* row blocks per group of the raster (kGroupM) */
     int sk;              /* 1: stream-K (gridDim.x blocks share the tiles x nk slices evenly, each at least one) */
     int tiles;           /* mbn * nbn */
+    int tile0;           /* without stream-K: block x computes tile tile0 + x (a tail launch: the tiles past the last
+                            full wave); its slots and counters count from tile0 */
     float *ws;           /* partial tiles [slot][BN][kBM]; split K: slot = tile * gridDim.y + split; stream-K: 2 per
                             block (slot 2b for the tile its range starts in, 2b + 1 for the one it ends in) */
     int *counters;       /* partial tiles: one per tile, zero between calls */
@@ -141,18 +143,19 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
         it0 = blockIdx.x * iters / nblk;
         it1 = (blockIdx.x + 1) * iters / nblk;
     } else {
-        const int64_t tb = (int64_t)blockIdx.x * nk;
+        const int64_t tb = (int64_t)(w.tile0 + (int)blockIdx.x) * nk;
         const int k0 = blockIdx.y * w.sps, k1 = k0 + w.sps < nk ? k0 + w.sps : nk;
         it0 = tb + k0;
         it1 = tb + k1;
     }
-    auto tile_of = [&](int64_t it) { return sk ? (int)(it / nk) : (int)blockIdx.x; };
+    auto tile_of = [&](int64_t it) { return sk ? (int)(it / nk) : w.tile0 + (int)blockIdx.x; };
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const float alpha = p.alpha_dev != nullptr ? *p.alpha_dev : p.alpha;
     const float beta = p.beta_dev != nullptr ? *p.beta_dev : p.beta;
     if (alpha == 0.0f) { /* C = beta * C, once per element: by the block whose range holds the tile's first slice */
-        const int tf = sk ? (int)((it0 + nk - 1) / nk) : (blockIdx.y == 0 ? (int)blockIdx.x : 1);
-        const int te = sk ? (int)((it1 + nk - 1) / nk) : (blockIdx.y == 0 ? (int)blockIdx.x + 1 : 0);
+        const int tx = w.tile0 + (int)blockIdx.x;
+        const int tf = sk ? (int)((it0 + nk - 1) / nk) : (blockIdx.y == 0 ? tx : 1);
+        const int te = sk ? (int)((it1 + nk - 1) / nk) : (blockIdx.y == 0 ? tx + 1 : 0);
         for (int t = tf; t < te; t++) {
             int mb, nb;
             wg_tile_rc(w, t, mb, nb);
@@ -227,8 +230,9 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
         };
         if constexpr (!SK) { /* one tile: K-slices k0 .. k1 - 1 */
             int mb, nb;
-            wg_tile_rc(w, (int)blockIdx.x, mb, nb);
-            const int k0 = (int)(it0 - (int64_t)blockIdx.x * nk), k1 = (int)(it1 - (int64_t)blockIdx.x * nk);
+            const int tx = w.tile0 + (int)blockIdx.x;
+            wg_tile_rc(w, tx, mb, nb);
+            const int k0 = (int)(it0 - (int64_t)tx * nk), k1 = (int)(it1 - (int64_t)tx * nk);
             for (int d = 0; d < kOffRing - 1; d++)
                 fetch(d, mb, k0 + d, k0 + d < k1);
             for (int j = k0; j < k1; j++) {
@@ -289,7 +293,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
     /* the slot of a partial tile: split K by (tile, split); stream-K by (block, the tile its range starts in or not) */
     auto slot_of = [&](int t, int64_t b) {
         if (!sk)
-            return (int64_t)t * gridDim.y + b;
+            return (int64_t)(t - w.tile0) * gridDim.y + b;
         return 2 * b + (t == (int)(b * iters / nblk / nk) ? 0 : 1);
     };
     auto owner = [&](int64_t it) { return ((it + 1) * nblk - 1) / iters; }; /* stream-K: the block of slice it */
@@ -446,7 +450,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
             __threadfence();
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
             if (tid == 0)
-                last = atomicAdd(w.counters + t, 1) == (int)gridDim.y - 1;
+                last = atomicAdd(w.counters + (t - w.tile0), 1) == (int)gridDim.y - 1;
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
             if (last) {
                 __threadfence();
@@ -466,7 +470,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
                     },
                     exact);
                 if (tid == 0)
-                    w.counters[t] = 0; /* for the next call on the stream */
+                    w.counters[t - w.tile0] = 0; /* for the next call on the stream */
             }
         }
         u = ue;
@@ -563,7 +567,32 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
         w.boxl = encode_b_maps<H>(&tb, &tbl, p.b, p.cols, p.n, p.ldb, BN, 1);
         if (w.boxl < 0)
             return (int)cudaErrorInvalidValue;
+        w.tile0 = 0;
         const dim3 grid(w.sk ? (unsigned)sk : (unsigned)w.tiles, w.sk ? 1u : (unsigned)(zs < 1 ? 1 : zs));
+        /* the tail split: whole tiles up to tail_tile0 in one launch (one block each), the rest split K in a second
+         * (one chunk of n only: the split point is the plan's for the whole n) */
+        if (!w.sk && a->tail_splits > 1 && p.n == a->k.n && a->tail_tile0 >= 0 && a->tail_tile0 < w.tiles) {
+            const int full = (int)a->tail_tile0;
+            if (full > 0) {
+                WgParams<H> w1 = w;
+                w1.sps = w.nk;
+                tiles_wg_kernel<H, BN, false>
+                    <<<dim3((unsigned)full, 1u), WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w1);
+                const cudaError_t e = cudaGetLastError();
+                if (e != cudaSuccess)
+                    return (int)e;
+            }
+            WgParams<H> w2 = w;
+            w2.tile0 = full;
+            w2.sps = (w.nk + a->tail_splits - 1) / a->tail_splits;
+            const int z2 = w2.sps > 0 ? (w.nk + w2.sps - 1) / w2.sps : 1;
+            tiles_wg_kernel<H, BN, false><<<dim3((unsigned)(w.tiles - full), (unsigned)(z2 < 1 ? 1 : z2)),
+                                            WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w2);
+            const cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess)
+                return (int)e;
+            continue;
+        }
         if constexpr (BN != 64)
             if (w.sk) {
                 tiles_wg_kernel<H, BN, true><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w);
@@ -711,6 +740,61 @@ extern "C" int macko_tiles_wg_stream(int64_t rows, int64_t tcols, int64_t n, int
     const int64_t t_split = (tiles * s + wave - 1) / wave * ((nk + s - 1) / s);
     const int64_t t_sk = (tiles * nk + wave - 1) / wave + kSkFix;
     return 100 * t_sk <= kSkGain * t_split ? (int)wave : 0;
+}
+
+extern "C" int64_t macko_tiles_wg_tail_tile0(int64_t rows, int64_t n, int bn, int sm_count)
+{
+    bn = bn_of(bn);
+    const int64_t wave = (int64_t)(sm_count < 1 ? 1 : sm_count) * macko_tiles_wg_blocks_per_sm(bn);
+    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn);
+    return tiles - tiles % wave;
+}
+
+extern "C" int64_t macko_tiles_wg_tail_ws_floats(int64_t rows, int64_t n, int bn, int sm_count, int splits)
+{
+    bn = bn_of(bn);
+    if (splits <= 1)
+        return 0;
+    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn);
+    return (tiles - macko_tiles_wg_tail_tile0(rows, n, bn, sm_count)) * splits * (int64_t)(kBM * bn);
+}
+
+extern "C" int macko_tiles_wg_tail(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
+                                   int64_t counters)
+{
+    /* The tail split (widths 128 and 256): where the tiles fill w >= 1 whole waves and part of one more, the whole
+     * waves run one block per tile and the rest (r tiles) in a second launch of r x s blocks along K, s the most that
+     * fit one wave (each at least 8 K-slices, within the workspace). Unlike stream-K the whole waves keep their blocks
+     * in step along K (the blocks of a row block read its records together), and only the r tiles pay partial sums.
+     * A model in K-slices per block, as stream-K's: w nk + ceil(nk / s) + kTailFix (the partial tiles and the second
+     * launch), against split K's and stream-K's; stream-K's fixed cost here is kSkCost, not the 8 of its own rule
+     * (session 39's H100 figures: at n = 1280 on the 4096-row and -column shapes stream-K took 24-49 slices' time
+     * beyond its even share). Measured (bench/NOTES.md, session 40, H100, d = 0.5, the quick shapes; time against
+     * the rule before, which took stream-K or one block per tile there): n = 1280 0.88-0.97 where it applies (4096^2
+     * 0.94, 4096 x 11008 0.88), geomean of the 6 shapes 0.947; n = 1152 0.957; n = 512 0.988, its one loss 12288^2
+     * (1.031: 60 tiles past a wave in 2 splits, where stream-K stays ahead; 28672 x 8192 at 0.971 has the same model
+     * margin, so no constant here separates the two). Returns s, or 0 where the tail split does not apply or the
+     * model prefers another. */
+    constexpr int64_t kTailFix = 4, kSkCost = 24;
+    bn = bn_of(bn);
+    if (bn == 64 || sm_count < 1)
+        return 0;
+    const int64_t wave = (int64_t)sm_count * macko_tiles_wg_blocks_per_sm(bn);
+    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn), nk = (tcols + 3) / 4;
+    const int64_t w = tiles / wave, r = tiles % wave;
+    if (w < 1 || r == 0 || r > counters || nk < 16)
+        return 0;
+    int s = 0;
+    for (int c = 2; c <= 16 && r * c <= wave && nk / c >= 8; c++)
+        if (r * c * (int64_t)(kBM * bn) <= ws_floats)
+            s = c;
+    if (s == 0)
+        return 0;
+    const int64_t t_tail = w * nk + (nk + s - 1) / s + kTailFix;
+    const int sp = macko_tiles_wg_splits(rows, tcols, n, bn, sm_count, ws_floats, counters);
+    const int64_t t_split = (tiles * sp + wave - 1) / wave * ((nk + sp - 1) / sp);
+    const int64_t t_sk = (tiles * nk + wave - 1) / wave + kSkCost;
+    return t_tail < t_split && t_tail <= t_sk ? s : 0;
 }
 
 extern "C" int macko_tiles_wg_bn(int64_t n) { return n <= 64 ? 64 : n <= 128 ? 128 : 256; }

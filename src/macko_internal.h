@@ -148,6 +148,8 @@ struct macko_mat_s {
         int wg_bn;        /* forced C-tile width of the fused product (macko_plan_forced.tiles_wg_bn); 0: automatic */
         int wg_stream;    /* forced stream-K of the fused product (macko_plan_forced.tiles_wg_stream): -1 off, 0 the
                              rule, > 0 that many blocks */
+        int wg_tail;      /* forced tail split of the fused product (macko_plan_forced.tiles_wg_tail): -1 off, 0 the
+                             rule, > 1 its blocks along K */
     } td;
 
     macko_quant q;          /* kind QUANT: entries = q.outliers, entries_padded = q.slots (host: q.outliers) */

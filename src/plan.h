@@ -155,8 +155,11 @@ typedef struct macko_plan_forced {
     int tiles_wg_bn;  /* 0 (automatic), or the fused wgmma product's C-tile width 64, 128 or 256 for every n */
     int tiles_wg_stream; /* 0 (automatic), -1 no stream-K, or stream-K over this many blocks (at most 2^20; fewer where
                             the product has fewer K-slices; none where the workspace cannot take them) */
+    int tiles_wg_tail;   /* 0 (automatic), -1 no tail split, or 2..16: the fused product's tiles past its last whole
+                            wave (all of them where there is none) in a second launch of that many blocks along K
+                            (none where the workspace cannot take them; stream-K off) */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 /* The panel GEMM (MACKO_PANEL_GEMM_*) a device of properties dp takes: wgmma on compute capability 9.0 when the
  * library holds sm_90a code (MACKO_HAVE_SM90A, CMakeLists.txt), mma.sync otherwise. */
 int macko_panel_gemm_of(const macko_devprops *dp);

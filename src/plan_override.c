@@ -143,6 +143,9 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         if (f != NULL && (f->tiles_wg_stream < -1 || f->tiles_wg_stream > (1 << 20)))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_stream = %d out of range (-1..2^20)",
                               f->tiles_wg_stream);
+        if (f != NULL && (f->tiles_wg_tail < -1 || f->tiles_wg_tail == 1 || f->tiles_wg_tail > 16))
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_tail = %d is not -1, 0 or 2..16",
+                              f->tiles_wg_tail);
         if (gemm < 0)
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
                               "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for sm_90a");
@@ -156,6 +159,7 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         A->td.panel_splits = f != NULL ? f->panel_splits : 0;
         A->td.wg_bn = f != NULL ? f->tiles_wg_bn : 0;
         A->td.wg_stream = f != NULL ? f->tiles_wg_stream : 0;
+        A->td.wg_tail = f != NULL ? f->tiles_wg_tail : 0;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {

@@ -148,6 +148,7 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     A->td.panel_splits = 0;
     A->td.wg_bn = 0;
     A->td.wg_stream = 0;
+    A->td.wg_tail = 0;
     A->device = handle->device;
     A->has_device = 1;
     macko_tiles_free(&t);
@@ -258,6 +259,21 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
             else if (M->td.wg_stream == 0 && M->td.splits == 0)
                 a.stream_blocks = macko_tiles_wg_stream(M->rows, M->td.tcols, n, a.wg_bn, handle->props.sm_count, wsf,
                                                         MACKO_WS_COUNTERS);
+            /* the tail split: forced (its blocks along K), off (-1, or forced splits or stream-K), or by the rule,
+             * which then takes the place of stream-K */
+            if (M->td.wg_tail > 0)
+                a.tail_splits = M->td.wg_tail;
+            else if (M->td.wg_tail == 0 && M->td.splits == 0 && M->td.wg_stream == 0)
+                a.tail_splits = macko_tiles_wg_tail(M->rows, M->td.tcols, n, a.wg_bn, handle->props.sm_count, wsf,
+                                                    MACKO_WS_COUNTERS);
+            if (a.tail_splits > 1) {
+                a.tail_tile0 = macko_tiles_wg_tail_tile0(M->rows, n, a.wg_bn, handle->props.sm_count);
+                if (macko_tiles_wg_tail_ws_floats(M->rows, n, a.wg_bn, handle->props.sm_count, a.tail_splits) > wsf ||
+                    macko_tiles_wg_counters(M->rows, n, 2, a.wg_bn) > MACKO_WS_COUNTERS)
+                    a.tail_splits = 0; /* a forced count the workspace cannot take */
+                else
+                    a.stream_blocks = 0;
+            }
             /* a forced block count the workspace cannot take (two parts per block; one counter per tile, which is
              * what the counters of a split launch come to) */
             if (macko_tiles_wg_stream_ws_floats(a.stream_blocks, a.wg_bn) > wsf ||

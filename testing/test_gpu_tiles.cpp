@@ -174,6 +174,79 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     cudaStreamDestroy(st);
 }
 
+/* The fused product's tail split (tiles_wg_tail): the tiles of the whole waves one block each, the rest split along
+ * K in a second launch. Shapes with a wave and a few tiles more on this device (widths 128 and 256, a last row block
+ * and a last column block both partial, K-splits of unequal length), forced, against the double reference in the
+ * four alpha / beta variants (nonfinite values in B at columns no row stores, all-positive values), twice with the
+ * same bits (run), and captured in a graph; the automatic rule where it takes the tail split (the same bits as its
+ * count forced). */
+TYPED_TEST(GpuTiles, FusedTailSplit)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const bool quick = mt::repeat_count(100) < 100; /* compute-sanitizer: width 128 only */
+    const int sms = h.h->props.sm_count;
+    cudaStream_t st;
+    ASSERT_EQ(cudaStreamCreate(&st), cudaSuccess);
+    ASSERT_EQ(macko_set_stream(h.h, st), MACKO_STATUS_SUCCESS);
+    int si = 0;
+    for (int bn : {128, 256}) {
+        if (quick && bn == 256)
+            continue;
+        const int64_t wave = (int64_t)sms * macko_tiles_wg_blocks_per_sm(bn);
+        /* n = 1230: 1280 / bn column blocks, the last 50 columns short, below MACKO_TILES_PANEL_N_WG (the automatic
+         * rule takes the fused product); rows for a wave and a few tiles more, the last row block 88 rows */
+        const int64_t n = 1230, cbl = 1280 / bn, rbl = (wave + 5 + cbl - 1) / cbl, rows = 128 * rbl - 40;
+        static_assert(1230 < MACKO_TILES_PANEL_N_WG, "the automatic rule's fused product");
+        const Shape shape = {rows, 2900, 0.15, false, si == 0, si == 1};
+        const mt::Dense m = matrix_of<P>(shape.rows, shape.cols, shape.d, 611 + si, 0);
+        Mat A;
+        upload_tiles<P>(h.h, m, A);
+        if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG) {
+            ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
+            cudaStreamDestroy(st);
+            GTEST_SKIP() << "no wgmma on this device or build";
+        }
+        const int64_t tiles = rbl * cbl;
+        ASSERT_GT(tiles, wave);
+        ASSERT_EQ(macko_tiles_wg_tail_tile0(rows, n, bn, sms), tiles - tiles % wave);
+        for (int ts : {2, 3}) { /* 46 K-slices (2900 columns): splits of 23 + 23, 16 + 16 + 14 */
+            macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+            f.tiles_path = 3;
+            f.tiles_wg_bn = bn;
+            f.tiles_wg_tail = ts;
+            ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
+                << macko_get_last_error_message();
+            const std::string what = "width " + std::to_string(bn) + " tail " + std::to_string(ts);
+            four_variants<P>(h.h, A.A, m, shape, n, what, true);
+            if (::testing::Test::HasFatalFailure())
+                break;
+            const Problem p = make_problem<P>(m, n, false, 1.0f, 0.5f, false, false, 7, true);
+            expect_graph_replay_equal<P>(h.h, st, A.A, p, what);
+        }
+        /* the automatic rule (the fused product of width 256 at this n): where it takes the tail split, the bits of
+         * that count forced */
+        const int auto_ts = macko_tiles_wg_tail(rows, A.A->td.tcols, n, 256, sms,
+                                                h.h->ws.partial_bytes / (int64_t)sizeof(float), MACKO_WS_COUNTERS);
+        if (bn == 256) { /* a few tiles past a wave, 46 K-slices: the model takes it on any GPU of 45 SMs or more */
+            ASSERT_GT(auto_ts, 1) << "the rule does not take the tail split here";
+            const Problem p = make_problem<P>(m, n, false, 1.0f, 0.0f, false, false, 9, true);
+            macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+            ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
+            const std::vector<uint16_t> automatic = run<P>(h.h, A.A, p, false);
+            f.tiles_path = 3;
+            f.tiles_wg_tail = auto_ts;
+            ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS);
+            const std::vector<uint16_t> forced = run<P>(h.h, A.A, p, false);
+            EXPECT_TRUE(automatic == forced) << "the automatic rule's tail split differs from " << auto_ts << " forced";
+        }
+        si++;
+    }
+    ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
+    cudaStreamDestroy(st);
+}
+
 /* Where the rule would take the dense panels (n >= MACKO_TILES_PANEL_N_WG) but the workspace cannot hold a panel of
  * 128 rows (more than 262144 columns with the handle's own 64 MiB), the fused product runs: the same bits as the
  * fused product forced, and the double reference (B: every byte 0x3C, so every value the same positive number). */
@@ -275,6 +348,12 @@ TYPED_TEST(GpuTiles, TransposeAndRefusals)
         EXPECT_EQ(macko_get_last_error_position(), 4);
     }
     f.tiles_wg_stream = 0;
+    for (int ts : {-2, 1, 17}) {
+        f.tiles_wg_tail = ts;
+        EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE) << ts;
+        EXPECT_EQ(macko_get_last_error_position(), 4);
+    }
+    f.tiles_wg_tail = 0;
     f.tiles_path = 3;
     f.panel_gemm = 1;
     EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_SUPPORTED);

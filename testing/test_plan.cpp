@@ -689,34 +689,34 @@ TEST(Plan, ForcedChoices)
         macko_status_t st;
     };
     const macko_mat_s big = shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), huge = shape(70000, 70000, MACKO_RP32_LIMIT);
-    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the tensor-core paths: 32-bit indices only */
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* tc_kt 512: the 64-column tile's block (8 warps) needs 268 KiB, more than a block gets */
-                       {{-1, -1, 0, 0, -1, 512, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 512, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* SpMV prefetch depth: 1..MACKO_SPMV_MAX_DEPTH */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the panel GEMM: 0..2 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the wgmma panel GEMM's splits: 0..8 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0}, MACKO_STATUS_INVALID_VALUE}};
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE}};
     for (const Bad &b : bad) {
         macko_plan out;
         char msg[256];
@@ -1113,6 +1113,41 @@ TEST(Plan, TilesWgStream)
     EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 128, 128, 132, big, 95), 0);
     /* a wave of a GPU with more SMs */
     EXPECT_EQ(macko_tiles_wg_stream(12288, 768, 128, 128, 144, big, big), 144);
+}
+
+/* The fused product's tail split (widths 128 and 256): where the tiles fill whole waves and part of one more, the
+ * most blocks along K that fit a wave for the rest (each at least 8 K-slices, within the workspace and counters),
+ * where its model beats split K and stream-K (spmm_tiles_wg.cu). */
+TEST(Plan, TilesWgTail)
+{
+    const int64_t big = INT64_C(1) << 40;
+    /* n = 1280, width 256: 4096 x 4096 (160 tiles, 64 slices: 28 past the wave, 4 x 28 <= 132), 11008 x 4096 (430:
+     * 3 waves and 34, 3 x 34), 4096 x 11008 (160, 172 slices) */
+    EXPECT_EQ(macko_tiles_wg_tail(4096, 256, 1280, 256, 132, big, big), 4);
+    EXPECT_EQ(macko_tiles_wg_tail_tile0(4096, 1280, 256, 132), 132);
+    EXPECT_EQ(macko_tiles_wg_tail(11008, 256, 1280, 256, 132, big, big), 3);
+    EXPECT_EQ(macko_tiles_wg_tail_tile0(11008, 1280, 256, 132), 396);
+    EXPECT_EQ(macko_tiles_wg_tail(4096, 688, 1280, 256, 132, big, big), 4);
+    /* no tiles past a wave, or fewer than a wave: none; 36864 x 12288 (1440 tiles: 120 past 10 waves, no two splits
+     * fit); width 64; too few K-slices */
+    EXPECT_EQ(macko_tiles_wg_tail(4096, 256, 1024, 256, 132, big, big), 0);
+    EXPECT_EQ(macko_tiles_wg_tail(128 * 132, 256, 256, 256, 132, big, big), 0);
+    EXPECT_EQ(macko_tiles_wg_tail(36864, 768, 1280, 256, 132, big, big), 0);
+    EXPECT_EQ(macko_tiles_wg_tail(12288, 768, 1280, 64, 132, big, big), 0);
+    EXPECT_EQ(macko_tiles_wg_tail(4096, 60, 1280, 256, 132, big, big), 0);
+    /* 8 slices a split at least: 2900 columns (46 slices) take 5 at most (the GPU test's shape) */
+    EXPECT_EQ(macko_tiles_wg_tail(3544, 182, 1230, 256, 132, big, big), 5);
+    /* stream-K's model ahead: 59 tiles past a wave, 768 slices (1156 slices a block against 1112 + 24) */
+    EXPECT_EQ(macko_tiles_wg_tail(128 * 191, 3072, 256, 256, 132, big, big), 0);
+    /* the workspace (r x s partial tiles) and the counters (r) */
+    EXPECT_EQ(macko_tiles_wg_tail_ws_floats(4096, 1280, 256, 132, 4), INT64_C(28) * 4 * 128 * 256);
+    EXPECT_EQ(macko_tiles_wg_tail_ws_floats(4096, 1280, 256, 132, 1), 0);
+    EXPECT_EQ(macko_tiles_wg_tail(4096, 256, 1280, 256, 132, INT64_C(28) * 4 * 128 * 256, big), 4);
+    EXPECT_EQ(macko_tiles_wg_tail(4096, 256, 1280, 256, 132, INT64_C(28) * 4 * 128 * 256 - 1, big), 3);
+    EXPECT_EQ(macko_tiles_wg_tail(4096, 256, 1280, 256, 132, big, 27), 0);
+    /* width 128 (one block per SM too): 4096 x 4096 at n = 1280 has 320 tiles, 56 past 2 waves: 2 splits */
+    EXPECT_EQ(macko_tiles_wg_tail(4096, 256, 1280, 128, 132, big, big), 2);
+    EXPECT_EQ(macko_tiles_wg_tail_tile0(4096, 1280, 128, 132), 264);
 }
 
 /* The fused product's C-tile width by n: 64 up to 64 columns, 128 up to 128, 256 beyond. */
