@@ -21,9 +21,10 @@
  *     group runs, and the stage goes back to the producer ("empty") once the group has completed.
  * The stage's raw area holds the worst case (8 bands x 4 full records, 17920 bytes).
  *
- * Split K (grid.y = splits; macko_tiles_wg_splits): a block writes its fp32 tile to the workspace; the last
- * block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order, so results do not depend
- * on the order of arrival; it sums them piece by piece as it writes C.
+ * Split K (grid.y = splits; macko_tiles_wg_splits): a block writes its fp32 tile from its accumulators to the
+ * workspace; the last block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order into
+ * its accumulators (its own from its registers) and writes C as for a whole tile, so results do not depend on the
+ * order of arrival (as stream-K's parts below).
  * Stream-K (widths 128 and 256; macko_tiles_args.stream_blocks = G, macko_tiles_wg_stream; the template instance
  * SK = true): the grid is G blocks (one wave) and block b takes the K-slices [b I / G, (b + 1) I / G) of the
  * I = tiles x nk slices in tile order. A block computes the part of each tile its range holds (a "unit"); a tile it
@@ -93,7 +94,8 @@ template <typename H> struct WgParams {
     int tiles;           /* mbn * nbn */
     int tile0;           /* without stream-K: block x computes tile tile0 + x (a tail launch: the tiles past the last
                             full wave); its slots and counters count from tile0 */
-    float *ws;           /* partial tiles [slot][BN][kBM]; split K: slot = tile * gridDim.y + split; stream-K: 2 per
+    float *ws;           /* partial tiles of kBM x BN floats (each thread's accumulators, float4 q of thread i at
+                            4 (256 q + i)); split K: slot = tile * gridDim.y + split; stream-K: 2 per
                             block (slot 2b for the tile its range starts in, 2b + 1 for the one it ends in) */
     int *counters;       /* partial tiles: one per tile, zero between calls */
     int boxl;            /* > 0: the columns of B the last column block's box holds (tm_bl): n's remainder rounded up
@@ -381,13 +383,20 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
         __shared__ int last;
         if (whole) {
             store_from_regs();
-        } else if (sk) {
-            /* Stream-K, a part of a tile: this block's partial goes to the workspace straight from the accumulators
-             * (float4 q of thread tid at 4 (256 q + tid): coalesced, no pass through shared memory, so the producer
-             * waits less before the next unit). The last of the tile's blocks to arrive sums the parts in block order
-             * from 0, its own from its registers (the same values, not read back), into its accumulators, and writes
-             * C as for a whole tile. */
-            const int64_t me = blockIdx.x, c0 = owner(tb), nc = owner(tb + nk - 1) - c0 + 1;
+        } else {
+            /* A part of a tile: split K's (the tile's splits, in split order) or stream-K's (the blocks whose ranges
+             * meet the tile, in block order). This block's partial goes to the workspace straight from the
+             * accumulators (float4 q of thread tid at 4 (256 q + tid): coalesced, no pass through shared memory).
+             * The last part of the tile to arrive sums the parts in order from the first, its own from its registers
+             * (the same values, not read back), kFly 16-byte loads in flight per thread and part, into its
+             * accumulators, and writes C as for a whole tile: the same bits whichever part arrives last. */
+            int64_t me = blockIdx.y, c0 = 0, nc = gridDim.y; /* parts c0 .. c0 + nc - 1; this block's is me */
+            int *ctr = w.counters + (t - w.tile0);
+            if (sk) {
+                me = blockIdx.x, c0 = owner(tb), nc = owner(tb + nk - 1) - c0 + 1;
+                ctr = w.counters + t;
+            }
+            constexpr int kFly = BN == 64 ? 4 : 8; /* width 64: 96 registers a thread */
             float4 *mine = reinterpret_cast<float4 *>(w.ws + slot_of(t, me) * (kBM * BN)) + tid;
 #pragma unroll
             for (int q = 0; q < BN / 8; q++)
@@ -395,82 +404,46 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
             __threadfence();
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
             if (tid == 0)
-                last = atomicAdd(w.counters + t, 1) == (int)nc - 1;
+                last = atomicAdd(ctr, 1) == (int)nc - 1;
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
             if (last) {
                 __threadfence();
 #pragma unroll
-                for (int q0 = 0; q0 < BN / 8; q0 += 8) { /* eight 16-byte loads in flight per thread and part */
-                    float4 acc[8];
+                for (int q0 = 0; q0 < BN / 8; q0 += kFly) {
+                    float4 acc[kFly];
 #pragma unroll
-                    for (int k = 0; k < 8; k++)
+                    for (int k = 0; k < kFly; k++)
                         acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll 1
                     for (int64_t z = 0; z < nc; z++) {
-                        float4 v4[8];
+                        float4 v4[kFly];
                         if (c0 + z == me) {
 #pragma unroll
-                            for (int k = 0; k < 8; k++)
+                            for (int k = 0; k < kFly; k++)
                                 v4[k] = make_float4(d[4 * (q0 + k)], d[4 * (q0 + k) + 1], d[4 * (q0 + k) + 2],
                                                     d[4 * (q0 + k) + 3]);
                         } else {
                             const float4 *q =
                                 reinterpret_cast<const float4 *>(w.ws + slot_of(t, c0 + z) * (kBM * BN)) + tid;
 #pragma unroll
-                            for (int k = 0; k < 8; k++)
+                            for (int k = 0; k < kFly; k++)
                                 v4[k] = __ldcg(q + 256 * (q0 + k));
                         }
 #pragma unroll
-                        for (int k = 0; k < 8; k++) {
+                        for (int k = 0; k < kFly; k++) {
                             acc[k].x += v4[k].x, acc[k].y += v4[k].y;
                             acc[k].z += v4[k].z, acc[k].w += v4[k].w;
                         }
                     }
 #pragma unroll
-                    for (int k = 0; k < 8; k++) {
+                    for (int k = 0; k < kFly; k++) {
                         d[4 * (q0 + k)] = acc[k].x, d[4 * (q0 + k) + 1] = acc[k].y;
                         d[4 * (q0 + k) + 2] = acc[k].z, d[4 * (q0 + k) + 3] = acc[k].w;
                     }
                 }
                 store_from_regs();
                 if (tid == 0)
-                    w.counters[t] = 0; /* for the next call on the stream */
-            }
-        } else {
-            /* split K: this block's partial tile to the workspace ([column][row], 16 bytes at a time); the last block
-             * of the tile to arrive sums the tile's partials in split order, piece by piece as C is written */
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            {
-                float4 *mine = reinterpret_cast<float4 *>(w.ws + slot_of(t, blockIdx.y) * (kBM * BN));
-                for (int x = tid; x < kBM * BN / 4; x += 256)
-                    mine[x] = *reinterpret_cast<const float4 *>(ct + (4 * x / kBM) * kCStride + (4 * x) % kBM);
-            }
-            __threadfence();
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            if (tid == 0)
-                last = atomicAdd(w.counters + (t - w.tile0), 1) == (int)gridDim.y - 1;
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            if (last) {
-                __threadfence();
-                wg_store_tile<H, kBM, BN>(
-                    tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
-                    [&](int ch, int cl, float(&v)[8]) {
-#pragma unroll
-                        for (int i = 0; i < 8; i++)
-                            v[i] = 0.0f;
-                        const float4 *q = reinterpret_cast<const float4 *>(w.ws + slot_of(t, 0) * (kBM * BN) +
-                                                                           cl * kBM + 8 * ch);
-                        for (unsigned z = 0; z < gridDim.y; z++, q += kBM * BN / 4) {
-                            const float4 u4 = __ldcg(q), w4 = __ldcg(q + 1);
-                            v[0] += u4.x, v[1] += u4.y, v[2] += u4.z, v[3] += u4.w;
-                            v[4] += w4.x, v[5] += w4.y, v[6] += w4.z, v[7] += w4.w;
-                        }
-                    },
-                    exact);
-                if (tid == 0)
-                    w.counters[t - w.tile0] = 0; /* for the next call on the stream */
+                    *ctr = 0; /* for the next call on the stream */
             }
         }
         u = ue;
