@@ -525,6 +525,16 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
     w.ws = a->ws;
     w.counters = a->counters;
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->k.stream);
+    /* one launch (the stream-K instance where wp.sk: widths 128 and 256); its launch error, 0 without */
+    auto launch = [&](dim3 grid, const WgParams<H> &wp, const CUtensorMap &tb, const CUtensorMap &tbl) {
+        if constexpr (BN != 64)
+            if (wp.sk) {
+                tiles_wg_kernel<H, BN, true><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, wp);
+                return (int)cudaGetLastError();
+            }
+        tiles_wg_kernel<H, BN, false><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, wp);
+        return (int)cudaGetLastError();
+    };
     const int64_t max_n = (int64_t)(0x7FFFFFFF / w.mbn) * BN; /* grid.x < 2^31 */
     for (int64_t j = 0; j < a->k.n; j += max_n) {
         p.b = static_cast<const H *>(a->k.b) + j * a->k.ldb;
@@ -549,35 +559,19 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
             if (full > 0) {
                 WgParams<H> w1 = w;
                 w1.sps = w.nk;
-                tiles_wg_kernel<H, BN, false>
-                    <<<dim3((unsigned)full, 1u), WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w1);
-                const cudaError_t e = cudaGetLastError();
-                if (e != cudaSuccess)
-                    return (int)e;
+                if (const int e = launch(dim3((unsigned)full, 1u), w1, tb, tbl))
+                    return e;
             }
             WgParams<H> w2 = w;
             w2.tile0 = full;
             w2.sps = (w.nk + a->tail_splits - 1) / a->tail_splits;
             const int z2 = w2.sps > 0 ? (w.nk + w2.sps - 1) / w2.sps : 1;
-            tiles_wg_kernel<H, BN, false><<<dim3((unsigned)(w.tiles - full), (unsigned)(z2 < 1 ? 1 : z2)),
-                                            WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w2);
-            const cudaError_t e = cudaGetLastError();
-            if (e != cudaSuccess)
-                return (int)e;
+            if (const int e = launch(dim3((unsigned)(w.tiles - full), (unsigned)(z2 < 1 ? 1 : z2)), w2, tb, tbl))
+                return e;
             continue;
         }
-        if constexpr (BN != 64)
-            if (w.sk) {
-                tiles_wg_kernel<H, BN, true><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w);
-                const cudaError_t e = cudaGetLastError();
-                if (e != cudaSuccess)
-                    return (int)e;
-                continue;
-            }
-        tiles_wg_kernel<H, BN, false><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, w);
-        const cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess)
-            return (int)e;
+        if (const int e = launch(grid, w, tb, tbl))
+            return e;
     }
     return 0;
 }
@@ -595,6 +589,10 @@ template <typename H> int wg_launch_bn(const macko_tiles_args *a)
 }
 
 int bn_of(int bn) { return bn == 64 || bn == 128 ? bn : 256; }
+
+/* the C tiles of kBM rows x bn columns, and the blocks of a wave at width bn (bn as bn_of gives it) */
+int64_t wg_tiles(int64_t rows, int64_t n, int bn) { return ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn); }
+int64_t wg_wave(int sm_count, int bn) { return (int64_t)sm_count * macko_tiles_wg_blocks_per_sm(bn); }
 
 } // namespace
 
@@ -648,7 +646,7 @@ extern "C" int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits,
     bn = bn_of(bn);
     if (splits <= 1)
         return 0;
-    return ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn) * splits * (int64_t)(kBM * bn);
+    return wg_tiles(rows, n, bn) * splits * (int64_t)(kBM * bn);
 }
 
 extern "C" int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, int bn)
@@ -656,7 +654,7 @@ extern "C" int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, 
     bn = bn_of(bn);
     if (splits <= 1)
         return 0;
-    return ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn);
+    return wg_tiles(rows, n, bn);
 }
 
 extern "C" int64_t macko_tiles_wg_stream_ws_floats(int blocks, int bn)
@@ -676,8 +674,8 @@ extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int
      * 64): 12288^2 113 / 114 us against 140 / 144 with the wave's 2 splits, 28672 x 8192 168 / 173 against 175 / 181
      * unsplit, 36864 x 12288 302 / 308 against 378 / 427 unsplit; 3, 6 and 8 splits were slower than 4 on all three. */
     bn = bn_of(bn);
-    const int64_t wave = (int64_t)sm_count * macko_tiles_wg_blocks_per_sm(bn);
-    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn), nk = (tcols + 3) / 4;
+    const int64_t wave = wg_wave(sm_count, bn);
+    const int64_t tiles = wg_tiles(rows, n, bn), nk = (tcols + 3) / 4;
     auto fits = [&](int s) {
         return nk / s >= 8 && macko_tiles_wg_ws_floats(rows, n, s, bn) <= ws_floats &&
                macko_tiles_wg_counters(rows, n, s, bn) <= counters;
@@ -704,8 +702,8 @@ extern "C" int macko_tiles_wg_stream(int64_t rows, int64_t tcols, int64_t n, int
      * has at least 8 slices, and the workspace holds two partial tiles per block and one counter per tile. */
     constexpr int64_t kSkFix = 8, kSkGain = 90; /* percent */
     bn = bn_of(bn);
-    const int64_t wave = (int64_t)(sm_count < 1 ? 1 : sm_count) * macko_tiles_wg_blocks_per_sm(bn);
-    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn), nk = (tcols + 3) / 4;
+    const int64_t wave = wg_wave(sm_count < 1 ? 1 : sm_count, bn);
+    const int64_t tiles = wg_tiles(rows, n, bn), nk = (tcols + 3) / 4;
     if (bn == 64 || nk < 1 || tiles * nk < 8 * wave || tiles > counters || wave > 0x7FFFFFFF ||
         macko_tiles_wg_stream_ws_floats((int)wave, bn) > ws_floats)
         return 0;
@@ -718,8 +716,8 @@ extern "C" int macko_tiles_wg_stream(int64_t rows, int64_t tcols, int64_t n, int
 extern "C" int64_t macko_tiles_wg_tail_tile0(int64_t rows, int64_t n, int bn, int sm_count)
 {
     bn = bn_of(bn);
-    const int64_t wave = (int64_t)(sm_count < 1 ? 1 : sm_count) * macko_tiles_wg_blocks_per_sm(bn);
-    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn);
+    const int64_t wave = wg_wave(sm_count < 1 ? 1 : sm_count, bn);
+    const int64_t tiles = wg_tiles(rows, n, bn);
     return tiles - tiles % wave;
 }
 
@@ -728,7 +726,7 @@ extern "C" int64_t macko_tiles_wg_tail_ws_floats(int64_t rows, int64_t n, int bn
     bn = bn_of(bn);
     if (splits <= 1)
         return 0;
-    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn);
+    const int64_t tiles = wg_tiles(rows, n, bn);
     return (tiles - macko_tiles_wg_tail_tile0(rows, n, bn, sm_count)) * splits * (int64_t)(kBM * bn);
 }
 
@@ -752,8 +750,8 @@ extern "C" int macko_tiles_wg_tail(int64_t rows, int64_t tcols, int64_t n, int b
     bn = bn_of(bn);
     if (bn == 64 || sm_count < 1)
         return 0;
-    const int64_t wave = (int64_t)sm_count * macko_tiles_wg_blocks_per_sm(bn);
-    const int64_t tiles = ((rows + kBM - 1) / kBM) * ((n + bn - 1) / bn), nk = (tcols + 3) / 4;
+    const int64_t wave = wg_wave(sm_count, bn);
+    const int64_t tiles = wg_tiles(rows, n, bn), nk = (tcols + 3) / 4;
     const int64_t w = tiles / wave, r = tiles % wave;
     if (w < 1 || r == 0 || r > counters || nk < 16)
         return 0;

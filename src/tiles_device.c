@@ -268,8 +268,9 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
                                                     MACKO_WS_COUNTERS);
             if (a.tail_splits > 1) {
                 a.tail_tile0 = macko_tiles_wg_tail_tile0(M->rows, n, a.wg_bn, handle->props.sm_count);
+                /* the tail launch's partial tiles, and its counters: one per tile past the whole waves */
                 if (macko_tiles_wg_tail_ws_floats(M->rows, n, a.wg_bn, handle->props.sm_count, a.tail_splits) > wsf ||
-                    macko_tiles_wg_counters(M->rows, n, 2, a.wg_bn) > MACKO_WS_COUNTERS)
+                    macko_tiles_wg_counters(M->rows, n, 2, a.wg_bn) - a.tail_tile0 > MACKO_WS_COUNTERS)
                     a.tail_splits = 0; /* a forced count the workspace cannot take */
                 else
                     a.stream_blocks = 0;
