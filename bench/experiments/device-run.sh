@@ -10,7 +10,8 @@
 # of T seconds since T0 (at most 200) and packs. For the tile layout on the quick shapes (rotate flush, no cuSPARSE):
 # `tiles_run NAME SECONDS ARGS...` runs the carried macko-bench into $L/NAME.csv; `tiles_ab D NLIST SECONDS` runs the
 # OLD_CARRY build's then the carried one at density D into $L/old-dD.csv and $L/new-dD.csv, and packs.
-# It records the GPU in $L/gpu.txt.
+# It records the GPU in $L/gpu.txt. At the end: `tests_parts` (one test process per filter, side by side) and
+# `san_bg` / `san_sum` (compute-sanitizer tools over a filter in the background, then their summary; session 41).
 ROOT=$(pwd)
 L=/tmp/logs-$1
 mkdir -p "$L" /tmp/b
@@ -69,4 +70,34 @@ tiles_ab() {
     TILES_BIN=$OLD tiles_run "old-d$1" "$3" --densities "$1" --n "$2"
     tiles_run "new-d$1" "$3" --densities "$1" --n "$2"
     pk "ab $1"
+}
+# `tests_parts SECONDS FILTER...` runs the GoogleTest binary once per FILTER, all side by side, each cut at SECONDS
+# (logs $L/gtest-0.log, ...), and sums them up.
+tests_parts() {
+    local secs=$1 i=0
+    shift
+    for f in "$@"; do
+        { timeout "$secs" "$T" --gtest_color=no --gtest_filter="$f" >"$L/gtest-$i.log" 2>&1
+          echo "part $i rc $?" >>"$L/gtest-rc.txt"; } &
+        i=$((i + 1))
+    done
+    wait
+    sort "$L/gtest-rc.txt"
+    grep -h "^\[  FAILED\|^\[  PASSED\|^\[       OK" "$L"/gtest-*.log | sort | uniq -c
+}
+# `san_bg SECONDS TAG FILTER TOOL...` starts compute-sanitizer's TOOLs over FILTER in the background, side by side
+# (MACKO_TEST_REPEATS=3, each cut at SECONDS; logs $L/san-TOOL-TAG.log); `san_sum` waits for them and sums them up.
+san_bg() {
+    local secs=$1 tag=$2 filt=$3
+    shift 3
+    for tool in "$@"; do
+        { MACKO_TEST_REPEATS=3 timeout "$secs" compute-sanitizer --tool "$tool" --error-exitcode 99 "$T" \
+              --gtest_color=no --gtest_filter="$filt" >"$L/san-$tool-$tag.log" 2>&1
+          echo "$tool $tag rc $?" >>"$L/san-rc.txt"; } &
+    done
+}
+san_sum() {
+    wait
+    sort "$L/san-rc.txt"
+    grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|^\[  PASSED\|^\[  FAILED\|^\[       OK" "$L"/san-*.log | sort | uniq -c
 }

@@ -6,17 +6,9 @@
 set -u
 # shellcheck source=device-run.sh
 CARRY=n.tar.xz . bench/experiments/device-run.sh s40s
-(for tool in memcheck racecheck initcheck; do
-    for ty in H B; do
-        { MACKO_TEST_REPEATS=3 timeout 170 compute-sanitizer --tool $tool --error-exitcode 99 "$T" --gtest_color=no \
-              --gtest_filter="GpuTiles/$ty.FusedTailSplit" >"$L/san-$tool-$ty.log" 2>&1
-          echo "$tool $ty rc $?" >>"$L/san-rc.txt"; } &
-    done
+for ty in H B; do
+    san_bg 170 $ty "GpuTiles/$ty.FusedTailSplit" memcheck racecheck initcheck
 done
-{ MACKO_TEST_REPEATS=3 timeout 170 compute-sanitizer --tool racecheck --error-exitcode 99 "$T" --gtest_color=no \
-      --gtest_filter="GpuTiles/B.GraphCaptureGivesTheSameBits" >"$L/san-racecheck-graph-B.log" 2>&1
-  echo "racecheck graph B rc $?" >>"$L/san-rc.txt"; } &
-wait)
-sort "$L/san-rc.txt"
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|^\[  PASSED\|^\[  FAILED\|^\[       OK" "$L"/san-*.log | sort | uniq -c
+san_bg 170 graph-B GpuTiles/B.GraphCaptureGivesTheSameBits racecheck
+san_sum
 pk sanitizers

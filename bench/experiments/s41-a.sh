@@ -5,23 +5,11 @@
 # n = 1280: the tail split's two launches (automatic rule) and one block per tile (tail and stream-K off), to see where
 # the 20-50 us the slice model misses go. (3) The 1280 -> 1281 edge (fused -> panels) at d = 0.5 and 0.1 on the quick
 # shapes, re-measured now that n = 1280 takes the tail split. Carry build-carry/n.tar.xz.
+# (1) is s40-san.sh itself (its logs in $OUT/s40s.tgz).
 set -u
+bash bench/experiments/s40-san.sh
 # shellcheck source=device-run.sh
 CARRY=n.tar.xz . bench/experiments/device-run.sh s41a
-(for tool in memcheck racecheck initcheck; do
-    for ty in H B; do
-        { MACKO_TEST_REPEATS=3 timeout 170 compute-sanitizer --tool $tool --error-exitcode 99 "$T" --gtest_color=no \
-              --gtest_filter="GpuTiles/$ty.FusedTailSplit" >"$L/san-$tool-$ty.log" 2>&1
-          echo "$tool $ty rc $?" >>"$L/san-rc.txt"; } &
-    done
-done
-{ MACKO_TEST_REPEATS=3 timeout 170 compute-sanitizer --tool racecheck --error-exitcode 99 "$T" --gtest_color=no \
-      --gtest_filter="GpuTiles/B.GraphCaptureGivesTheSameBits" >"$L/san-racecheck-graph-B.log" 2>&1
-  echo "racecheck graph B rc $?" >>"$L/san-rc.txt"; } &
-wait)
-sort "$L/san-rc.txt"
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|^\[  PASSED\|^\[  FAILED\|^\[       OK" "$L"/san-*.log | sort | uniq -c
-pk sanitizers
 NCU_SEC="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis_Tables --section ComputeWorkloadAnalysis"
 for way in auto:0:0 one:-1:-1; do
     IFS=: read -r name tail sk <<<"$way"

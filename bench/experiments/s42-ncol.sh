@@ -11,24 +11,12 @@
 set -u
 # shellcheck source=device-run.sh
 CARRY=n.tar.xz OLD_CARRY=o.tar.xz . bench/experiments/device-run.sh s42n
-i=0
-for f in 'GpuTiles/H.ProductsAgainstTheDoubleReference' 'GpuTiles/B.ProductsAgainstTheDoubleReference' \
+tests_parts 150 'GpuTiles/H.ProductsAgainstTheDoubleReference' 'GpuTiles/B.ProductsAgainstTheDoubleReference' \
     'GpuTiles/H.FusedTailSplit' 'GpuTiles/B.FusedTailSplit' \
-    'GpuTilesH.*:GpuTiles/*.IssueNList*:GpuTiles/*.GraphCapture*:GpuTiles/*.Matrices*:GpuTiles/*.Transpose*:GpuTiles/*.Download*:GpuTiles/*.Panels*:GpuTiles/*.FusedWidths*'; do
-    { timeout 150 "$T" --gtest_color=no --gtest_filter="$f" >"$L/gtest-$i.log" 2>&1; echo "part $i rc $?" >>"$L/gtest-rc.txt"; } &
-    i=$((i + 1))
-done
-wait
-sort "$L/gtest-rc.txt"
-grep -h "^\[  FAILED\|^\[  PASSED\|^\[       OK" "$L"/gtest-*.log | sort | uniq -c
+    'GpuTilesH.*:GpuTiles/*.IssueNList*:GpuTiles/*.GraphCapture*:GpuTiles/*.Matrices*:GpuTiles/*.Transpose*:GpuTiles/*.Download*:GpuTiles/*.Panels*:GpuTiles/*.FusedWidths*'
 pk tests
-(for tool in memcheck racecheck initcheck synccheck; do
-    { MACKO_TEST_REPEATS=3 timeout 150 compute-sanitizer --tool $tool --error-exitcode 99 "$T" --gtest_color=no \
-          --gtest_filter='GpuTiles/*.GraphCaptureGivesTheSameBits:GpuTiles/H.FusedTailSplit' >"$L/san-$tool.log" 2>&1
-      echo "$tool rc $?" >>"$L/san-rc.txt"; } &
-done; wait)
-sort "$L/san-rc.txt"
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|^\[  PASSED\|^\[  FAILED" "$L"/san-*.log | sort | uniq -c
+san_bg 150 all 'GpuTiles/*.GraphCaptureGivesTheSameBits:GpuTiles/H.FusedTailSplit' memcheck racecheck initcheck synccheck
+san_sum
 pk sanitizers
 tiles_ab 0.5 32,40,64,128 60
 python3 bench/experiments/ab-compare.py "$L" old-d0.5.csv:new-d0.5.csv | tail -28
