@@ -139,6 +139,8 @@ static void usage(FILE *f)
             "  --tiles-stream G   TILES: the fused product's stream-K, -1 off or G blocks (override; 0 auto)\n"
             "  --tiles-tail S     TILES: the fused product's tail split, -1 off or S = 2..16 blocks along K for the\n"
             "                     tiles past the last whole wave (override; 0 auto)\n"
+            "  --tiles-cluster C  TILES: -1 the fused product's split K sums through the workspace only; 0 in\n"
+            "                     thread-block clusters where they fit (override; default 0)\n"
             "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
             "  -h, --help         this text\n"
             "\n"
@@ -392,6 +394,8 @@ Config parse_args(int argc, char **argv)
             cfg.tiles_wg_tail = (int)parse_int("--tiles-tail", value(), -1, 16);
             if (cfg.tiles_wg_tail == 1)
                 die("--tiles-tail: 1 is not -1, 0 or 2..16");
+        } else if (a == "--tiles-cluster") {
+            cfg.tiles_wg_cluster = (int)parse_int("--tiles-cluster", value(), -1, 0);
         } else if (a == "--tiles-bn") {
             cfg.tiles_wg_bn = (int)parse_int("--tiles-bn", value(), 0, 256);
             if (cfg.tiles_wg_bn != 0 && cfg.tiles_wg_bn != 64 && cfg.tiles_wg_bn != 128 && cfg.tiles_wg_bn != 256)
@@ -425,7 +429,7 @@ Config parse_args(int argc, char **argv)
         cfg.patterns = parse_patterns(patterns);
         if (cfg.layout != MACKO_LAYOUT_ROWS || cfg.spmv_geometry >= 0 || cfg.mm_path != 0 || cfg.tiles_path != 0 ||
             cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.tiles_wg_stream != 0 || cfg.tiles_wg_tail != 0 ||
-            cfg.panel_gemm != 0)
+            cfg.tiles_wg_cluster != 0 || cfg.panel_gemm != 0)
             die("--kind nm: --layout, --spmv-geometry, --mm-path and --tiles-* are for MACKO matrices (use --nm-path)");
     } else if (cfg.nm_path != 0 || cfg.check_generator) {
         die("--nm-path and --check-nm-generator need --kind nm");
@@ -457,5 +461,6 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.tiles_wg_bn = cfg.tiles_wg_bn;
     f.tiles_wg_stream = cfg.tiles_wg_stream;
     f.tiles_wg_tail = cfg.tiles_wg_tail;
+    f.tiles_wg_cluster = cfg.tiles_wg_cluster;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

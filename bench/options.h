@@ -75,6 +75,7 @@ struct Config {
     int tiles_wg_bn = 0;    /* --tiles-bn: TILES, the fused wgmma product's C-tile width 64 / 128 / 256 (0: automatic) */
     int tiles_wg_stream = 0; /* --tiles-stream: TILES, the fused product's stream-K: -1 off, G blocks (0: automatic) */
     int tiles_wg_tail = 0;   /* --tiles-tail: TILES, the fused product's tail split: -1 off, 2..16 (0: automatic) */
+    int tiles_wg_cluster = 0; /* --tiles-cluster: TILES, -1 the fused product's split K through the workspace only */
     /* --workspace-mib: a device workspace of this many MiB given to the macko handle (macko_set_workspace; a public
      * setting, not an override); 0: the handle's own 64 MiB */
     int64_t workspace_mib = 0;
@@ -89,7 +90,7 @@ struct Config {
     {
         return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0 ||
                panel_gemm != 0 || panel_rows != 0 || panel_splits != 0 || tiles_wg_bn != 0 || tiles_wg_stream != 0 ||
-               tiles_wg_tail != 0;
+               tiles_wg_tail != 0 || tiles_wg_cluster != 0;
     }
 };
 

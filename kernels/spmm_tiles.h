@@ -43,6 +43,8 @@ typedef struct macko_tiles_args {
                               macko_tiles_wg_tail_ws_floats(), counters one per tile of it), those before one block each;
                               splits unused */
     int64_t tail_tile0;
+    const int *wg_ccap;    /* the fused product: the device's clusters of 2 .. 8 blocks at this width (macko_tiles_wg_
+                              cluster_caps); split K takes clusters where its tiles fit them. NULL: the workspace */
     float *ws;             /* splits > 1: macko_tiles_ws_floats() floats */
     int *counters;         /* splits > 1: macko_tiles_counters() ints, zero between calls */
 } macko_tiles_args;
@@ -94,6 +96,12 @@ int macko_tiles_wg_blocks_per_sm(int bn);
 /* The blocks of that width one SM of the current device holds by the occupancy calculator, after
  * macko_tiles_wg_prepare (-1 on a CUDA error; for tests: it must equal macko_tiles_wg_blocks_per_sm). */
 int macko_tiles_wg_occupancy(int bf16, int bn);
+/* Split K of the fused product in thread-block clusters (a tile's splits as one cluster, summed through distributed
+ * shared memory; no workspace; widths 128 and 256): caps[w][z - 2] is how many clusters of z = 2 .. 8 blocks along K
+ * the device holds at once at width 64, 128, 256 (w = 0, 1, 2; 0 where it cannot run them, and always at width 64). Called when a tile layout is uploaded (after
+ * macko_tiles_wg_prepare), never at a call; a launch takes clusters where all of its clusters fit at once. */
+#define MACKO_TILES_WG_CLUSTERS 7
+void macko_tiles_wg_cluster_caps(int bf16, int caps[3][MACKO_TILES_WG_CLUSTERS]);
 int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits, int bn);
 int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, int bn);
 /* Blocks along K of the automatic rule: as many as one wave of blocks takes (SMs x blocks per SM), each split at least

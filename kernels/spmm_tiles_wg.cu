@@ -24,7 +24,12 @@
  * Split K (grid.y = splits; macko_tiles_wg_splits): a block writes its fp32 tile from its accumulators to the
  * workspace; the last block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order into
  * its accumulators (its own from its registers) and writes C as for a whole tile, so results do not depend on the
- * order of arrival (as stream-K's parts below).
+ * order of arrival (as stream-K's parts below). Widths 128 and 256 run a launch's splits as thread-block clusters
+ * instead (w.cl = gridDim.y <= 8, cluster dims (1, splits, 1); where the device holds all of the launch's clusters at
+ * once, macko_tiles_wg_cluster_caps at upload): each block keeps its fp32 tile in its shared memory, and after a
+ * cluster barrier block z writes its share of the tile's columns, summing the splits' tiles in split order from zero
+ * through distributed shared memory (the workspace's sum, the same bits; no workspace, no counter, and the sum spread
+ * over the cluster's blocks instead of the last one: bench/NOTES.md, session 42).
  * Stream-K (widths 128 and 256; macko_tiles_args.stream_blocks = G, macko_tiles_wg_stream; the template instance
  * SK = true): the grid is G blocks (one wave) and block b takes the K-slices [b I / G, (b + 1) I / G) of the
  * I = tiles x nk slices in tile order. A block computes the part of each tile its range holds (a "unit"); a tile it
@@ -56,6 +61,10 @@ constexpr uint32_t kTab = 32 * 4;                       /* each record's word of
 constexpr int kOffRing = 8;       /* slices of record offsets the producer has in flight */
 constexpr int kCStride = kBM + 4; /* floats between columns of the epilogue's C tile in shared memory */
 constexpr int kGroupM = 8;        /* block raster: 8 row blocks share each column block's turn (L2 reuse) */
+/* Split K in clusters (widths 128 and 256): at most 8 blocks along K (the portable cluster size). Width 64 keeps the
+ * workspace: its 96 registers a thread spilled with the clusters' sum in its epilogue, and the device holds fewer
+ * clusters than the rule's splits need where it takes many (H100: 30 clusters of 8 for 32 tiles of 4096 rows). */
+constexpr int kMaxCluster = 8;
 
 /* The three widths of the C tile. Warpgroups 0 and 1 are the consumers, warp 8 the producer.
  * BN = 256 (n > 128) and 128: one block of 384 threads per SM, 4 stages; warpgroup 2 (the producer's) gives its
@@ -100,6 +109,8 @@ template <typename H> struct WgParams {
     int *counters;       /* partial tiles: one per tile, zero between calls */
     int boxl;            /* > 0: the columns of B the last column block's box holds (tm_bl): n's remainder rounded up
                             to 8, where it is less than BN */
+    int cl;              /* without stream-K, gridDim.y > 1: 1 the splits meet in the workspace; gridDim.y the launch's
+                            clusters (1, gridDim.y, 1) (a tile's splits), which sum through distributed shared memory */
 };
 
 /* Tile t of the grouped raster over (row block, column block): kGroupM row blocks share each column block's turn. */
@@ -371,17 +382,54 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
         const bool vec = (p.ldc & 7) == 0 && (reinterpret_cast<uintptr_t>(p.c) & 15) == 0;
         auto exact = [&](int64_t r, int64_t j) { return panel_row_dot(p, (int)r, j); };
         const bool whole = sk ? (u == tb && ue == tb + nk) : gridDim.y == 1;
-        auto store_from_regs = [&]() { /* C = alpha * d + beta * C through the C tile in shared memory */
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        const bool in_cluster = BN != 64 && !sk && !whole && w.cl > 1; /* width 64: the workspace (kMaxCluster) */
+        /* C = alpha * d + beta * C through the C tile in shared memory. Split K in a cluster (in_cluster; rank =
+         * blockIdx.y = the split): after a cluster barrier block z of S writes C's columns [z c / S, (z + 1) c / S)
+         * of the tile's c columns in C, summing the S blocks' tiles in split order from zero (the workspace's order
+         * and start below: the same bits) through distributed shared memory; a second barrier keeps every block until
+         * the others have read its tile. One inlined store for every case (width 64 has 96 registers a thread). */
+        auto store_from_regs = [&]() {
+            asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* every consumer is past its last stage: the ring is free */
             wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            if (in_cluster)
+                cluster_sync();
+            else
+                asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            const int S = in_cluster ? (int)gridDim.y : 1, z = in_cluster ? (int)blockIdx.y : 0;
+            const int nc = p.n - n0 < BN ? p.n - n0 : BN, c_lo = z * nc / S, c_hi = (z + 1) * nc / S;
             const uint32_t cts = smem_addr(ct);
             wg_store_tile<H, kBM, BN>(
-                tid, 256, m0, n0, p.rows, p.n, p.c, 1, p.ldc, vec, alpha, beta,
-                [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
+                tid, 256, m0, n0 + c_lo, p.rows, n0 + c_hi, p.c, 1, p.ldc, vec, alpha, beta,
+                [&](int ch, int cl, float(&v)[8]) {
+                    if (S == 1) {
+                        wg_smem_load8<kCStride>(cts, ch, cl, v);
+                        return;
+                    }
+                    const uint32_t off = cts + 4u * (uint32_t)((c_lo + cl) * kCStride + 8 * ch);
+                    float4 lo[kMaxCluster], hi[kMaxCluster]; /* every part's two loads in flight, then the sum */
+#pragma unroll
+                    for (int r = 0; r < kMaxCluster; r++)
+                        if (r < S) {
+                            const uint32_t a = cluster_map(off, (uint32_t)r);
+                            lo[r] = ld_cluster_f4(a);
+                            hi[r] = ld_cluster_f4(a + 16u);
+                        }
+#pragma unroll
+                    for (int i = 0; i < 8; i++)
+                        v[i] = 0.0f;
+#pragma unroll
+                    for (int r = 0; r < kMaxCluster; r++)
+                        if (r < S) {
+                            v[0] += lo[r].x, v[1] += lo[r].y, v[2] += lo[r].z, v[3] += lo[r].w;
+                            v[4] += hi[r].x, v[5] += hi[r].y, v[6] += hi[r].z, v[7] += hi[r].w;
+                        }
+                },
+                exact);
+            if (in_cluster)
+                cluster_sync(); /* no block leaves while another may still read its tile */
         };
         __shared__ int last;
-        if (whole) {
+        if (whole || in_cluster) {
             store_from_regs();
         } else {
             /* A part of a tile: split K's (the tile's splits, in split order) or stream-K's (the blocks whose ranges
@@ -532,8 +580,16 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
                 tiles_wg_kernel<H, BN, true><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, wp);
                 return (int)cudaGetLastError();
             }
+        if (wp.cl > 1)
+            return (int)launch_clusters(tiles_wg_kernel<H, BN, false>, grid, dim3(WgCfg<BN>::threads),
+                                        WgShape<BN>::kSmem, st, dim3(1u, (unsigned)wp.cl, 1u), tb, tbl, wp);
         tiles_wg_kernel<H, BN, false><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, wp);
         return (int)cudaGetLastError();
+    };
+    /* split K in clusters for `tiles` tiles of z splits: where z is a cluster size and the device holds the
+     * clusters at once (the upload's count, a->wg_ccap; else the splits meet in the workspace) */
+    auto cluster_of = [&](int64_t tiles, int z) {
+        return BN != 64 && a->wg_ccap != nullptr && z > 1 && z <= kMaxCluster && tiles <= a->wg_ccap[z - 2] ? z : 1;
     };
     const int64_t max_n = (int64_t)(0x7FFFFFFF / w.mbn) * BN; /* grid.x < 2^31 */
     for (int64_t j = 0; j < a->k.n; j += max_n) {
@@ -552,6 +608,7 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
             return (int)cudaErrorInvalidValue;
         w.tile0 = 0;
         const dim3 grid(w.sk ? (unsigned)sk : (unsigned)w.tiles, w.sk ? 1u : (unsigned)(zs < 1 ? 1 : zs));
+        w.cl = w.sk ? 1 : cluster_of(w.tiles, (int)grid.y);
         /* the tail split: whole tiles up to tail_tile0 in one launch (one block each), the rest split K in a second
          * (one chunk of n only: the split point is the plan's for the whole n) */
         if (!w.sk && a->tail_splits > 1 && p.n == a->k.n && a->tail_tile0 >= 0 && a->tail_tile0 < w.tiles) {
@@ -559,6 +616,7 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
             if (full > 0) {
                 WgParams<H> w1 = w;
                 w1.sps = w.nk;
+                w1.cl = 1;
                 if (const int e = launch(dim3((unsigned)full, 1u), w1, tb, tbl))
                     return e;
             }
@@ -566,6 +624,7 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
             w2.tile0 = full;
             w2.sps = (w.nk + a->tail_splits - 1) / a->tail_splits;
             const int z2 = w2.sps > 0 ? (w.nk + w2.sps - 1) / w2.sps : 1;
+            w2.cl = cluster_of(w.tiles - full, z2);
             if (const int e = launch(dim3((unsigned)(w.tiles - full), (unsigned)(z2 < 1 ? 1 : z2)), w2, tb, tbl))
                 return e;
             continue;
@@ -638,6 +697,43 @@ extern "C" int macko_tiles_wg_occupancy(int bf16, int bn)
         return bf16 ? wg_occupancy<__nv_bfloat16, 128>() : wg_occupancy<__half, 128>();
     default:
         return bf16 ? wg_occupancy<__nv_bfloat16, 256>() : wg_occupancy<__half, 256>();
+    }
+}
+
+template <typename H, int BN> void wg_cluster_caps(int *caps)
+{
+    for (int z = 2; z <= kMaxCluster; z++) {
+        cudaLaunchConfig_t lc = {};
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = 1;
+        attr[0].val.clusterDim.y = (unsigned)z;
+        attr[0].val.clusterDim.z = 1;
+        lc.gridDim = dim3(1u, (unsigned)z, 1u);
+        lc.blockDim = dim3(WgCfg<BN>::threads);
+        lc.dynamicSmemBytes = WgShape<BN>::kSmem;
+        lc.attrs = attr;
+        lc.numAttrs = 1;
+        int c = 0;
+        if (cudaOccupancyMaxActiveClusters(&c, tiles_wg_kernel<H, BN, false>, &lc) != cudaSuccess) {
+            (void)cudaGetLastError();
+            c = 0;
+        }
+        caps[z - 2] = c;
+    }
+}
+
+extern "C" void macko_tiles_wg_cluster_caps(int bf16, int caps[3][MACKO_TILES_WG_CLUSTERS])
+{
+    static_assert(MACKO_TILES_WG_CLUSTERS == kMaxCluster - 1, "cluster sizes 2 .. kMaxCluster");
+    for (int z = 0; z < MACKO_TILES_WG_CLUSTERS; z++)
+        caps[0][z] = 0; /* width 64 takes no clusters (kMaxCluster) */
+    if (bf16) {
+        wg_cluster_caps<__nv_bfloat16, 128>(caps[1]);
+        wg_cluster_caps<__nv_bfloat16, 256>(caps[2]);
+    } else {
+        wg_cluster_caps<__half, 128>(caps[1]);
+        wg_cluster_caps<__half, 256>(caps[2]);
     }
 }
 

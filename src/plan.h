@@ -158,8 +158,10 @@ typedef struct macko_plan_forced {
     int tiles_wg_tail;   /* 0 (automatic), -1 no tail split, or 2..16: the fused product's tiles past its last whole
                             wave (all of them where there is none) in a second launch of that many blocks along K
                             (none where the workspace cannot take them; stream-K off) */
+    int tiles_wg_cluster; /* 0 (automatic: the fused product's split K as thread-block clusters where a launch's
+                             clusters fit the device at once), or -1: its splits always meet in the workspace */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 /* The panel GEMM (MACKO_PANEL_GEMM_*) a device of properties dp takes: wgmma on compute capability 9.0 when the
  * library holds sm_90a code (MACKO_HAVE_SM90A, CMakeLists.txt), mma.sync otherwise. */
 int macko_panel_gemm_of(const macko_devprops *dp);

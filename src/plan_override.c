@@ -146,6 +146,9 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         if (f != NULL && (f->tiles_wg_tail < -1 || f->tiles_wg_tail == 1 || f->tiles_wg_tail > 16))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_tail = %d is not -1, 0 or 2..16",
                               f->tiles_wg_tail);
+        if (f != NULL && (f->tiles_wg_cluster < -1 || f->tiles_wg_cluster > 0))
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_cluster = %d is not -1 or 0",
+                              f->tiles_wg_cluster);
         if (gemm < 0)
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
                               "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for sm_90a");
@@ -160,6 +163,7 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         A->td.wg_bn = f != NULL ? f->tiles_wg_bn : 0;
         A->td.wg_stream = f != NULL ? f->tiles_wg_stream : 0;
         A->td.wg_tail = f != NULL ? f->tiles_wg_tail : 0;
+        A->td.wg_cluster = f != NULL ? f->tiles_wg_cluster : 0;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {

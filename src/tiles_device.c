@@ -75,6 +75,7 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     void *doffs = NULL, *dstream = NULL;
     int64_t abuf, bytes;
     int occ[MACKO_TILES_NTILES] = {0, 0, 0, 0}, i, fits = 1;
+    int ccap[3][MACKO_TILES_WG_CLUSTERS];
     macko_status_t st;
     cudaError_t e;
 
@@ -108,8 +109,12 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
                                              occ);
     if (e == cudaSuccess)
         e = (cudaError_t)macko_panel_prepare(A->type);
-    if (e == cudaSuccess && macko_panel_gemm_of(&handle->props) == MACKO_PANEL_GEMM_WG)
+    memset(ccap, 0, sizeof ccap);
+    if (e == cudaSuccess && macko_panel_gemm_of(&handle->props) == MACKO_PANEL_GEMM_WG) {
         e = (cudaError_t)macko_tiles_wg_prepare(A->type == MACKO_R_16BF);
+        if (e == cudaSuccess)
+            macko_tiles_wg_cluster_caps(A->type == MACKO_R_16BF, ccap);
+    }
     for (i = 0; e == cudaSuccess && i < MACKO_TILES_NTILES; i++)
         fits &= occ[i] > 0;
     if (e != cudaSuccess || !fits) {
@@ -149,6 +154,8 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     A->td.wg_bn = 0;
     A->td.wg_stream = 0;
     A->td.wg_tail = 0;
+    A->td.wg_cluster = 0;
+    memcpy(A->td.wg_ccap, ccap, sizeof ccap);
     A->device = handle->device;
     A->has_device = 1;
     macko_tiles_free(&t);
@@ -280,6 +287,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
             if (macko_tiles_wg_stream_ws_floats(a.stream_blocks, a.wg_bn) > wsf ||
                 macko_tiles_wg_counters(M->rows, n, 2, a.wg_bn) > MACKO_WS_COUNTERS)
                 a.stream_blocks = 0;
+            a.wg_ccap = M->td.wg_cluster < 0 ? NULL : M->td.wg_ccap[a.wg_bn == 64 ? 0 : a.wg_bn == 128 ? 1 : 2];
             a.ws = ws->partial;
             a.counters = ws->counters;
             err = macko_tiles_wg_spmm(&a);

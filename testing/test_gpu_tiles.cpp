@@ -29,8 +29,10 @@ using namespace s16;
 
 /* Uploads A in the tile layout with `splits` blocks along K (0: automatic) and the path (0 automatic, 1 the tile
  * kernel, 2 dense panels + GEMM, 3 the fused wgmma product) forced; bn: the fused product's C-tile width (0
- * automatic, 64, 128, 256); stream: its stream-K (0 automatic, -1 off, > 0 that many blocks). */
-void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0, int bn = 0, int stream = 0)
+ * automatic, 64, 128, 256); stream: its stream-K (0 automatic, -1 off, > 0 that many blocks); cluster: its split K in
+ * thread-block clusters (0 where they fit) or through the workspace (-1). */
+void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0, int bn = 0, int stream = 0,
+           int cluster = 0)
 {
     macko_layout_t cur = MACKO_LAYOUT_ROWS;
     ASSERT_EQ(macko_mat_get_layout(A, &cur), MACKO_STATUS_SUCCESS);
@@ -44,6 +46,7 @@ void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm =
     f.panel_gemm = gemm; /* the dense panels' GEMM: 0 automatic (wgmma on sm_90a), 1 mma.sync */
     f.tiles_wg_bn = bn;
     f.tiles_wg_stream = stream;
+    f.tiles_wg_cluster = cluster;
     ASSERT_EQ(macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
 }
@@ -85,7 +88,8 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
         const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG; /* compute capability 9.0, sm_90a build */
         /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + the automatic GEMM; + mma.sync;
          * the fused wgmma product with automatic and 3 blocks along K and the automatic C-tile width; the widths 64
-         * (automatic splits, and 3), 128 and 256 for every n; stream-K over 4 blocks of width 128 and 7 of width
+         * (automatic splits, and 3; width 64 sums its splits through the workspace, the others in thread-block
+         * clusters where they fit: way 6's 3 splits at widths 128 / 256), 128 and 256 for every n; stream-K over 4 blocks of width 128 and 7 of width
          * 256 (blocks whose slices start or end inside a tile, or cover whole tiles between; B's ldb a multiple of 8
          * there, so that the fused product runs for every shape, an odd ldc in v = 1) */
         for (int way = 0; way < 13; way++) {
@@ -160,13 +164,15 @@ TYPED_TEST(GpuTiles, GraphCaptureGivesTheSameBits)
     Mat A;
     upload_tiles<P>(h.h, m, A, 3);
     const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG;
-    /* 3: dense panels with the mma.sync GEMM; 4, 5, 6: the fused wgmma product of C-tile width 256, 64, 128; 7, 8:
-     * widths 256 and 128 in stream-K over 5 blocks */
-    for (int path : {1, 2, 3, 4, 5, 6, 7, 8}) {
+    /* 3: dense panels with the mma.sync GEMM; 4, 5, 6: the fused wgmma product of C-tile width 256, 64, 128 (its 3
+     * splits in clusters); 7, 8: widths 256 and 128 in stream-K over 5 blocks; 9: width 128, the 3 splits through the
+     * workspace */
+    for (int path : {1, 2, 3, 4, 5, 6, 7, 8, 9}) {
         if (path >= 4 && !wg)
             continue;
         tiles(h.h, A.A, 3, path == 3 ? 2 : path >= 4 ? 3 : path, path == 3 ? 1 : 0,
-              path == 4 || path == 7 ? 256 : path == 5 ? 64 : path == 6 || path == 8 ? 128 : 0, path >= 7 ? 5 : 0);
+              path == 4 || path == 7 ? 256 : path == 5 ? 64 : path == 6 || path >= 8 ? 128 : 0,
+              path == 7 || path == 8 ? 5 : 0, path == 9 ? -1 : 0);
         const Problem p = make_problem<P>(m, 40, false, 1.0f, 0.5f, false, false, 3, path >= 4);
         expect_graph_replay_equal<P>(h.h, st, A.A, p, "path " + std::to_string(path));
     }
@@ -216,6 +222,7 @@ TYPED_TEST(GpuTiles, FusedTailSplit)
             f.tiles_path = 3;
             f.tiles_wg_bn = bn;
             f.tiles_wg_tail = ts;
+            f.tiles_wg_cluster = ts == 3 ? -1 : 0; /* the tail's splits in clusters, and through the workspace */
             ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
                 << macko_get_last_error_message();
             const std::string what = "width " + std::to_string(bn) + " tail " + std::to_string(ts);
@@ -245,6 +252,47 @@ TYPED_TEST(GpuTiles, FusedTailSplit)
     }
     ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
     cudaStreamDestroy(st);
+}
+
+/* The fused product's split K in thread-block clusters (a tile's splits sum through distributed shared memory) against
+ * the same splits through the workspace: widths 128 and 256 (64 takes no clusters), clusters of 2, 3, 5 and 8 (46
+ * K-slices: splits of unequal length), a last row block and a last column block both partial, column blocks whose
+ * columns the cluster's blocks share unevenly (n = 140 at width 128: the last 12 columns, 1 or 2 a block in 8
+ * splits; n = 300 at width 256: 44); the double reference in the four alpha /
+ * beta variants for each, and the same bits as the workspace's (same values summed in the same order). The device
+ * must hold the launch's clusters at once (else the launch takes the workspace and the test would prove nothing). */
+TYPED_TEST(GpuTiles, FusedSplitKInClusters)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const bool quick = mt::repeat_count(100) < 100; /* compute-sanitizer: clusters of 3 and 8 */
+    const Shape shape = {200, 2900, 0.2, false, false, true}; /* all-positive values */
+    const mt::Dense m = matrix_of<P>(shape.rows, shape.cols, shape.d, 733, 0);
+    Mat A;
+    upload_tiles<P>(h.h, m, A);
+    if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG)
+        GTEST_SKIP() << "no wgmma on this device or build";
+    for (int bn : {128, 256}) {
+        const int64_t n = bn == 128 ? 140 : 300; /* 2 column blocks, the last partial */
+        const int64_t ntiles = 2 * ((n + bn - 1) / bn);
+        for (int z : {2, 3, 5, 8}) {
+            if (quick && z != 3 && z != 8)
+                continue;
+            const int cap = A.A->td.wg_ccap[bn == 128 ? 1 : 2][z - 2];
+            ASSERT_GE(cap, ntiles) << "the device holds " << cap << " clusters of " << z << " blocks at width " << bn;
+            const std::string what = "width " + std::to_string(bn) + " clusters of " + std::to_string(z);
+            tiles(h.h, A.A, z, 3, 0, bn, 0, 0);
+            four_variants<P>(h.h, A.A, m, shape, n, what, true);
+            if (::testing::Test::HasFatalFailure())
+                return;
+            const Problem p = make_problem<P>(m, n, false, 1.0f, -0.5f, false, true, 41 + z, true);
+            const std::vector<uint16_t> in_clusters = run<P>(h.h, A.A, p, false);
+            tiles(h.h, A.A, z, 3, 0, bn, 0, -1);
+            const std::vector<uint16_t> in_workspace = run<P>(h.h, A.A, p, false);
+            EXPECT_TRUE(in_clusters == in_workspace) << what << ": clusters and workspace differ";
+        }
+    }
 }
 
 /* Where the rule would take the dense panels (n >= MACKO_TILES_PANEL_N_WG) but the workspace cannot hold a panel of
@@ -354,6 +402,12 @@ TYPED_TEST(GpuTiles, TransposeAndRefusals)
         EXPECT_EQ(macko_get_last_error_position(), 4);
     }
     f.tiles_wg_tail = 0;
+    for (int cl : {-2, 1, 8}) {
+        f.tiles_wg_cluster = cl;
+        EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE) << cl;
+        EXPECT_EQ(macko_get_last_error_position(), 4);
+    }
+    f.tiles_wg_cluster = 0;
     f.tiles_path = 3;
     f.panel_gemm = 1;
     EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_SUPPORTED);
