@@ -101,3 +101,25 @@ san_sum() {
     sort "$L/san-rc.txt"
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|^\[  PASSED\|^\[  FAILED\|^\[       OK" "$L"/san-*.log | sort | uniq -c
 }
+# `tiles_tests SECONDS`: every GpuTiles test and the Plan tests in six processes side by side, each cut at SECONDS,
+# then packs (session 42).
+tiles_tests() {
+    tests_parts "$1" 'GpuTiles/*.FusedSplitKInClusters:GpuTiles/*.GraphCapture*:GpuTilesH.*:GpuTiles/*.FusedWidths*' \
+        'GpuTiles/H.ProductsAgainstTheDoubleReference' 'GpuTiles/B.ProductsAgainstTheDoubleReference' \
+        'GpuTiles/H.FusedTailSplit' 'GpuTiles/B.FusedTailSplit' \
+        'GpuTiles/*.IssueNList*:GpuTiles/*.Matrices*:GpuTiles/*.Transpose*:GpuTiles/*.Download*:GpuTiles/*.Panels*:Plan*'
+    pk tests
+}
+# `ntables SECONDS D...`: the tile layout by n (issue 16's list and 1280) at each density D on the quick shapes
+# against cublasGemmEx, each cut at SECONDS ($L/ntable-tiles-dD.{csv,md}; the tables of record; session 42).
+ntables() {
+    local secs=$1 d
+    shift
+    for d in "$@"; do
+        # shellcheck disable=SC2086
+        timeout "$secs" "$BENCH" $TILES_Q --densities "$d" --n 1,2,4,8,16,32,64,128,256,512,1280,2048,8192 \
+            --csv "$L/ntable-tiles-d$d.csv" --md "$L/ntable-tiles-d$d.md" >"$L/ntable-tiles-d$d.log" 2>&1
+        echo "ntable $d rc $?"
+        pk "ntable $d"
+    done
+}
