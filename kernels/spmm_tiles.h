@@ -98,8 +98,9 @@ int macko_tiles_wg_blocks_per_sm(int bn);
 int macko_tiles_wg_occupancy(int bf16, int bn);
 /* Split K of the fused product in thread-block clusters (a tile's splits as one cluster, summed through distributed
  * shared memory; no workspace; widths 128 and 256): caps[w][z - 2] is how many clusters of z = 2 .. 8 blocks along K
- * the device holds at once at width 64, 128, 256 (w = 0, 1, 2; 0 where it cannot run them, and always at width 64). Called when a tile layout is uploaded (after
- * macko_tiles_wg_prepare), never at a call; a launch takes clusters where all of its clusters fit at once. */
+ * the device holds at once at width 64, 128, 256 (w = 0, 1, 2; 0 where it cannot run them, and always at width 64).
+ * Called when a tile layout is uploaded (after macko_tiles_wg_prepare), never at a call; a launch takes clusters
+ * where all of its clusters fit at once. */
 #define MACKO_TILES_WG_CLUSTERS 7
 void macko_tiles_wg_cluster_caps(int bf16, int caps[3][MACKO_TILES_WG_CLUSTERS]);
 int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits, int bn);
