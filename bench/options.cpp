@@ -141,7 +141,7 @@ static void usage(FILE *f)
             "  --tiles-tail S     TILES: the fused product's tail split, -1 off or S = 2..16 blocks along K for the\n"
             "                     tiles past the last whole wave (override; 0 auto)\n"
             "  --tiles-cluster C  TILES: -1 the fused product's split K sums through the workspace only; 0 in\n"
-            "                     thread-block clusters where they fit (override; default 0)\n"
+            "                     thread-block clusters where they fit, else in pairs; 2 in pairs (override; default 0)\n"
             "  -h, --help         this text\n"
             "\n"
             "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"
@@ -395,7 +395,7 @@ Config parse_args(int argc, char **argv)
             if (cfg.tiles_wg_tail == 1)
                 die("--tiles-tail: 1 is not -1, 0 or 2..16");
         } else if (a == "--tiles-cluster") {
-            cfg.tiles_wg_cluster = (int)parse_int("--tiles-cluster", value(), -1, 0);
+            cfg.tiles_wg_cluster = (int)parse_int("--tiles-cluster", value(), -1, 2);
         } else if (a == "--tiles-bn") {
             cfg.tiles_wg_bn = (int)parse_int("--tiles-bn", value(), 0, 256);
             if (cfg.tiles_wg_bn != 0 && cfg.tiles_wg_bn != 64 && cfg.tiles_wg_bn != 128 && cfg.tiles_wg_bn != 256)

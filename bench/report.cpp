@@ -213,7 +213,9 @@ std::string report_header(const Config &cfg, const Env &env)
                   cfg.tiles_wg_tail < 0   ? "off"
                   : cfg.tiles_wg_tail > 0 ? strf("%d blocks along K", cfg.tiles_wg_tail).c_str()
                                           : "automatic",
-                  cfg.tiles_wg_cluster < 0 ? "through the workspace" : "in clusters where they fit");
+                  cfg.tiles_wg_cluster < 0    ? "through the workspace"
+                  : cfg.tiles_wg_cluster == 2 ? "in pairs (clusters of 2) where they fit"
+                                              : "in clusters where they fit");
     if (cfg.nm) {
         std::string pats;
         for (const NmPattern &p : cfg.patterns)

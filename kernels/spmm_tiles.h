@@ -43,6 +43,8 @@ typedef struct macko_tiles_args {
                               macko_tiles_wg_tail_ws_floats(), counters one per tile of it), those before one block each;
                               splits unused */
     int64_t tail_tile0;
+    int wg_pairs;          /* test: split K in clusters of 2 wherever the splits are even (else where a tile's splits do
+                              not fit one cluster) */
     const int *wg_ccap;    /* the fused product: the device's clusters of 2 .. 8 blocks at this width (macko_tiles_wg_
                               cluster_caps); split K takes clusters where its tiles fit them. NULL: the workspace */
     float *ws;             /* splits > 1: macko_tiles_ws_floats() floats */

@@ -29,7 +29,11 @@
  * once, macko_tiles_wg_cluster_caps at upload): each block keeps its fp32 tile in its shared memory, and after a
  * cluster barrier block z writes its share of the tile's columns, summing the splits' tiles in split order from zero
  * through distributed shared memory (the workspace's sum, the same bits; no workspace, no counter, and the sum spread
- * over the cluster's blocks instead of the last one: bench/NOTES.md, session 42).
+ * over the cluster's blocks instead of the last one: bench/NOTES.md, session 42). Where a tile's splits do not fit one
+ * cluster (the 32 tiles of 4096 rows in 4 splits: the H100 holds 30 clusters of 4, 66 of 2) and they are even, they
+ * run as pairs: clusters of 2 (w.cl = 2) whose blocks each sum their pair's columns as above into the workspace (slot
+ * tile x pair), and the last pair to arrive at a column share (a counter per tile and rank) sums the pairs in order
+ * from zero and writes C (other bits than the workspace's sequential sum; bitwise reproducible).
  * Stream-K (widths 128 and 256; macko_tiles_args.stream_blocks = G, macko_tiles_wg_stream; the template instance
  * SK = true): the grid is G blocks (one wave) and block b takes the K-slices [b I / G, (b + 1) I / G) of the
  * I = tiles x nk slices in tile order. A block computes the part of each tile its range holds (a "unit"); a tile it
@@ -109,8 +113,9 @@ template <typename H> struct WgParams {
     int *counters;       /* partial tiles: one per tile, zero between calls */
     int boxl;            /* > 0: the columns of B the last column block's box holds (tm_bl): n's remainder rounded up
                             to 8, where it is less than BN */
-    int cl;              /* without stream-K, gridDim.y > 1: 1 the splits meet in the workspace; gridDim.y the launch's
-                            clusters (1, gridDim.y, 1) (a tile's splits), which sum through distributed shared memory */
+    int cl;              /* without stream-K, gridDim.y > 1: 1 the splits meet in the workspace; > 1 the launch's
+                            clusters (1, cl, 1), which sum through distributed shared memory: cl = gridDim.y (a tile's
+                            splits), or 2 (pairs of them, whose sums meet in the workspace) */
 };
 
 /* Tile t of the grouped raster over (row block, column block): kGroupM row blocks share each column block's turn. */
@@ -383,11 +388,15 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
         auto exact = [&](int64_t r, int64_t j) { return panel_row_dot(p, (int)r, j); };
         const bool whole = sk ? (u == tb && ue == tb + nk) : gridDim.y == 1;
         const bool in_cluster = BN != 64 && !sk && !whole && w.cl > 1; /* width 64: the workspace (kMaxCluster) */
-        /* C = alpha * d + beta * C through the C tile in shared memory. Split K in a cluster (in_cluster; rank =
-         * blockIdx.y = the split): after a cluster barrier block z of S writes C's columns [z c / S, (z + 1) c / S)
-         * of the tile's c columns in C, summing the S blocks' tiles in split order from zero (the workspace's order
-         * and start below: the same bits) through distributed shared memory; a second barrier keeps every block until
-         * the others have read its tile. One inlined store for every case (width 64 has 96 registers a thread). */
+        /* C = alpha * d + beta * C through the C tile in shared memory. Split K in clusters (in_cluster; rank r =
+         * blockIdx.y % C of C = w.cl blocks, group g = blockIdx.y / C of G): after a cluster barrier block r takes C's
+         * columns [r c / C, (r + 1) c / C) of the tile's c columns, summing the C blocks' tiles in rank (split) order
+         * from zero through distributed shared memory. One group (G = 1): it writes C with those sums (the
+         * workspace's order and start below: the same bits), and a second barrier keeps every block until the others
+         * have read its tile. Pairs (C = 2, G > 1): it writes the sums to the group's slot of the workspace; the last
+         * group at each column share (a counter per tile and rank) sums the groups in order from zero and writes C.
+         * One inlined store for every case (width 64 has 96 registers a thread). */
+        __shared__ int last;
         auto store_from_regs = [&]() {
             asm volatile("bar.sync 1, 256;\n" ::: "memory"); /* every consumer is past its last stage: the ring is free */
             wg_acc_to_smem<kCStride>(ct, d, cw * 64 + 16 * cwarp + gq, lane);
@@ -395,40 +404,81 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
                 cluster_sync();
             else
                 asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            const int S = in_cluster ? (int)gridDim.y : 1, z = in_cluster ? (int)blockIdx.y : 0;
-            const int nc = p.n - n0 < BN ? p.n - n0 : BN, c_lo = z * nc / S, c_hi = (z + 1) * nc / S;
+            /* C blocks of a cluster (rank r) in G groups along K (g; G > 1: the groups meet in the workspace) */
+            const int C = in_cluster ? w.cl : 1, r = in_cluster ? (int)blockIdx.y % C : 0;
+            const int G = in_cluster ? (int)gridDim.y / C : 1, g = in_cluster ? (int)blockIdx.y / C : 0;
+            const int nc = p.n - n0 < BN ? p.n - n0 : BN, c_lo = r * nc / C, c_hi = (r + 1) * nc / C;
             const uint32_t cts = smem_addr(ct);
-            wg_store_tile<H, kBM, BN>(
-                tid, 256, m0, n0 + c_lo, p.rows, n0 + c_hi, p.c, 1, p.ldc, vec, alpha, beta,
-                [&](int ch, int cl, float(&v)[8]) {
-                    if (S == 1) {
-                        wg_smem_load8<kCStride>(cts, ch, cl, v);
-                        return;
+            /* the cluster's C tiles summed in rank order from zero, 8 rows of column c_lo + cl */
+            auto cluster_sum = [&](int ch, int cl, float(&v)[8]) {
+                const uint32_t off = cts + 4u * (uint32_t)((c_lo + cl) * kCStride + 8 * ch);
+                float4 lo[kMaxCluster], hi[kMaxCluster]; /* every part's two loads in flight, then the sum */
+#pragma unroll
+                for (int k = 0; k < kMaxCluster; k++)
+                    if (k < C) {
+                        const uint32_t ad = cluster_map(off, (uint32_t)k);
+                        lo[k] = ld_cluster_f4(ad);
+                        hi[k] = ld_cluster_f4(ad + 16u);
                     }
-                    const uint32_t off = cts + 4u * (uint32_t)((c_lo + cl) * kCStride + 8 * ch);
-                    float4 lo[kMaxCluster], hi[kMaxCluster]; /* every part's two loads in flight, then the sum */
 #pragma unroll
-                    for (int r = 0; r < kMaxCluster; r++)
-                        if (r < S) {
-                            const uint32_t a = cluster_map(off, (uint32_t)r);
-                            lo[r] = ld_cluster_f4(a);
-                            hi[r] = ld_cluster_f4(a + 16u);
+                for (int i = 0; i < 8; i++)
+                    v[i] = 0.0f;
+#pragma unroll
+                for (int k = 0; k < kMaxCluster; k++)
+                    if (k < C) {
+                        v[0] += lo[k].x, v[1] += lo[k].y, v[2] += lo[k].z, v[3] += lo[k].w;
+                        v[4] += hi[k].x, v[5] += hi[k].y, v[6] += hi[k].z, v[7] += hi[k].w;
+                    }
+            };
+            /* groups: slot (tile, group) of kBM x BN floats, column-major */
+            float *gslot = w.ws + ((int64_t)(t - w.tile0) * G) * (kBM * BN);
+            bool store = true;
+            if (G > 1) {
+                for (int x = tid; x < (kBM / 8) * (c_hi - c_lo); x += 256) {
+                    const int ch = x % (kBM / 8), cl = x / (kBM / 8);
+                    float v[8];
+                    cluster_sum(ch, cl, v);
+                    float4 *q = reinterpret_cast<float4 *>(gslot + (int64_t)g * (kBM * BN) + (c_lo + cl) * kBM + 8 * ch);
+                    __stcg(q, make_float4(v[0], v[1], v[2], v[3]));
+                    __stcg(q + 1, make_float4(v[4], v[5], v[6], v[7]));
+                }
+                cluster_sync(); /* the cluster's tiles are read: its blocks may go */
+                __threadfence();
+                asm volatile("bar.sync 1, 256;\n" ::: "memory");
+                if (tid == 0)
+                    last = atomicAdd(w.counters + (t - w.tile0) * C + r, 1) == G - 1;
+                asm volatile("bar.sync 1, 256;\n" ::: "memory");
+                store = last;
+                if (store)
+                    __threadfence();
+            }
+            if (store)
+                wg_store_tile<H, kBM, BN>(
+                    tid, 256, m0, n0 + c_lo, p.rows, n0 + c_hi, p.c, 1, p.ldc, vec, alpha, beta,
+                    [&](int ch, int cl, float(&v)[8]) {
+                        if (C == 1) {
+                            wg_smem_load8<kCStride>(cts, ch, cl, v);
+                        } else if (G == 1) {
+                            cluster_sum(ch, cl, v);
+                        } else { /* the groups' sums in group order from zero */
+#pragma unroll
+                            for (int i = 0; i < 8; i++)
+                                v[i] = 0.0f;
+                            for (int gg = 0; gg < G; gg++) {
+                                const float4 *q = reinterpret_cast<const float4 *>(
+                                    gslot + (int64_t)gg * (kBM * BN) + (c_lo + cl) * kBM + 8 * ch);
+                                const float4 u0 = __ldcg(q), u1 = __ldcg(q + 1);
+                                v[0] += u0.x, v[1] += u0.y, v[2] += u0.z, v[3] += u0.w;
+                                v[4] += u1.x, v[5] += u1.y, v[6] += u1.z, v[7] += u1.w;
+                            }
                         }
-#pragma unroll
-                    for (int i = 0; i < 8; i++)
-                        v[i] = 0.0f;
-#pragma unroll
-                    for (int r = 0; r < kMaxCluster; r++)
-                        if (r < S) {
-                            v[0] += lo[r].x, v[1] += lo[r].y, v[2] += lo[r].z, v[3] += lo[r].w;
-                            v[4] += hi[r].x, v[5] += hi[r].y, v[6] += hi[r].z, v[7] += hi[r].w;
-                        }
-                },
-                exact);
-            if (in_cluster)
+                    },
+                    exact);
+            if (G > 1 && store && tid == 0)
+                *(w.counters + (t - w.tile0) * C + r) = 0; /* for the next call on the stream */
+            if (in_cluster && G == 1)
                 cluster_sync(); /* no block leaves while another may still read its tile */
         };
-        __shared__ int last;
         if (whole || in_cluster) {
             store_from_regs();
         } else {
@@ -589,7 +639,12 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
     /* split K in clusters for `tiles` tiles of z splits: where z is a cluster size and the device holds the
      * clusters at once (the upload's count, a->wg_ccap; else the splits meet in the workspace) */
     auto cluster_of = [&](int64_t tiles, int z) {
-        return BN != 64 && a->wg_ccap != nullptr && z > 1 && z <= kMaxCluster && tiles <= a->wg_ccap[z - 2] ? z : 1;
+        if (BN == 64 || a->wg_ccap == nullptr || z < 2)
+            return 1;
+        if (!a->wg_pairs && z <= kMaxCluster && tiles <= a->wg_ccap[z - 2])
+            return z; /* a tile's splits in one cluster */
+        /* pairs of splits in clusters of 2, the pairs of a tile meeting in the workspace */
+        return z % 2 == 0 && z >= 4 && tiles * (z / 2) <= a->wg_ccap[0] ? 2 : 1;
     };
     const int64_t max_n = (int64_t)(0x7FFFFFFF / w.mbn) * BN; /* grid.x < 2^31 */
     for (int64_t j = 0; j < a->k.n; j += max_n) {

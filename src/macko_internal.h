@@ -151,7 +151,7 @@ struct macko_mat_s {
         int wg_tail;      /* forced tail split of the fused product (macko_plan_forced.tiles_wg_tail): -1 off, 0 the
                              rule, > 1 its blocks along K */
         int wg_cluster;   /* forced by a test (macko_plan_forced.tiles_wg_cluster): -1 split K of the fused product
-                             through the workspace only, 0 in clusters where they fit */
+                             through the workspace only, 0 in clusters where they fit, 2 in pairs where they fit */
         int wg_ccap[3][7]; /* clusters of 2..8 blocks of the fused product the device holds at once, widths 64 (none) /
                               128 / 256 (macko_tiles_wg_cluster_caps), read once at upload; zeros without the fused
                               product */

@@ -159,7 +159,9 @@ typedef struct macko_plan_forced {
                             wave (all of them where there is none) in a second launch of that many blocks along K
                             (none where the workspace cannot take them; stream-K off) */
     int tiles_wg_cluster; /* 0 (automatic: the fused product's split K as thread-block clusters where a launch's
-                             clusters fit the device at once), or -1: its splits always meet in the workspace */
+                             clusters fit the device at once, else pairs of splits in clusters of 2 where the splits
+                             are even and the pairs fit), -1: its splits always meet in the workspace, or 2: pairs
+                             wherever the splits are even and the pairs fit */
 } macko_plan_forced;
 #define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 /* The panel GEMM (MACKO_PANEL_GEMM_*) a device of properties dp takes: wgmma on compute capability 9.0 when the

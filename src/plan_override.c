@@ -146,8 +146,8 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         if (f != NULL && (f->tiles_wg_tail < -1 || f->tiles_wg_tail == 1 || f->tiles_wg_tail > 16))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_tail = %d is not -1, 0 or 2..16",
                               f->tiles_wg_tail);
-        if (f != NULL && (f->tiles_wg_cluster < -1 || f->tiles_wg_cluster > 0))
-            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_cluster = %d is not -1 or 0",
+        if (f != NULL && (f->tiles_wg_cluster < -1 || f->tiles_wg_cluster == 1 || f->tiles_wg_cluster > 2))
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_cluster = %d is not -1, 0 or 2",
                               f->tiles_wg_cluster);
         if (gemm < 0)
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,

@@ -30,7 +30,7 @@ using namespace s16;
 /* Uploads A in the tile layout with `splits` blocks along K (0: automatic) and the path (0 automatic, 1 the tile
  * kernel, 2 dense panels + GEMM, 3 the fused wgmma product) forced; bn: the fused product's C-tile width (0
  * automatic, 64, 128, 256); stream: its stream-K (0 automatic, -1 off, > 0 that many blocks); cluster: its split K in
- * thread-block clusters (0 where they fit) or through the workspace (-1). */
+ * thread-block clusters (0 where they fit, else pairs; 2 pairs) or through the workspace (-1). */
 void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0, int bn = 0, int stream = 0,
            int cluster = 0)
 {
@@ -259,8 +259,10 @@ TYPED_TEST(GpuTiles, FusedTailSplit)
  * K-slices: splits of unequal length), a last row block and a last column block both partial, column blocks whose
  * columns the cluster's blocks share unevenly (n = 140 at width 128: the last 12 columns, 1 or 2 a block in 8
  * splits; n = 300 at width 256: 44); the double reference in the four alpha /
- * beta variants for each, and the same bits as the workspace's (same values summed in the same order). The device
- * must hold the launch's clusters at once (else the launch takes the workspace and the test would prove nothing). */
+ * beta variants for each, and the same bits as the workspace's (same values summed in the same order); at 4 and 8
+ * splits the pairs too (clusters of 2 whose sums meet in the workspace), against the double reference, twice with
+ * the same bits. The device must hold the launch's clusters at once (else the launch takes the workspace and the test
+ * would prove nothing). */
 TYPED_TEST(GpuTiles, FusedSplitKInClusters)
 {
     using P = TypeParam;
@@ -276,7 +278,7 @@ TYPED_TEST(GpuTiles, FusedSplitKInClusters)
     for (int bn : {128, 256}) {
         const int64_t n = bn == 128 ? 140 : 300; /* 2 column blocks, the last partial */
         const int64_t ntiles = 2 * ((n + bn - 1) / bn);
-        for (int z : {2, 3, 5, 8}) {
+        for (int z : {2, 3, 4, 5, 8}) {
             if (quick && z != 3 && z != 8)
                 continue;
             const int cap = A.A->td.wg_ccap[bn == 128 ? 1 : 2][z - 2];
@@ -291,6 +293,13 @@ TYPED_TEST(GpuTiles, FusedSplitKInClusters)
             tiles(h.h, A.A, z, 3, 0, bn, 0, -1);
             const std::vector<uint16_t> in_workspace = run<P>(h.h, A.A, p, false);
             EXPECT_TRUE(in_clusters == in_workspace) << what << ": clusters and workspace differ";
+            if (z % 2 == 0 && z >= 4) { /* pairs of splits in clusters of 2 that meet in the workspace */
+                ASSERT_GE(A.A->td.wg_ccap[bn == 128 ? 1 : 2][0], ntiles * (z / 2));
+                tiles(h.h, A.A, z, 3, 0, bn, 0, 2);
+                four_variants<P>(h.h, A.A, m, shape, n, what + " in pairs", true);
+                if (::testing::Test::HasFatalFailure())
+                    return;
+            }
         }
     }
 }
@@ -402,7 +411,7 @@ TYPED_TEST(GpuTiles, TransposeAndRefusals)
         EXPECT_EQ(macko_get_last_error_position(), 4);
     }
     f.tiles_wg_tail = 0;
-    for (int cl : {-2, 1, 8}) {
+    for (int cl : {-2, 1, 3, 8}) {
         f.tiles_wg_cluster = cl;
         EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE) << cl;
         EXPECT_EQ(macko_get_last_error_position(), 4);
