@@ -86,7 +86,8 @@ tests_parts() {
     grep -h "^\[  FAILED\|^\[  PASSED\|^\[       OK" "$L"/gtest-*.log | sort | uniq -c
 }
 # `san_bg SECONDS TAG FILTER TOOL...` starts compute-sanitizer's TOOLs over FILTER in the background, side by side
-# (MACKO_TEST_REPEATS=3, each cut at SECONDS; logs $L/san-TOOL-TAG.log); `san_sum` waits for them and sums them up.
+# (MACKO_TEST_REPEATS=3, each cut at SECONDS; logs $L/san-TOOL-TAG.log); `san_sum` waits for them and sums them up
+# (in the shell that started them: in a pipe, its `wait` sees none of them and the run ends under them).
 san_bg() {
     local secs=$1 tag=$2 filt=$3
     shift 3
@@ -121,5 +122,22 @@ ntables() {
             --csv "$L/ntable-tiles-d$d.csv" --md "$L/ntable-tiles-d$d.md" >"$L/ntable-tiles-d$d.log" 2>&1
         echo "ntable $d rc $?"
         pk "ntable $d"
+    done
+}
+# `tiles_alt SECONDS LA "A-ARGS" LB "B-ARGS" ARGS...`: the carried macko-bench on the quick-shape setup with ARGS and
+# A-ARGS, then with B-ARGS, twice, alternating ($L/LA-1.csv, $L/LB-1.csv, $L/LA-2.csv, ...), packs, and compares
+# each pair (the same binary two ways; session 42).
+tiles_alt() {
+    local secs=$1 la=$2 aa=$3 lb=$4 ba=$5 i
+    shift 5
+    for i in 1 2; do
+        # shellcheck disable=SC2086
+        tiles_run "$la-$i" "$secs" "$@" $aa
+        # shellcheck disable=SC2086
+        tiles_run "$lb-$i" "$secs" "$@" $ba
+    done
+    pk "$la-$lb"
+    for i in 1 2; do
+        python3 bench/experiments/ab-compare.py "$L" "$la-$i.csv:$lb-$i.csv:$la:$lb" 2>/dev/null | tail -n 24
     done
 }

@@ -36,16 +36,6 @@ if [ "$RUN" = 1 ]; then
     python3 bench/experiments/ab-compare.py "$L" old-d0.5.csv:new-d0.5.csv | tail -36
     exit 0
 fi
-Q="--densities 0.5 --n 384,512,1280"
-for i in 1 2; do
-    # shellcheck disable=SC2086
-    tiles_run ws-$i 80 $Q --tiles-cluster -1
-    # shellcheck disable=SC2086
-    tiles_run cl-$i 80 $Q
-done
-pk clusters
-for i in 1 2; do
-    python3 bench/experiments/ab-compare.py "$L" ws-$i.csv:cl-$i.csv | tail -22
-done
+tiles_alt 80 ws "--tiles-cluster -1" cl "" --densities 0.5 --n 384,512,1280
 tiles_ab 0.5 32,64,128,256 70
 python3 bench/experiments/ab-compare.py "$L" old-d0.5.csv:new-d0.5.csv | tail -4

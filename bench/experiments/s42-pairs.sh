@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# Session 42, prepared after the landed clusters (bench/experiments/s42-pairs.patch, not in the tree): split K in
-# pairs, clusters of 2 whose sums meet in the workspace, where a tile's splits do not fit one cluster (the 32 tiles of
-# the 4096-row shapes at n = 65-256 in 4 splits: the H100 holds 30 clusters of 4, 66 of 2). Carry build-carry/p.tar.xz
-# (the tree with the patch, 90-real, MACKO_WERROR). About 4 minutes: the sanitizers over FusedSplitKInClusters (pairs
+# Session 42, after the clusters: split K in pairs, clusters of 2 whose sums meet in the workspace, where a tile's
+# splits do not fit one cluster (the 32 tiles of the 4096-row shapes at n = 65-256 in 4 splits: the H100 holds 30
+# clusters of 4, 66 of 2; landed in 087cc92). Carry build-carry/p.tar.xz (that tree, 90-real, MACKO_WERROR). About 4 minutes: the sanitizers over FusedSplitKInClusters (pairs
 # forced at 8 splits) beside the tests that take them, then the same binary through the workspace and in pairs,
 # alternating, twice, on the 4096-row shapes at n = 128 / 192 / 256.
 set -u
@@ -14,14 +13,4 @@ tests_parts 170 'GpuTiles/*.FusedSplitKInClusters:GpuTiles/*.GraphCapture*:GpuTi
 pk tests
 san_sum
 pk sanitizers
-Q="--densities 0.5 --n 128,192,256 --shapes 4096x4096,4096x11008"
-for i in 1 2; do
-    # shellcheck disable=SC2086
-    tiles_run ws-$i 40 $Q --tiles-cluster -1
-    # shellcheck disable=SC2086
-    tiles_run pr-$i 40 $Q
-done
-pk pairs
-for i in 1 2; do
-    python3 bench/experiments/ab-compare.py "$L" ws-$i.csv:pr-$i.csv:ws:pairs 2>/dev/null | head -9
-done
+tiles_alt 40 ws "--tiles-cluster -1" pr "" --densities 0.5 --n 128,192,256 --shapes 4096x4096,4096x11008

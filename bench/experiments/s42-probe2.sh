@@ -5,14 +5,4 @@
 set -u
 # shellcheck source=device-run.sh
 CARRY=c.tar.xz . bench/experiments/device-run.sh s42q
-Q="--densities 0.5 --n 128,256 --shapes 3840x4096,3840x11008"
-for i in 1 2; do
-    # shellcheck disable=SC2086
-    tiles_run ws-$i 40 $Q --tiles-cluster -1
-    # shellcheck disable=SC2086
-    tiles_run cl-$i 40 $Q
-done
-pk probe2
-for i in 1 2; do
-    python3 bench/experiments/ab-compare.py "$L" ws-$i.csv:cl-$i.csv:ws:cl 2>/dev/null | head -6
-done
+tiles_alt 40 ws "--tiles-cluster -1" cl "" --densities 0.5 --n 128,256 --shapes 3840x4096,3840x11008
