@@ -20,8 +20,8 @@
  * Split K (gridDim.z = splits > 1, launched as clusters of `splits` blocks along z: the blocks of one tile of C): block
  * z of a cluster multiplies K-slices z*sps .. z*sps + sps - 1 and keeps its fp32 tile in its shared memory; after a
  * cluster barrier the cluster's blocks each write a share of the tile's pieces of C, summing the blocks' tiles in the
- * order z = 0, 1, ... through distributed shared memory (no workspace, no atomics), and wait at a second barrier
- * until every block's tile has been read.
+ * order z = 0, 1, ... from zero through distributed shared memory (wgmma.cuh's cluster_sum8: no workspace, no atomics),
+ * and wait at a second barrier until every block's tile has been read.
  * Results: each element's sum is taken in a fixed order (K ascending, the instruction's internal order); an element
  * whose sum is NaN (a dense zero of the panel times an Inf of B) is recomputed exactly over the row's stored nonzeros,
  * as in the mma.sync GEMM. No atomics, no allocation: bitwise reproducible and graph-capturable (the tensor maps are
@@ -42,6 +42,7 @@ constexpr int kThreads = 384;
 constexpr uint32_t kStageA = kBM * kBK * 2, kStageB = kBN * kBK * 2; /* bytes */
 constexpr size_t kSmem = 1024 /* alignment slack */ + (size_t)kStages * (kStageA + kStageB) + 2 * kStages * 8;
 constexpr int kCStride = kBM + 4; /* floats between columns of the epilogue's C tile in shared memory */
+constexpr int kMaxSplits = 8;     /* the portable cluster size: the rule's splits and plan override's at most */
 static_assert((size_t)kCStride * kBN * 4 <= (size_t)kStages * (kStageA + kStageB), "the C tile fits the ring");
 
 template <typename H>
@@ -133,23 +134,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
         return;
     }
-    /* split K: the cluster's tiles are summed in rank order; block z writes every splits-th run of 256 pieces */
+    /* split K: the cluster's tiles are summed in rank order from zero; block z writes every splits-th run of 256 pieces */
     cluster_sync();
     wg_store_tile<H, kBM, kBN>(
         (tid - 128) + 256 * z, 256 * splits, (int64_t)p.row0 + m0, n0, (int64_t)p.row0 + p.prow, p.n, p.c, 1, p.ldc,
         vec, alpha, beta,
         [&](int ch, int cl, float(&v)[8]) {
-            const uint32_t off = cts + 4u * (uint32_t)(cl * kCStride + 8 * ch);
-            for (int r = 0; r < splits; r++) {
-                const uint32_t a = cluster_map(off, (uint32_t)r);
-                const float4 u = ld_cluster_f4(a), w = ld_cluster_f4(a + 16u);
-                if (r == 0) {
-                    v[0] = u.x, v[1] = u.y, v[2] = u.z, v[3] = u.w, v[4] = w.x, v[5] = w.y, v[6] = w.z, v[7] = w.w;
-                } else {
-                    v[0] += u.x, v[1] += u.y, v[2] += u.z, v[3] += u.w;
-                    v[4] += w.x, v[5] += w.y, v[6] += w.z, v[7] += w.w;
-                }
-            }
+            cluster_sum8<kMaxSplits>(cts + 4u * (uint32_t)(cl * kCStride + 8 * ch), splits, v);
         },
         exact);
     cluster_sync(); /* no block leaves while another may still read its tile */

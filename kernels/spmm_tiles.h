@@ -105,6 +105,8 @@ int macko_tiles_wg_occupancy(int bf16, int bn);
  * where all of its clusters fit at once. */
 #define MACKO_TILES_WG_CLUSTERS 7
 void macko_tiles_wg_cluster_caps(int bf16, int caps[3][MACKO_TILES_WG_CLUSTERS]);
+/* The index w of caps for C-tile width bn (64, 128, other: 0, 1, 2). */
+static inline int macko_tiles_wg_width_index(int bn) { return bn == 64 ? 0 : bn == 128 ? 1 : 2; }
 int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits, int bn);
 int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, int bn);
 /* Blocks along K of the automatic rule: as many as one wave of blocks takes (SMs x blocks per SM), each split at least

@@ -411,24 +411,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
             const uint32_t cts = smem_addr(ct);
             /* the cluster's C tiles summed in rank order from zero, 8 rows of column c_lo + cl */
             auto cluster_sum = [&](int ch, int cl, float(&v)[8]) {
-                const uint32_t off = cts + 4u * (uint32_t)((c_lo + cl) * kCStride + 8 * ch);
-                float4 lo[kMaxCluster], hi[kMaxCluster]; /* every part's two loads in flight, then the sum */
-#pragma unroll
-                for (int k = 0; k < kMaxCluster; k++)
-                    if (k < C) {
-                        const uint32_t ad = cluster_map(off, (uint32_t)k);
-                        lo[k] = ld_cluster_f4(ad);
-                        hi[k] = ld_cluster_f4(ad + 16u);
-                    }
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-                    v[i] = 0.0f;
-#pragma unroll
-                for (int k = 0; k < kMaxCluster; k++)
-                    if (k < C) {
-                        v[0] += lo[k].x, v[1] += lo[k].y, v[2] += lo[k].z, v[3] += lo[k].w;
-                        v[4] += hi[k].x, v[5] += hi[k].y, v[6] += hi[k].z, v[7] += hi[k].w;
-                    }
+                cluster_sum8<kMaxCluster>(cts + 4u * (uint32_t)((c_lo + cl) * kCStride + 8 * ch), C, v);
             };
             /* groups: slot (tile, group) of kBM x BN floats, column-major */
             float *gslot = w.ws + ((int64_t)(t - w.tile0) * G) * (kBM * BN);
@@ -467,9 +450,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
                             for (int gg = 0; gg < G; gg++) {
                                 const float4 *q = reinterpret_cast<const float4 *>(
                                     gslot + (int64_t)gg * (kBM * BN) + (c_lo + cl) * kBM + 8 * ch);
-                                const float4 u0 = __ldcg(q), u1 = __ldcg(q + 1);
-                                v[0] += u0.x, v[1] += u0.y, v[2] += u0.z, v[3] += u0.w;
-                                v[4] += u1.x, v[5] += u1.y, v[6] += u1.z, v[7] += u1.w;
+                                add8(v, __ldcg(q), __ldcg(q + 1));
                             }
                         }
                     },
@@ -758,19 +739,10 @@ extern "C" int macko_tiles_wg_occupancy(int bf16, int bn)
 template <typename H, int BN> void wg_cluster_caps(int *caps)
 {
     for (int z = 2; z <= kMaxCluster; z++) {
-        cudaLaunchConfig_t lc = {};
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = 1;
-        attr[0].val.clusterDim.y = (unsigned)z;
-        attr[0].val.clusterDim.z = 1;
-        lc.gridDim = dim3(1u, (unsigned)z, 1u);
-        lc.blockDim = dim3(WgCfg<BN>::threads);
-        lc.dynamicSmemBytes = WgShape<BN>::kSmem;
-        lc.attrs = attr;
-        lc.numAttrs = 1;
+        const ClusterLaunch cl(dim3(1u, (unsigned)z, 1u), dim3(WgCfg<BN>::threads), WgShape<BN>::kSmem, 0,
+                               dim3(1u, (unsigned)z, 1u));
         int c = 0;
-        if (cudaOccupancyMaxActiveClusters(&c, tiles_wg_kernel<H, BN, false>, &lc) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&c, tiles_wg_kernel<H, BN, false>, &cl.lc) != cudaSuccess) {
             (void)cudaGetLastError();
             c = 0;
         }
@@ -782,13 +754,13 @@ extern "C" void macko_tiles_wg_cluster_caps(int bf16, int caps[3][MACKO_TILES_WG
 {
     static_assert(MACKO_TILES_WG_CLUSTERS == kMaxCluster - 1, "cluster sizes 2 .. kMaxCluster");
     for (int z = 0; z < MACKO_TILES_WG_CLUSTERS; z++)
-        caps[0][z] = 0; /* width 64 takes no clusters (kMaxCluster) */
+        caps[macko_tiles_wg_width_index(64)][z] = 0; /* width 64 takes no clusters (kMaxCluster) */
     if (bf16) {
-        wg_cluster_caps<__nv_bfloat16, 128>(caps[1]);
-        wg_cluster_caps<__nv_bfloat16, 256>(caps[2]);
+        wg_cluster_caps<__nv_bfloat16, 128>(caps[macko_tiles_wg_width_index(128)]);
+        wg_cluster_caps<__nv_bfloat16, 256>(caps[macko_tiles_wg_width_index(256)]);
     } else {
-        wg_cluster_caps<__half, 128>(caps[1]);
-        wg_cluster_caps<__half, 256>(caps[2]);
+        wg_cluster_caps<__half, 128>(caps[macko_tiles_wg_width_index(128)]);
+        wg_cluster_caps<__half, 256>(caps[macko_tiles_wg_width_index(256)]);
     }
 }
 

@@ -261,6 +261,36 @@ __device__ __forceinline__ float4 ld_cluster_f4(uint32_t addr)
     return v;
 }
 
+/* v[0 .. 3] += a and v[4 .. 7] += b: a piece of 8 rows of a C tile, added in that order. */
+__device__ __forceinline__ void add8(float (&v)[8], const float4 &a, const float4 &b)
+{
+    v[0] += a.x, v[1] += a.y, v[2] += a.z, v[3] += a.w;
+    v[4] += b.x, v[5] += b.y, v[6] += b.z, v[7] += b.w;
+}
+
+/* Split K's sum through distributed shared memory: v = the 8 floats at shared-memory offset off (a piece of 8 rows of
+ * the blocks' fp32 C tiles, 16-byte aligned) summed over the cluster's blocks of rank 0 .. parts - 1 (parts <= KMAX)
+ * in rank order from zero, every block's two loads in flight before the first add. From zero, as the fused product's
+ * workspace sums its parts, so that both give the same bits. After a cluster barrier that follows the tiles' stores. */
+template <int KMAX> __device__ __forceinline__ void cluster_sum8(uint32_t off, int parts, float (&v)[8])
+{
+    float4 lo[KMAX], hi[KMAX];
+#pragma unroll
+    for (int k = 0; k < KMAX; k++)
+        if (k < parts) {
+            const uint32_t ad = cluster_map(off, (uint32_t)k);
+            lo[k] = ld_cluster_f4(ad);
+            hi[k] = ld_cluster_f4(ad + 16u);
+        }
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        v[i] = 0.0f;
+#pragma unroll
+    for (int k = 0; k < KMAX; k++)
+        if (k < parts)
+            add8(v, lo[k], hi[k]);
+}
+
 /* Makes this thread's ordinary shared-memory stores visible to the asynchronous proxy (wgmma operands). */
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
@@ -405,25 +435,36 @@ int encode_b_maps(CUtensorMap *tb, CUtensorMap *tbl, const H *b, int64_t cols, i
     return narrow;
 }
 
+/* A launch configuration in clusters of the given shape (one attribute, held with it: not copyable, as lc points
+ * into it), for cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters alike. */
+struct ClusterLaunch {
+    cudaLaunchConfig_t lc;
+    cudaLaunchAttribute attr[1];
+    ClusterLaunch(dim3 grid, dim3 block, size_t smem, cudaStream_t st, dim3 cluster) : lc(), attr()
+    {
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = cluster.x;
+        attr[0].val.clusterDim.y = cluster.y;
+        attr[0].val.clusterDim.z = cluster.z;
+        lc.gridDim = grid;
+        lc.blockDim = block;
+        lc.dynamicSmemBytes = smem;
+        lc.stream = st;
+        lc.attrs = attr;
+        lc.numAttrs = 1;
+    }
+    ClusterLaunch(const ClusterLaunch &) = delete;
+    ClusterLaunch &operator=(const ClusterLaunch &) = delete;
+};
+
 /* Launches kernel(args...) on grid x block with smem bytes of dynamic shared memory in clusters of the given shape,
  * then takes the launch's error. */
 template <typename... KArgs, typename... Args>
 cudaError_t launch_clusters(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t st,
                             dim3 cluster, Args... args)
 {
-    cudaLaunchConfig_t lc = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cluster.x;
-    attr[0].val.clusterDim.y = cluster.y;
-    attr[0].val.clusterDim.z = cluster.z;
-    lc.gridDim = grid;
-    lc.blockDim = block;
-    lc.dynamicSmemBytes = smem;
-    lc.stream = st;
-    lc.attrs = attr;
-    lc.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&lc, kernel, args...);
+    ClusterLaunch cl(grid, block, smem, st, cluster);
+    const cudaError_t e = cudaLaunchKernelEx(&cl.lc, kernel, args...);
     return e != cudaSuccess ? e : cudaGetLastError();
 }
 

@@ -287,7 +287,7 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
             if (macko_tiles_wg_stream_ws_floats(a.stream_blocks, a.wg_bn) > wsf ||
                 macko_tiles_wg_counters(M->rows, n, 2, a.wg_bn) > MACKO_WS_COUNTERS)
                 a.stream_blocks = 0;
-            a.wg_ccap = M->td.wg_cluster < 0 ? NULL : M->td.wg_ccap[a.wg_bn == 64 ? 0 : a.wg_bn == 128 ? 1 : 2];
+            a.wg_ccap = M->td.wg_cluster < 0 ? NULL : M->td.wg_ccap[macko_tiles_wg_width_index(a.wg_bn)];
             a.wg_pairs = M->td.wg_cluster == 2;
             a.ws = ws->partial;
             a.counters = ws->counters;

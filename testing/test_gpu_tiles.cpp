@@ -281,7 +281,7 @@ TYPED_TEST(GpuTiles, FusedSplitKInClusters)
         for (int z : {2, 3, 4, 5, 8}) {
             if (quick && z != 3 && z != 8)
                 continue;
-            const int cap = A.A->td.wg_ccap[bn == 128 ? 1 : 2][z - 2];
+            const int cap = A.A->td.wg_ccap[macko_tiles_wg_width_index(bn)][z - 2];
             ASSERT_GE(cap, ntiles) << "the device holds " << cap << " clusters of " << z << " blocks at width " << bn;
             const std::string what = "width " + std::to_string(bn) + " clusters of " + std::to_string(z);
             tiles(h.h, A.A, z, 3, 0, bn, 0, 0);
@@ -294,7 +294,7 @@ TYPED_TEST(GpuTiles, FusedSplitKInClusters)
             const std::vector<uint16_t> in_workspace = run<P>(h.h, A.A, p, false);
             EXPECT_TRUE(in_clusters == in_workspace) << what << ": clusters and workspace differ";
             if (z % 2 == 0 && z >= 4) { /* pairs of splits in clusters of 2 that meet in the workspace */
-                ASSERT_GE(A.A->td.wg_ccap[bn == 128 ? 1 : 2][0], ntiles * (z / 2));
+                ASSERT_GE(A.A->td.wg_ccap[macko_tiles_wg_width_index(bn)][0], ntiles * (z / 2));
                 tiles(h.h, A.A, z, 3, 0, bn, 0, 2);
                 four_variants<P>(h.h, A.A, m, shape, n, what + " in pairs", true);
                 if (::testing::Test::HasFatalFailure())
