@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             [&](int ch, int cl, float(&v)[8]) { wg_smem_load8<kCStride>(cts, ch, cl, v); }, exact);
         return;
     }
-    /* split K: the cluster's tiles are summed in rank order from zero; block z writes every splits-th run of 256 pieces */
+    /* split K: the cluster's tiles summed in rank order from zero; block z writes every splits-th run of 256 pieces */
     cluster_sync();
     wg_store_tile<H, kBM, kBN>(
         (tid - 128) + 256 * z, 256 * splits, (int64_t)p.row0 + m0, n0, (int64_t)p.row0 + p.prow, p.n, p.c, 1, p.ldc,

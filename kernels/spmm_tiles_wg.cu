@@ -22,18 +22,19 @@
  * The stage's raw area holds the worst case (8 bands x 4 full records, 17920 bytes).
  *
  * Split K (grid.y = splits; macko_tiles_wg_splits): a block writes its fp32 tile from its accumulators to the
- * workspace; the last block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order into
- * its accumulators (its own from its registers) and writes C as for a whole tile, so results do not depend on the
- * order of arrival (as stream-K's parts below). Widths 128 and 256 run a launch's splits as thread-block clusters
- * instead (w.cl = gridDim.y <= 8, cluster dims (1, splits, 1); where the device holds all of the launch's clusters at
- * once, macko_tiles_wg_cluster_caps at upload): each block keeps its fp32 tile in its shared memory, and after a
- * cluster barrier block z writes its share of the tile's columns, summing the splits' tiles in split order from zero
- * through distributed shared memory (the workspace's sum, the same bits; no workspace, no counter, and the sum spread
- * over the cluster's blocks instead of the last one: bench/NOTES.md, session 42). Where a tile's splits do not fit one
- * cluster (the 32 tiles of 4096 rows in 4 splits: the H100 holds 30 clusters of 4, 66 of 2) and they are even, they
- * run as pairs: clusters of 2 (w.cl = 2) whose blocks each sum their pair's columns as above into the workspace (slot
- * tile x pair), and the last pair to arrive at a column share (a counter per tile and rank) sums the pairs in order
- * from zero and writes C (other bits than the workspace's sequential sum; bitwise reproducible).
+ * workspace; the last block of a tile to arrive (a counter, reset by it) sums the partial tiles in split order into its
+ * accumulators (its own from its registers) and writes C as for a whole tile, so results do not depend on the order of
+ * arrival (as stream-K's parts below); at width 64 with n <= 32 (the NARROW instance) only the float4s of the tile's
+ * first 32 columns are written and summed. Widths 128 and 256 run a launch's splits as thread-block clusters instead
+ * (w.cl = gridDim.y <= 8, cluster dims (1, splits, 1); where the device holds all of the launch's clusters at once,
+ * macko_tiles_wg_cluster_caps at upload): each block keeps its fp32 tile in its shared memory, and after a cluster
+ * barrier block z writes its share of the tile's columns, summing the splits' tiles in split order from zero through
+ * distributed shared memory (the workspace's sum, the same bits; no workspace, no counter, and the sum spread over the
+ * cluster's blocks instead of the last one: bench/NOTES.md, session 42). Where a tile's splits do not fit one cluster
+ * (the 32 tiles of 4096 rows in 4 splits: the H100 holds 30 clusters of 4, 66 of 2) and they are even, they run as
+ * pairs: clusters of 2 (w.cl = 2) whose blocks each sum their pair's columns as above into the workspace (slot tile x
+ * pair), and the last pair to arrive at a column share (a counter per tile and rank) sums the pairs in order from zero
+ * and writes C (other bits than the workspace's sequential sum; bitwise reproducible).
  * Stream-K (widths 128 and 256; macko_tiles_args.stream_blocks = G, macko_tiles_wg_stream; the template instance
  * SK = true): the grid is G blocks (one wave) and block b takes the K-slices [b I / G, (b + 1) I / G) of the
  * I = tiles x nk slices in tile order. A block computes the part of each tile its range holds (a "unit"); a tile it
@@ -128,8 +129,11 @@ template <typename H> __device__ __forceinline__ void wg_tile_rc(const WgParams<
 }
 
 /* SK: the stream-K instance (w.sk set by the launch; widths 128 and 256); the other runs one block per tile and split
- * with the loops of a single tile (its code as before stream-K came: bench/NOTES.md, session 14). */
-template <typename H, int BN, bool SK>
+ * with the loops of a single tile (its code as before stream-K came: bench/NOTES.md, session 14). NARROW (width 64,
+ * not stream-K; the launch's C has at most 32 columns): split K writes and sums only the tile's first 32 columns, the
+ * float4s of the accumulators that hold columns of C (a separate instance, since a test of n in the other one cost
+ * n = 40-64 1-2 % there: bench/NOTES.md, sessions 41-43). */
+template <typename H, int BN, bool SK, bool NARROW = false>
 __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::maxreg)
     tiles_wg_kernel(const __grid_constant__ CUtensorMap tm_b, const __grid_constant__ CUtensorMap tm_bl,
                     const WgParams<H> w)
@@ -155,6 +159,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
     const int nk = w.nk;
     constexpr bool sk = SK;
     static_assert(!SK || BN != 64, "stream-K for widths 128 and 256 (width 64 has no registers to spare: 96 a thread)");
+    static_assert(!NARROW || (BN == 64 && !SK), "the narrow instance: width 64, one block per tile and split");
     const int64_t iters = (int64_t)w.tiles * nk, nblk = gridDim.x;
     int64_t it0, it1;
     if (sk) {
@@ -476,9 +481,12 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
                 ctr = w.counters + t;
             }
             constexpr int kFly = BN == 64 ? 4 : 8; /* width 64: 96 registers a thread */
+            /* float4 q holds columns 8 q .. 8 q + 7 of the tile (wgmma's accumulator layout); NARROW: those below 32 */
+            constexpr int kQ = NARROW ? 32 / 8 : BN / 8;
+            static_assert(kQ % kFly == 0, "whole groups of kFly float4s");
             float4 *mine = reinterpret_cast<float4 *>(w.ws + slot_of(t, me) * (kBM * BN)) + tid;
 #pragma unroll
-            for (int q = 0; q < BN / 8; q++)
+            for (int q = 0; q < kQ; q++)
                 __stcg(mine + 256 * q, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
             __threadfence();
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
@@ -488,7 +496,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
             if (last) {
                 __threadfence();
 #pragma unroll
-                for (int q0 = 0; q0 < BN / 8; q0 += kFly) {
+                for (int q0 = 0; q0 < kQ; q0 += kFly) {
                     float4 acc[kFly];
 #pragma unroll
                     for (int k = 0; k < kFly; k++)
@@ -540,12 +548,12 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
 #endif
 }
 
-template <typename H, int BN, bool SK> int wg_prepare_kernel()
+template <typename H, int BN, bool SK, bool NARROW = false> int wg_prepare_kernel()
 {
-    cudaError_t e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN, SK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)WgShape<BN>::kSmem);
+    cudaError_t e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN, SK, NARROW>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)WgShape<BN>::kSmem);
     if (e == cudaSuccess && WgCfg<BN>::blocks > 1)
-        e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN, SK>, cudaFuncAttributePreferredSharedMemoryCarveout,
+        e = cudaFuncSetAttribute(tiles_wg_kernel<H, BN, SK, NARROW>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                  (int)cudaSharedmemCarveoutMaxShared);
     if (e != cudaSuccess)
         (void)cudaGetLastError();
@@ -555,9 +563,12 @@ template <typename H, int BN, bool SK> int wg_prepare_kernel()
 template <typename H, int BN> int wg_prepare_one()
 {
     int e = wg_prepare_kernel<H, BN, false>();
-    if constexpr (BN != 64)
+    if constexpr (BN != 64) {
         if (e == 0)
             e = wg_prepare_kernel<H, BN, true>();
+    } else if (e == 0) {
+        e = wg_prepare_kernel<H, BN, false, true>();
+    }
     return e;
 }
 
@@ -609,6 +620,11 @@ template <typename H, int BN> int wg_launch(const macko_tiles_args *a)
         if constexpr (BN != 64)
             if (wp.sk) {
                 tiles_wg_kernel<H, BN, true><<<grid, WgCfg<BN>::threads, WgShape<BN>::kSmem, st>>>(tb, tbl, wp);
+                return (int)cudaGetLastError();
+            }
+        if constexpr (BN == 64)
+            if (wp.p.n <= 32) {
+                tiles_wg_kernel<H, 64, false, true><<<grid, WgCfg<64>::threads, WgShape<64>::kSmem, st>>>(tb, tbl, wp);
                 return (int)cudaGetLastError();
             }
         if (wp.cl > 1)

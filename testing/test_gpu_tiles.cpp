@@ -15,6 +15,7 @@
 
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -301,6 +302,49 @@ TYPED_TEST(GpuTiles, FusedSplitKInClusters)
                     return;
             }
         }
+    }
+}
+
+/* Width 64 at n <= 32 runs the narrow instance (split K writes and sums only the tile's first 32 columns): against the
+ * double reference in the four alpha / beta variants (3 row blocks, the last partial; 46 K-slices in 2, 3, 8 unequal
+ * splits through the workspace), and the same bits as the first 32 columns of n = 33 (the full instance, the same
+ * splits and order). */
+TYPED_TEST(GpuTiles, FusedNarrowSplitK)
+{
+    using P = TypeParam;
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    const bool quick = mt::repeat_count(100) < 100; /* compute-sanitizer: 3 and 8 splits */
+    const Shape shape = {300, 2900, 0.3, false, false, true}; /* all-positive values */
+    const mt::Dense m = matrix_of<P>(shape.rows, shape.cols, shape.d, 757, 0);
+    Mat A;
+    upload_tiles<P>(h.h, m, A);
+    if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG)
+        GTEST_SKIP() << "no wgmma on this device or build";
+    for (int z : {2, 3, 8}) {
+        if (quick && z == 2)
+            continue;
+        macko_plan_forced f = MACKO_PLAN_FORCED_NONE;
+        f.tiles_splits = z;
+        f.tiles_path = 3;
+        f.tiles_wg_bn = 64;
+        f.tiles_wg_tail = -1; /* one launch at either n */
+        ASSERT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
+            << macko_get_last_error_message();
+        const std::string what = "width 64, " + std::to_string(z) + " splits";
+        for (int64_t n : {1, 17, 32}) {
+            four_variants<P>(h.h, A.A, m, shape, n, what, true);
+            if (::testing::Test::HasFatalFailure())
+                return;
+        }
+        const Problem wide = make_problem<P>(m, 33, true, 1.25f, -0.5f, false, true, 59 + z, true);
+        Problem narrow = wide;
+        narrow.n = 32;
+        narrow.b.resize((size_t)(wide.ldb * 32));
+        narrow.c0.resize((size_t)(wide.ldc * 32));
+        const std::vector<uint16_t> cw = run<P>(h.h, A.A, wide, false), cn = run<P>(h.h, A.A, narrow, false);
+        ASSERT_EQ(check_result<P>(narrow, cn, what + " n=32"), 0);
+        EXPECT_TRUE(std::equal(cn.begin(), cn.end(), cw.begin())) << what << ": n = 32 and n = 33's first 32 differ";
     }
 }
 
