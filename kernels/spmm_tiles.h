@@ -111,7 +111,8 @@ int64_t macko_tiles_wg_ws_floats(int64_t rows, int64_t n, int splits, int bn);
 int64_t macko_tiles_wg_counters(int64_t rows, int64_t n, int splits, int bn);
 /* Blocks along K of the automatic rule: as many as one wave of blocks takes (SMs x blocks per SM), each split at least
  * 8 K-slices, within the workspace (ws_floats floats, counters ints); width 64 takes 4 where that leaves more than 5 %
- * of the wave empty or runs up to a quarter of a wave past it (measured, spmm_tiles_wg.cu). */
+ * of the wave empty or runs up to a quarter of a wave past it, or puts two blocks of fewer than 16 slices on an SM
+ * where 4 splits give each block one of its own (measured, spmm_tiles_wg.cu). */
 int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int bn, int sm_count, int64_t ws_floats,
                           int64_t counters);
 /* Stream-K (macko_tiles_args.stream_blocks): the blocks of the automatic rule, one wave (SMs x blocks per SM) where

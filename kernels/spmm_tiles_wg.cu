@@ -828,6 +828,13 @@ extern "C" int macko_tiles_wg_splits(int64_t rows, int64_t tcols, int64_t n, int
     const int64_t blocks = tiles * best;
     if (bn == 64 && best < 4 && (20 * blocks < 19 * wave || (blocks > wave && 4 * blocks <= 5 * wave)) && fits(4))
         best = 4;
+    /* Width 64 where the wave's splits put two blocks on an SM with fewer than 16 slices each, and 4 splits give each
+     * block an SM of its own: 4 (a block's fixed start and end weigh more than the two blocks' overlap gains there).
+     * 4096^2 (32 tiles, 64 slices; H100, session 43, the same binary, twice): 4 splits against the wave's 8 at n =
+     * 40 / 48 / 64 0.939 / 0.939 / 0.934-0.945x the time, n = 17-32 0.99-1.00x; 5 and 6 splits 1.08-1.22x (some
+     * SMs then hold two blocks of 11-13 slices). 4096 x 11008 (172 slices: 8 splits of 22) keeps 8 (4: 1.01-1.06x). */
+    if (bn == 64 && best > 4 && tiles * best > sm_count && nk < 16 * best && tiles * 4 <= sm_count && fits(4))
+        best = 4;
     return best;
 }
 

@@ -1073,14 +1073,20 @@ TEST(Plan, TilesWgSplits)
     /* ... unless the workspace or K cannot take 4: 4096 x 96 columns (tcols 6: 2 slices), and a workspace for 2 */
     EXPECT_EQ(macko_tiles_wg_splits(28672, 6, 32, 64, 132, big, big), 1);
     EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 64, 64, 132, INT64_C(2) * 96 * 128 * 64, big), 2);
+    /* 4096 x 4096 (32 tiles, 64 slices): the wave's 8 splits of 8 slices put two blocks on an SM; 4 give each block an
+     * SM of its own (session 43); 4096 x 11008 (172 slices) keeps the wave's 8, and 2048 x 4096 (16 tiles: 8 splits
+     * are 128 blocks, one an SM) too; on 120 SMs 4 splits would not give each block its own: the wave's 7 */
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 64, 64, 132, big, big), 4);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 32, 64, 132, big, big), 4);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 688, 64, 64, 132, big, big), 8);
+    EXPECT_EQ(macko_tiles_wg_splits(2048, 256, 64, 64, 132, big, big), 8);
+    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 64, 64, 120, big, big), 7);
     /* more than a quarter of a wave past it: the wave rule (46080 rows: 360 tiles, 1.36 waves) */
     EXPECT_EQ(macko_tiles_wg_splits(46080, 768, 64, 64, 132, big, big), 1);
     /* width 256 keeps the wave rule (11008 x 4096, n = 200: 86 tiles, 1 split) */
     EXPECT_EQ(macko_tiles_wg_splits(11008, 256, 200, 256, 132, big, big), 1);
     /* the same n with BN = 128 (one block per SM): 96 tiles, no second split */
     EXPECT_EQ(macko_tiles_wg_splits(12288, 768, 64, 128, 132, big, big), 1);
-    /* 4096 x 4096 (64 slices), n = 64, BN = 64: 32 tiles, 8 splits of 8 slices (256 blocks) */
-    EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 64, 64, 132, big, big), 8);
     /* n = 128 at BN = 64: two column blocks, 64 tiles, 4 splits (256 blocks: the wave is full) */
     EXPECT_EQ(macko_tiles_wg_splits(4096, 256, 128, 64, 132, big, big), 4);
     EXPECT_EQ(macko_tiles_wg_ws_floats(4096, 64, 4, 64), INT64_C(4) * 32 * 128 * 64);
