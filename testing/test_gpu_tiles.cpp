@@ -62,6 +62,14 @@ template <class P> void upload_tiles(macko_handle_t h, const mt::Dense &m, Mat &
     tiles(h, A.A, splits);
 }
 
+/* upload_tiles, and whether the fused product (wgmma) is there to test: where not, the caller skips (kNoWg). */
+template <class P> bool upload_wg(macko_handle_t h, const mt::Dense &m, Mat &A)
+{
+    upload_tiles<P>(h, m, A);
+    return !::testing::Test::HasFatalFailure() && A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG;
+}
+constexpr const char *kNoWg = "no wgmma on this device or build";
+
 } // namespace
 
 template <class P> class GpuTiles : public ::testing::Test {};
@@ -144,9 +152,8 @@ TYPED_TEST(GpuTiles, FusedWidthsOccupancy)
     Handle h;
     const mt::Dense m = matrix_of<P>(64, 64, 0.5, 3);
     Mat A;
-    upload_tiles<P>(h.h, m, A); /* prepares the kernels on this device */
-    if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG)
-        GTEST_SKIP() << "no wgmma on this device or build";
+    if (!upload_wg<P>(h.h, m, A)) /* prepares the kernels on this device */
+        GTEST_SKIP() << kNoWg;
     const int bf16 = P::type == MACKO_R_16BF;
     for (int bn : {64, 128, 256})
         EXPECT_EQ(macko_tiles_wg_occupancy(bf16, bn), macko_tiles_wg_blocks_per_sm(bn)) << bn;
@@ -209,11 +216,10 @@ TYPED_TEST(GpuTiles, FusedTailSplit)
         const Shape shape = {rows, 2900, 0.15, false, si == 0, si == 1};
         const mt::Dense m = matrix_of<P>(shape.rows, shape.cols, shape.d, 611 + si, 0);
         Mat A;
-        upload_tiles<P>(h.h, m, A);
-        if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG) {
+        if (!upload_wg<P>(h.h, m, A)) {
             ASSERT_EQ(macko_set_stream(h.h, nullptr), MACKO_STATUS_SUCCESS);
             cudaStreamDestroy(st);
-            GTEST_SKIP() << "no wgmma on this device or build";
+            GTEST_SKIP() << kNoWg;
         }
         const int64_t tiles = rbl * cbl;
         ASSERT_GT(tiles, wave);
@@ -273,9 +279,8 @@ TYPED_TEST(GpuTiles, FusedSplitKInClusters)
     const Shape shape = {200, 2900, 0.2, false, false, true}; /* all-positive values */
     const mt::Dense m = matrix_of<P>(shape.rows, shape.cols, shape.d, 733, 0);
     Mat A;
-    upload_tiles<P>(h.h, m, A);
-    if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG)
-        GTEST_SKIP() << "no wgmma on this device or build";
+    if (!upload_wg<P>(h.h, m, A))
+        GTEST_SKIP() << kNoWg;
     for (int bn : {128, 256}) {
         const int64_t n = bn == 128 ? 140 : 300; /* 2 column blocks, the last partial */
         const int64_t ntiles = 2 * ((n + bn - 1) / bn);
@@ -318,9 +323,8 @@ TYPED_TEST(GpuTiles, FusedNarrowSplitK)
     const Shape shape = {300, 2900, 0.3, false, false, true}; /* all-positive values */
     const mt::Dense m = matrix_of<P>(shape.rows, shape.cols, shape.d, 757, 0);
     Mat A;
-    upload_tiles<P>(h.h, m, A);
-    if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG)
-        GTEST_SKIP() << "no wgmma on this device or build";
+    if (!upload_wg<P>(h.h, m, A))
+        GTEST_SKIP() << kNoWg;
     for (int z : {2, 3, 8}) {
         if (quick && z == 2)
             continue;
@@ -361,9 +365,8 @@ TYPED_TEST(GpuTiles, PanelsWithoutRoomTakeTheFusedProduct)
     const int64_t rows = 40, cols = 270000, n = MACKO_TILES_PANEL_N_WG + 19;
     const mt::Dense m = matrix_of<P>(rows, cols, 0.02, 31);
     Mat A;
-    upload_tiles<P>(h.h, m, A);
-    if (A.A->td.panel_gemm != MACKO_PANEL_GEMM_WG)
-        GTEST_SKIP() << "no wgmma on this device or build";
+    if (!upload_wg<P>(h.h, m, A))
+        GTEST_SKIP() << kNoWg;
     ASSERT_LT(macko_panel_rows(cols, h.h->ws.partial_bytes), 128) << "the panels must not fit the workspace";
     DevMem db((size_t)cols * n * 2), dc1((size_t)rows * n * 2), dc2((size_t)rows * n * 2);
     ASSERT_EQ(cudaMemset(db.p, 0x3C, db.bytes), cudaSuccess);
