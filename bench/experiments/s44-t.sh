@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Session 44's last try for a device (a budget of ~300 s): s43-rule.sh (width 64's split rule of 3dd0481, the
+# automatic path, against the rule before: 4096 x 4096 and 4096 x 11008, d = 0.5, n = 24 / 40 / 64, alternating,
+# twice), then the pipelined consumer loop (bench/experiments/s44-pipe.patch, macko-bench only, not tested) at width
+# 64 (n = 16 / 32 / 64, quick shapes, d = 0.5) against 3dd0481's, once. Carry build-carry/v.tar.xz (3dd0481's
+# macko-bench), w.tar.xz (s43-e's, the rule before) and fb.tar.xz (the patch's macko-bench). About 2 minutes.
+set -u
+# shellcheck source=device-run.sh
+CARRY=v.tar.xz OLD_CARRY=w.tar.xz . bench/experiments/device-run.sh s44t
+for i in 1 2; do
+    TILES_BIN=$OLD tiles_run "old-$i" 30 --densities 0.5 --n 24,40,64 --shapes 4096x4096,4096x11008
+    tiles_run "new-$i" 30 --densities 0.5 --n 24,40,64 --shapes 4096x4096,4096x11008
+done
+pk rule
+for i in 1 2; do python3 bench/experiments/ab-compare.py "$L" "old-$i.csv:new-$i.csv" | tail -n 3; done
+mkdir -p /tmp/f && tar -xJf build-carry/fb.tar.xz -C /tmp/f
+tiles_run v-w64 40 --densities 0.5 --n 16,32,64
+TILES_BIN=/tmp/f/bench/macko-bench tiles_run f-w64 40 --densities 0.5 --n 16,32,64
+pk pipe
+python3 bench/experiments/ab-compare.py "$L" v-w64.csv:f-w64.csv:old:pipe | tail -n 3
