@@ -102,13 +102,13 @@ san_sum() {
     sort "$L/san-rc.txt"
     grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|^\[  PASSED\|^\[  FAILED\|^\[       OK" "$L"/san-*.log | sort | uniq -c
 }
-# `tiles_tests SECONDS`: every GpuTiles test and the Plan tests in six processes side by side, each cut at SECONDS,
-# then packs (session 42).
+# `tiles_tests SECONDS`: every GpuTiles test and the Plan tests in seven processes side by side, each cut at
+# SECONDS, then packs (session 42; FusedNarrowSplitK, session 43's, from session 44).
 tiles_tests() {
     tests_parts "$1" 'GpuTiles/*.FusedSplitKInClusters:GpuTiles/*.GraphCapture*:GpuTilesH.*:GpuTiles/*.FusedWidths*' \
         'GpuTiles/H.ProductsAgainstTheDoubleReference' 'GpuTiles/B.ProductsAgainstTheDoubleReference' \
-        'GpuTiles/H.FusedTailSplit' 'GpuTiles/B.FusedTailSplit' \
-        'GpuTiles/*.IssueNList*:GpuTiles/*.Matrices*:GpuTiles/*.Transpose*:GpuTiles/*.Download*:GpuTiles/*.Panels*:Plan*'
+        'GpuTiles/H.FusedTailSplit' 'GpuTiles/B.FusedTailSplit' 'GpuTiles/*.FusedNarrow*:GpuTiles/*.IssueNList*' \
+        'GpuTiles/*.Matrices*:GpuTiles/*.Transpose*:GpuTiles/*.Download*:GpuTiles/*.Panels*:Plan*'
     pk tests
 }
 # `ntables SECONDS D...`: the tile layout by n (issue 16's list and 1280) at each density D on the quick shapes
@@ -140,4 +140,16 @@ tiles_alt() {
     for i in 1 2; do
         python3 bench/experiments/ab-compare.py "$L" "$la-$i.csv:$lb-$i.csv:$la:$lb" 2>/dev/null | tail -n 24
     done
+}
+# `e2e_tiles UNTIL TAG [DENSITY]`: the 7B end-to-end of the tile layout (batches 1 / 8 / 32) with what is left of
+# UNTIL seconds since T0 (skipped under 90), $L/e2e-tiles.log, then packs (session 44; the sessions before wrote it out).
+e2e_tiles() {
+    local left=$(($1 - $(elapsed)))
+    if [ "$left" -gt 90 ]; then
+        timeout "$left" python3 bench/e2e_llm.py --layout tiles --densities "${3:-0.5}" --batches 1,8,32 --profile '' \
+            --deadline-s $((left - 10)) --out "$L" --tag "$2" >"$L/e2e-tiles.log" 2>&1
+        echo "e2e tiles rc $? (left $left s)"
+        tail -n 14 "$L/e2e-tiles.log"
+    fi
+    pk e2e-tiles
 }

@@ -25,11 +25,7 @@ python3 bench/experiments/ab-compare.py "$L" old-1.csv:new-1.csv | tail -n 8
 san_bg 200 g 'GpuTiles/*.GraphCapture*:GpuTiles/*.FusedNarrowSplitK' memcheck racecheck initcheck synccheck
 san_bg 200 cl 'GpuTiles/H.FusedSplitKInClusters' memcheck initcheck synccheck
 san_bg 200 tail 'GpuTiles/H.FusedTailSplit' memcheck racecheck
-tests_parts 200 'GpuTiles/*.FusedSplitKInClusters:GpuTiles/*.GraphCapture*:GpuTilesH.*:GpuTiles/*.FusedWidths*' \
-    'GpuTiles/H.ProductsAgainstTheDoubleReference' 'GpuTiles/B.ProductsAgainstTheDoubleReference' \
-    'GpuTiles/H.FusedTailSplit' 'GpuTiles/B.FusedTailSplit' 'GpuTiles/*.FusedNarrow*:GpuTiles/*.IssueNList*' \
-    'GpuTiles/*.Matrices*:GpuTiles/*.Transpose*:GpuTiles/*.Download*:GpuTiles/*.Panels*:Plan*'
-pk tests
+tiles_tests 200
 san_sum
 pk sanitizers
 GAIN=$(python3 - "$L" <<'PY'
@@ -54,9 +50,4 @@ tiles_run auto-p 60 --densities 0.5 --n 2048,4096
 tiles_run fused-p 60 --densities 0.5 --n 2048,4096 --tiles-path fused
 pk panels
 python3 bench/experiments/ab-compare.py "$L" auto-p.csv:fused-p.csv:panels:fused | tail -n 4
-LEFT=$((520 - $(elapsed)))
-[ "$LEFT" -gt 90 ] && timeout "$LEFT" python3 bench/e2e_llm.py --layout tiles --densities 0.5 --batches 1,8,32 \
-    --profile '' --deadline-s $((LEFT - 10)) --out "$L" --tag s44-tiles >"$L/e2e-tiles.log" 2>&1
-echo "e2e tiles rc $? (left $LEFT s)"
-tail -n 14 "$L/e2e-tiles.log"
-pk e2e-tiles
+e2e_tiles 520 s44-tiles

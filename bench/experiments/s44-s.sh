@@ -11,10 +11,6 @@ tiles_run new-1 60 --densities 0.5 --n $NL
 pk ab
 python3 bench/experiments/ab-compare.py "$L" old-1.csv:new-1.csv | tail -n 8
 san_bg 150 g 'GpuTiles/*.GraphCapture*:GpuTiles/*.FusedNarrowSplitK' memcheck racecheck initcheck synccheck
-tests_parts 150 'GpuTiles/*.FusedSplitKInClusters:GpuTiles/*.GraphCapture*:GpuTilesH.*:GpuTiles/*.FusedWidths*' \
-    'GpuTiles/H.ProductsAgainstTheDoubleReference' 'GpuTiles/B.ProductsAgainstTheDoubleReference' \
-    'GpuTiles/H.FusedTailSplit' 'GpuTiles/B.FusedTailSplit' 'GpuTiles/*.FusedNarrow*:GpuTiles/*.IssueNList*' \
-    'GpuTiles/*.Matrices*:GpuTiles/*.Transpose*:GpuTiles/*.Download*:GpuTiles/*.Panels*:Plan*'
-pk tests
+tiles_tests 150
 san_sum
 pk sanitizers

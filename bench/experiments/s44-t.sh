@@ -6,13 +6,8 @@
 # macko-bench), w.tar.xz (s43-e's, the rule before) and fb.tar.xz (the patch's macko-bench). About 2 minutes.
 set -u
 # shellcheck source=device-run.sh
-CARRY=v.tar.xz OLD_CARRY=w.tar.xz . bench/experiments/device-run.sh s44t
-for i in 1 2; do
-    TILES_BIN=$OLD tiles_run "old-$i" 30 --densities 0.5 --n 24,40,64 --shapes 4096x4096,4096x11008
-    tiles_run "new-$i" 30 --densities 0.5 --n 24,40,64 --shapes 4096x4096,4096x11008
-done
-pk rule
-for i in 1 2; do python3 bench/experiments/ab-compare.py "$L" "old-$i.csv:new-$i.csv" | tail -n 3; done
+CARRY=v.tar.xz . bench/experiments/device-run.sh s44t
+bash bench/experiments/s43-rule.sh
 mkdir -p /tmp/f && tar -xJf build-carry/fb.tar.xz -C /tmp/f
 tiles_run v-w64 40 --densities 0.5 --n 16,32,64
 TILES_BIN=/tmp/f/bench/macko-bench tiles_run f-w64 40 --densities 0.5 --n 16,32,64
