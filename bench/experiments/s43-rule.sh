@@ -3,7 +3,7 @@
 # SM and 4 give each block an SM of its own: 4096 x 4096 at n = 17-64) against the rule before, the automatic path of
 # both benches, alternating, twice, d = 0.5 (4096 x 11008 beside it: unchanged). Carry build-carry/v.tar.xz (this
 # tree's macko-bench) and build-carry/w.tar.xz (s43-e.sh's). About a minute.
-# Not run in session 43 (its device time was spent): for the next session with a GPU, to time the automatic path.
+# Not run in session 43 (its device time was spent); run in session 44 (inside s44-t.sh: bench/NOTES.md session 44).
 set -u
 # shellcheck source=device-run.sh
 CARRY=v.tar.xz OLD_CARRY=w.tar.xz . bench/experiments/device-run.sh s43rule

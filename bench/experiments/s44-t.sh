@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 44's last try for a device (a budget of ~300 s): s43-rule.sh (width 64's split rule of 3dd0481, the
+# Session 44's one device call (42 s; bench/NOTES.md session 44): s43-rule.sh (width 64's split rule of 3dd0481, the
 # automatic path, against the rule before: 4096 x 4096 and 4096 x 11008, d = 0.5, n = 24 / 40 / 64, alternating,
 # twice), then the pipelined consumer loop (bench/experiments/s44-pipe.patch, macko-bench only, not tested) at width
 # 64 (n = 16 / 32 / 64, quick shapes, d = 0.5) against 3dd0481's, once. Carry build-carry/v.tar.xz (3dd0481's
