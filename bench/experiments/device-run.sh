@@ -141,15 +141,3 @@ tiles_alt() {
         python3 bench/experiments/ab-compare.py "$L" "$la-$i.csv:$lb-$i.csv:$la:$lb" 2>/dev/null | tail -n 24
     done
 }
-# `e2e_tiles UNTIL TAG [DENSITY]`: the 7B end-to-end of the tile layout (batches 1 / 8 / 32) with what is left of
-# UNTIL seconds since T0 (skipped under 90), $L/e2e-tiles.log, then packs (session 44; the sessions before wrote it out).
-e2e_tiles() {
-    local left=$(($1 - $(elapsed)))
-    if [ "$left" -gt 90 ]; then
-        timeout "$left" python3 bench/e2e_llm.py --layout tiles --densities "${3:-0.5}" --batches 1,8,32 --profile '' \
-            --deadline-s $((left - 10)) --out "$L" --tag "$2" >"$L/e2e-tiles.log" 2>&1
-        echo "e2e tiles rc $? (left $left s)"
-        tail -n 14 "$L/e2e-tiles.log"
-    fi
-    pk e2e-tiles
-}
