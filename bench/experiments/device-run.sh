@@ -141,3 +141,14 @@ tiles_alt() {
         python3 bench/experiments/ab-compare.py "$L" "$la-$i.csv:$lb-$i.csv:$la:$lb" 2>/dev/null | tail -n 24
     done
 }
+# `suite_shards SECONDS`: the whole GoogleTest binary in 8 shards side by side (nothing else on the GPU), each cut at
+# SECONDS, then sums them up and packs (session 45; session 39's s39-final.sh ran the same).
+suite_shards() {
+    (for s in 0 1 2 3 4 5 6 7; do
+        { GTEST_TOTAL_SHARDS=8 GTEST_SHARD_INDEX=$s timeout "$1" "$T" --gtest_color=no >"$L/gtest-$s.log" 2>&1
+          echo "shard $s rc $?" >>"$L/gtest-rc.txt"; } &
+    done; wait)
+    sort "$L/gtest-rc.txt"
+    grep -h "^\[  FAILED\|^\[  PASSED\|^\[  SKIPPED" "$L"/gtest-*.log | sort | uniq -c | head -20
+    pk tests
+}

@@ -7,12 +7,5 @@
 set -u
 # shellcheck source=device-run.sh
 CARRY=h.tar.xz . bench/experiments/device-run.sh s45a
-(for s in 0 1 2 3 4 5 6 7; do
-    { GTEST_TOTAL_SHARDS=8 GTEST_SHARD_INDEX=$s timeout 230 "$T" --gtest_color=no >"$L/gtest-$s.log" 2>&1
-      echo "shard $s rc $?" >>"$L/gtest-rc.txt"; } &
-done; wait)
-sort "$L/gtest-rc.txt"
-grep -h "^\[  FAILED\|^\[  PASSED\|^\[  SKIPPED" "$L"/gtest-*.log | sort | uniq -c | head -20
-grep -h "tests ran\|^\[  FAILED  \]" "$L"/gtest-*.log | head -20
-pk tests
+suite_shards 230 # (ran with these commands inline; the helper since)
 ntables 100 0.5 0.3
