@@ -27,7 +27,8 @@ tiles_tests 120
 LEFT=$((540 - $(elapsed)))
 [ "$LEFT" -gt 150 ] && LEFT=150
 if [ "$LEFT" -gt 40 ]; then
-    san_bg "$LEFT" t 'GpuTiles/*.ProductsAgainstTheDoubleReference:GpuTilesH.*:GpuTiles/*.GraphCapture*' memcheck racecheck initcheck synccheck
+    san_bg "$LEFT" t 'GpuTiles/*.ProductsAgainstTheDoubleReference:GpuTilesH.*:GpuTiles/*.GraphCapture*' \
+        memcheck racecheck initcheck synccheck
     san_sum
 fi
 pk sanitizers
