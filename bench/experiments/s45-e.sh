@@ -16,7 +16,9 @@ for d in 0.5 0.3; do
     tiles_run "new-d$d" 30 --densities "$d" --n 1,8,16
 done
 pk timing
-for d in 0.5 0.3; do python3 bench/experiments/ab-compare.py "$L" "old-d$d.csv:new-d$d.csv" 2>/dev/null | tail -n 3; done
+for d in 0.5 0.3; do
+    python3 bench/experiments/ab-compare.py "$L" "old-d$d.csv:new-d$d.csv" 2>/dev/null | tail -n 3
+done
 LEFT=$((190 - $(elapsed)))
 [ "$LEFT" -lt 30 ] && LEFT=30
 san_bg "$LEFT" t 'GpuTiles/H.ProductsAgainstTheDoubleReference' memcheck racecheck initcheck synccheck
