@@ -113,15 +113,17 @@ tiles_tests() {
 }
 # `ntables SECONDS D...`: the tile layout by n (issue 16's list and 1280) at each density D on the quick shapes
 # against cublasGemmEx, each cut at SECONDS ($L/ntable-tiles-dD.{csv,md}; the tables of record; session 42).
+# NT_LAYOUT=rows: the same for the rows layout ($L/ntable-rows-dD.*; session 45).
 ntables() {
-    local secs=$1 d
+    local secs=$1 d lay=${NT_LAYOUT:-tiles}
     shift
     for d in "$@"; do
         # shellcheck disable=SC2086
-        timeout "$secs" "$BENCH" $TILES_Q --densities "$d" --n 1,2,4,8,16,32,64,128,256,512,1280,2048,8192 \
-            --csv "$L/ntable-tiles-d$d.csv" --md "$L/ntable-tiles-d$d.md" >"$L/ntable-tiles-d$d.log" 2>&1
-        echo "ntable $d rc $?"
-        pk "ntable $d"
+        timeout "$secs" "$BENCH" ${TILES_Q/--layout tiles/--layout $lay} --densities "$d" \
+            --n 1,2,4,8,16,32,64,128,256,512,1280,2048,8192 \
+            --csv "$L/ntable-$lay-d$d.csv" --md "$L/ntable-$lay-d$d.md" >"$L/ntable-$lay-d$d.log" 2>&1
+        echo "ntable $lay $d rc $?"
+        pk "ntable $lay $d"
     done
 }
 # `tiles_alt SECONDS LA "A-ARGS" LB "B-ARGS" ARGS...`: the carried macko-bench on the quick-shape setup with ARGS and
