@@ -142,6 +142,8 @@ static void usage(FILE *f)
             "                     tiles past the last whole wave (override; 0 auto)\n"
             "  --tiles-cluster C  TILES: -1 the fused product's split K sums through the workspace only; 0 in\n"
             "                     thread-block clusters where they fit, else in pairs; 2 in pairs (override; default 0)\n"
+            "  --tiles-kg G       TILES: the tile kernel's tiles per group at n <= 16, 8 or 16 (override; 0 automatic)\n"
+            "  --tiles-cp-async   TILES: the tile kernel stages its records by cp.async, not by bulk copies (override)\n"
             "  -h, --help         this text\n"
             "\n"
             "Exit status: 0 when every macko result passed its check, 2 when any failed or a macko call returned an\n"
@@ -400,6 +402,12 @@ Config parse_args(int argc, char **argv)
             cfg.tiles_wg_bn = (int)parse_int("--tiles-bn", value(), 0, 256);
             if (cfg.tiles_wg_bn != 0 && cfg.tiles_wg_bn != 64 && cfg.tiles_wg_bn != 128 && cfg.tiles_wg_bn != 256)
                 die("--tiles-bn: %d is not 0, 64, 128 or 256", cfg.tiles_wg_bn);
+        } else if (a == "--tiles-kg") {
+            cfg.tiles_kg = (int)parse_int("--tiles-kg", value(), 0, 16);
+            if (cfg.tiles_kg != 0 && cfg.tiles_kg != 8 && cfg.tiles_kg != 16)
+                die("--tiles-kg: %d is not 0, 8 or 16", cfg.tiles_kg);
+        } else if (a == "--tiles-cp-async") {
+            cfg.tiles_cp_async = 1;
         } else if (a == "--tiles-splits") {
             cfg.tiles_splits = (int)parse_int("--tiles-splits", value(), 0, 64);
         } else if (a == "--layout") {
@@ -429,7 +437,7 @@ Config parse_args(int argc, char **argv)
         cfg.patterns = parse_patterns(patterns);
         if (cfg.layout != MACKO_LAYOUT_ROWS || cfg.spmv_geometry >= 0 || cfg.mm_path != 0 || cfg.tiles_path != 0 ||
             cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.tiles_wg_stream != 0 || cfg.tiles_wg_tail != 0 ||
-            cfg.tiles_wg_cluster != 0 || cfg.panel_gemm != 0)
+            cfg.tiles_wg_cluster != 0 || cfg.tiles_kg != 0 || cfg.tiles_cp_async != 0 || cfg.panel_gemm != 0)
             die("--kind nm: --layout, --spmv-geometry, --mm-path and --tiles-* are for MACKO matrices (use --nm-path)");
     } else if (cfg.nm_path != 0 || cfg.check_generator) {
         die("--nm-path and --check-nm-generator need --kind nm");
@@ -462,5 +470,7 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.tiles_wg_stream = cfg.tiles_wg_stream;
     f.tiles_wg_tail = cfg.tiles_wg_tail;
     f.tiles_wg_cluster = cfg.tiles_wg_cluster;
+    f.tiles_kg = cfg.tiles_kg;
+    f.tiles_cp_async = cfg.tiles_cp_async;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

@@ -76,6 +76,8 @@ struct Config {
     int tiles_wg_stream = 0; /* --tiles-stream: TILES, the fused product's stream-K: -1 off, G blocks (0: automatic) */
     int tiles_wg_tail = 0;   /* --tiles-tail: TILES, the fused product's tail split: -1 off, 2..16 (0: automatic) */
     int tiles_wg_cluster = 0; /* --tiles-cluster: TILES, -1 the fused product's split K through the workspace only */
+    int tiles_kg = 0;         /* --tiles-kg: TILES, the tile kernel's tiles per group at n <= 16, 8 or 16 (0: auto) */
+    int tiles_cp_async = 0;   /* --tiles-cp-async: TILES, 1 the tile kernel's records by cp.async (0: automatic) */
     /* --workspace-mib: a device workspace of this many MiB given to the macko handle (macko_set_workspace; a public
      * setting, not an override); 0: the handle's own 64 MiB */
     int64_t workspace_mib = 0;
@@ -90,7 +92,7 @@ struct Config {
     {
         return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0 ||
                panel_gemm != 0 || panel_rows != 0 || panel_splits != 0 || tiles_wg_bn != 0 || tiles_wg_stream != 0 ||
-               tiles_wg_tail != 0 || tiles_wg_cluster != 0;
+               tiles_wg_tail != 0 || tiles_wg_cluster != 0 || tiles_kg != 0 || tiles_cp_async != 0;
     }
 };
 

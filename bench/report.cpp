@@ -198,9 +198,9 @@ std::string report_header(const Config &cfg, const Env &env)
                                                                            "upload: bitmap tiles, tensor cores)"
                                                                          : "ROWS (the MACKO rows, the default)");
     if (cfg.tiles_path != 0 || cfg.tiles_splits != 0 || cfg.tiles_wg_bn != 0 || cfg.tiles_wg_stream != 0 ||
-        cfg.tiles_wg_tail != 0 || cfg.tiles_wg_cluster != 0)
+        cfg.tiles_wg_tail != 0 || cfg.tiles_wg_cluster != 0 || cfg.tiles_kg != 0 || cfg.tiles_cp_async != 0)
         o += strf("- FORCED (TILES): path %s, blocks along K %s, fused product's C-tile width %s, stream-K %s, "
-                  "tail split %s, split K %s\n",
+                  "tail split %s, split K %s, tile kernel's groups %s, its records by %s\n",
                   cfg.tiles_path == 1   ? "tile kernel"
                   : cfg.tiles_path == 2 ? "dense panels + GEMM"
                   : cfg.tiles_path == 3 ? "fused wgmma"
@@ -215,7 +215,9 @@ std::string report_header(const Config &cfg, const Env &env)
                                           : "automatic",
                   cfg.tiles_wg_cluster < 0    ? "through the workspace"
                   : cfg.tiles_wg_cluster == 2 ? "in pairs (clusters of 2) where they fit"
-                                              : "in clusters where they fit");
+                                              : "in clusters where they fit",
+                  cfg.tiles_kg != 0 ? strf("%d tiles", cfg.tiles_kg).c_str() : "automatic",
+                  cfg.tiles_cp_async ? "cp.async" : "the automatic copy");
     if (cfg.nm) {
         std::string pats;
         for (const NmPattern &p : cfg.patterns)

@@ -4,7 +4,7 @@
  * 16-bit value type H (__half or __nv_bfloat16), and the exact row product that replaces a NaN sum (also for fp32
  * values: the SIMT path, kernels/spmm_simt.cu). Both 16-bit types are
  * 16 bits with the sign in bit 15, so everything but the conversions and the MMA instruction moves raw bits and is
- * the same for both. Header-only, sm_80 and newer. */
+ * the same for both. Header-only, sm_80 and newer (the mbarrier and bulk-copy wrappers: sm_90 and newer). */
 #ifndef MACKO_MMA_CUH
 #define MACKO_MMA_CUH
 
@@ -101,6 +101,46 @@ template <int N> static __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/* mbarriers and the bulk-copy engine (sm_90 and newer; the sm_90a kernels through wgmma.cuh, the tile kernel). */
+static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+static __device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/* Arrives on bar and adds `bytes` to the transactions the current phase waits for. */
+static __device__ __forceinline__ void mbar_arrive_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+/* Waits until the phase of bar with this parity has completed. */
+static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* `bytes` (a multiple of 16) from global src to shared dst (both 16-byte aligned) with the bulk-copy engine; completes
+ * its bytes on bar. */
+static __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+#endif
 
 /* A stored value of a MACKO encoding as fp32, and whether it is a nonzero (value bits other than the sign set: +-0 is
  * padding in every type): the 16-bit types through their raw bits, fp32 itself (the SIMT path, spmm_simt.cu). */

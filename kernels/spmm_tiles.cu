@@ -3,8 +3,10 @@
  * m16n8k16 (sm_80 and newer).
  *
  * Block: 8 warps, one band of 16 rows each, one tile of NT columns of C, one range of K-groups (its split). Per group
- * of 8 tiles (128 columns) every warp copies its band's 8 records (contiguous in the stream) into its shared buffer
- * and the block copies the 128 x NT piece of B, with cp.async, one group ahead of the one being multiplied.
+ * of KG tiles (8, or 16 for NT <= 16 where the upload chose it: macko_tiles_kg) every warp copies its band's KG records
+ * (contiguous in the stream) into its shared buffer (sm_90: one bulk copy a warp, on the warp's mbarrier of the stage;
+ * else cp.async, 16 bytes a lane) and the block copies the 16 KG x NT piece of B with cp.async, one group ahead of the
+ * one being multiplied.
  *
  * A lane's A fragment of mma.m16n8k16 is two adjacent values in each of the tile's four 8 x 8 subtiles, at bit
  * p = 8*(lane/4) + 2*(lane%4) of the subtile's bitmap. The record's header holds the bitmaps' low 32-bit words, then
@@ -32,9 +34,9 @@ namespace {
 
 constexpr int kW = MACKO_TILES_WARPS;
 constexpr int kThreads = kW * 32;
-constexpr int kKG = MACKO_TILES_KG;
 constexpr int kStages = 2;
-constexpr int kBS = kKG * 16 + 8; /* halves per staged column of B: 272 bytes, an odd number of 16-byte units */
+/* halves per staged column of B in groups of kg tiles: 272 / 528 bytes for 8 / 16, an odd number of 16-byte units */
+__host__ __device__ constexpr int bstride(int kg) { return kg * 16 + 8; }
 constexpr int kZero = 48;         /* bytes of a warp's all-zero record */
 /* Bytes after each staged group that cp.async never writes: a lane reads the two values from its first one's place,
  * which for a lane without values can be up to 4 bytes past its group's last record (dropped by the prmt); the slack
@@ -43,7 +45,7 @@ constexpr int kSlack = 16;
 constexpr unsigned kFull = 0xFFFFFFFFu;
 
 template <typename H> struct TilesParams {
-    int rows, cols, bands, tcols, groups, gps, splits, abuf, vec;
+    int rows, cols, bands, tcols, groups, gps, splits, abuf, vec, bulk;
     const uint32_t *offs;
     const uint4 *stream;
     const H *b;
@@ -57,7 +59,10 @@ template <typename H> struct TilesParams {
     int *counters;
 };
 
-__host__ __device__ constexpr int fixed_smem(int nt) { return kStages * nt * kBS * 2 + kW * kStages * kKG * 4 + kW * kZero; }
+__host__ __device__ constexpr int fixed_smem(int nt, int kg)
+{
+    return kStages * nt * bstride(kg) * 2 + kW * kStages * kg * 4 + kW * kZero;
+}
 
 __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s)
 {
@@ -65,6 +70,15 @@ __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s)
     asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(s));
     return r;
 }
+/* sm_90 builds: a warp's records of a group come in one bulk copy, issued by one lane, that completes on the warp's
+ * mbarrier of that stage (p.bulk; bench/NOTES.md, session 46: 0.93-0.96x the time of 16 bytes a lane and step with
+ * cp.async, with 8 % fewer instructions executed). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MACKO_TILES_BULK 1
+#else
+#define MACKO_TILES_BULK 0
+#endif
+
 template <typename H>
 __device__ __forceinline__ void put_c(const TilesParams<H> &p, int r, int j, float v, float alpha, float beta)
 {
@@ -77,9 +91,14 @@ __device__ __forceinline__ void put_c(const TilesParams<H> &p, int r, int j, flo
     *cp = Tc16<H>::from_float(out);
 }
 
-template <typename H, int NT> __global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const TilesParams<H> p)
+template <typename H, int NT, int KG>
+__global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const TilesParams<H> p)
 {
+    constexpr int kKG = KG, kBS = bstride(KG);
     extern __shared__ __align__(16) char smem[];
+#if MACKO_TILES_BULK
+    __shared__ __align__(8) uint64_t bars[kW * kStages]; /* per warp and stage: its records have landed */
+#endif
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int j0 = blockIdx.x * NT;
     const int band = blockIdx.y * kW + warp;
@@ -105,7 +124,7 @@ template <typename H, int NT> __global__ void __launch_bounds__(kThreads, NT <= 
     char *sB = smem;
     uint32_t *sR = reinterpret_cast<uint32_t *>(smem + kStages * NT * kBS * 2) + warp * kStages * kKG;
     char *zrec = smem + kStages * NT * kBS * 2 + kW * kStages * kKG * 4 + warp * kZero;
-    char *sA = smem + fixed_smem(NT) + warp * kStages * (p.abuf + kSlack);
+    char *sA = smem + fixed_smem(NT, kKG) + warp * kStages * (p.abuf + kSlack);
     const bool band_ok = band < p.bands;
     if (lane < kZero / 4)
         reinterpret_cast<uint32_t *>(zrec)[lane] = 0u;
@@ -134,8 +153,18 @@ template <typename H, int NT> __global__ void __launch_bounds__(kThreads, NT <= 
         if (lane < kKG)
             sR[st * kKG + lane] = (band_ok && lane < tc) ? smem_addr(dst) + 16u * (o - w0) : zaddr;
         const int words = band_ok ? (int)(w1 - w0) : 0;
-        for (int i = lane; i < words; i += 32)
-            cp_async16(smem_addr(dst + 16 * i), p.stream + w0 + i, 16);
+#if MACKO_TILES_BULK
+        if (p.bulk) {
+            if (lane == 0) {
+                const uint32_t bar = smem_addr(&bars[warp * kStages + st]);
+                mbar_arrive_tx(bar, 16u * (uint32_t)words);
+                if (words > 0)
+                    bulk_load(smem_addr(dst), p.stream + w0, 16u * (uint32_t)words, bar);
+            }
+        } else
+#endif
+            for (int i = lane; i < words; i += 32)
+                cp_async16(smem_addr(dst + 16 * i), p.stream + w0 + i, 16);
         char *bdst = sB + st * NT * kBS * 2;
         const int kb = g * kKG * 16;
         for (int c = threadIdx.x; c < NT * kKG * 2; c += kThreads) {
@@ -158,19 +187,34 @@ template <typename H, int NT> __global__ void __launch_bounds__(kThreads, NT <= 
         }
     };
 
+#if MACKO_TILES_BULK
+    if (p.bulk && lane == 0) {
+#pragma unroll
+        for (int s = 0; s < kStages; s++)
+            mbar_init(smem_addr(&bars[warp * kStages + s]), 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+#endif
     __syncwarp();
-    if (g0 < g1)
-        stage(g0, load_offs(g0));
-    cp_async_commit();
-    uint32_t o_next = load_offs(g0 + 1);
+#pragma unroll
+    for (int i = 0; i < kStages - 1; i++) {
+        if (g0 + i < g1)
+            stage(g0 + i, load_offs(g0 + i));
+        cp_async_commit();
+    }
+    uint32_t o_next = load_offs(g0 + kStages - 1);
     for (int g = g0; g < g1; g++) {
         const int st = (g - g0) % kStages;
-        if (g + 1 < g1)
-            stage(g + 1, o_next);
+        if (g + kStages - 1 < g1)
+            stage(g + kStages - 1, o_next);
         cp_async_commit();
-        o_next = load_offs(g + 2);
-        cp_async_wait<1>();
+        o_next = load_offs(g + kStages);
+        cp_async_wait<kStages - 1>();
         __syncthreads();
+#if MACKO_TILES_BULK
+        if (p.bulk) /* the k-th use of a stage's mbarrier completes its phase k */
+            mbar_wait(smem_addr(&bars[warp * kStages + st]), (uint32_t)((g - g0) / kStages) & 1u);
+#endif
         const uint32_t bbase = smem_addr(sB + st * NT * kBS * 2);
 #pragma unroll
         for (int tt = 0; tt < kKG; tt++) {
@@ -292,7 +336,14 @@ __global__ void __launch_bounds__(256) tiles_dense_kernel(const uint4 *stream, c
 template <typename H, int NT> int launch_nt(const macko_tiles_args *a, const TilesParams<H> &p)
 {
     const dim3 grid((unsigned)((a->k.n + NT - 1) / NT), (unsigned)((a->bands + kW - 1) / kW), (unsigned)p.splits);
-    tiles_kernel<H, NT><<<grid, kThreads, macko_tiles_smem(NT, a->abuf), (cudaStream_t)a->k.stream>>>(p);
+    const size_t smem = macko_tiles_smem(NT, a->kg, a->abuf);
+    if constexpr (NT <= 16) {
+        if (a->kg == MACKO_TILES_KG_WIDE) {
+            tiles_kernel<H, NT, MACKO_TILES_KG_WIDE><<<grid, kThreads, smem, (cudaStream_t)a->k.stream>>>(p);
+            return (int)cudaGetLastError();
+        }
+    }
+    tiles_kernel<H, NT, MACKO_TILES_KG><<<grid, kThreads, smem, (cudaStream_t)a->k.stream>>>(p);
     return (int)cudaGetLastError();
 }
 
@@ -303,12 +354,13 @@ template <typename H> int launch(const macko_tiles_args *a)
     p.cols = (int)a->k.cols;
     p.bands = (int)a->bands;
     p.tcols = (int)a->tcols;
-    p.groups = (p.tcols + kKG - 1) / kKG;
+    p.groups = (p.tcols + a->kg - 1) / a->kg; /* a->kg: macko_tiles_kg's, wide only for n <= 16 */
     p.gps = (p.groups + a->splits - 1) / a->splits;
     p.splits = p.gps > 0 ? (p.groups + p.gps - 1) / p.gps : 1;
     if (p.splits < 1)
         p.splits = 1;
     p.abuf = a->abuf;
+    p.bulk = a->bulk;
     p.offs = a->offs;
     p.stream = static_cast<const uint4 *>(a->stream);
     p.b = static_cast<const H *>(a->k.b);
@@ -337,19 +389,19 @@ template <typename H> int launch(const macko_tiles_args *a)
  * allows (less the block's static shared memory, which counts against it too), never to this matrix's need, which
  * would lower it under the launches of a matrix uploaded before with a larger need. Whether this matrix fits is
  * decided here from the device's limit, so that a failed call is reported as one, not taken for "too large". */
-template <typename H, int NT> int prepare_nt(int abuf, int max_smem_optin, int *occ)
+template <typename H, int NT, int KG> int prepare_nt(int abuf, int max_smem_optin, int *occ)
 {
-    const int smem = (int)macko_tiles_smem(NT, abuf);
+    const int smem = (int)macko_tiles_smem(NT, KG, abuf);
     cudaFuncAttributes fa;
-    cudaError_t e = cudaFuncGetAttributes(&fa, tiles_kernel<H, NT>);
+    cudaError_t e = cudaFuncGetAttributes(&fa, tiles_kernel<H, NT, KG>);
     *occ = 0;
     if (e == cudaSuccess && smem > max_smem_optin - (int)fa.sharedSizeBytes)
         return 0; /* too large for this device: occ 0, the caller refuses the layout */
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(tiles_kernel<H, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        e = cudaFuncSetAttribute(tiles_kernel<H, NT, KG>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  max_smem_optin - (int)fa.sharedSizeBytes);
     if (e == cudaSuccess)
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, tiles_kernel<H, NT>, kThreads, smem);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, tiles_kernel<H, NT, KG>, kThreads, smem);
     if (e != cudaSuccess) {
         *occ = 0;
         (void)cudaGetLastError();
@@ -360,10 +412,17 @@ template <typename H, int NT> int prepare_nt(int abuf, int max_smem_optin, int *
 template <typename H> int prepare(int abuf, int max_smem_optin, int *occ)
 {
     int e;
-    if ((e = prepare_nt<H, 8>(abuf, max_smem_optin, occ + 0)) != 0) return e;
-    if ((e = prepare_nt<H, 16>(abuf, max_smem_optin, occ + 1)) != 0) return e;
-    if ((e = prepare_nt<H, 32>(abuf, max_smem_optin, occ + 2)) != 0) return e;
-    return prepare_nt<H, 64>(abuf, max_smem_optin, occ + 3);
+    if ((e = prepare_nt<H, 8, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 0)) != 0) return e;
+    if ((e = prepare_nt<H, 16, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 1)) != 0) return e;
+    if ((e = prepare_nt<H, 32, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 2)) != 0) return e;
+    return prepare_nt<H, 64, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 3);
+}
+
+template <typename H> int prepare_wide(int abuf, int max_smem_optin, int *occ)
+{
+    int e;
+    if ((e = prepare_nt<H, 8, MACKO_TILES_KG_WIDE>(abuf, max_smem_optin, occ + 0)) != 0) return e;
+    return prepare_nt<H, 16, MACKO_TILES_KG_WIDE>(abuf, max_smem_optin, occ + 1);
 }
 
 } // namespace
@@ -371,9 +430,9 @@ template <typename H> int prepare(int abuf, int max_smem_optin, int *occ)
 extern "C" int macko_tiles_ntile(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
 extern "C" int macko_tiles_ntile_index(int64_t n) { return n <= 8 ? 0 : n <= 16 ? 1 : n <= 32 ? 2 : 3; }
 
-extern "C" size_t macko_tiles_smem(int nt, int abuf)
+extern "C" size_t macko_tiles_smem(int nt, int kg, int abuf)
 {
-    return (size_t)fixed_smem(nt) + (size_t)kW * kStages * ((size_t)abuf + kSlack);
+    return (size_t)fixed_smem(nt, kg) + (size_t)kW * kStages * ((size_t)abuf + kSlack);
 }
 
 extern "C" int64_t macko_tiles_ws_floats(int64_t rows, int64_t n, int splits)
@@ -395,6 +454,12 @@ extern "C" int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits)
 extern "C" int macko_tiles_prepare(int bf16, int abuf, int max_smem_optin, int occ[MACKO_TILES_NTILES])
 {
     return bf16 ? prepare<__nv_bfloat16>(abuf, max_smem_optin, occ) : prepare<__half>(abuf, max_smem_optin, occ);
+}
+
+extern "C" int macko_tiles_prepare_wide(int bf16, int abuf, int max_smem_optin, int occ[MACKO_TILES_WIDE_NT])
+{
+    return bf16 ? prepare_wide<__nv_bfloat16>(abuf, max_smem_optin, occ)
+                : prepare_wide<__half>(abuf, max_smem_optin, occ);
 }
 
 extern "C" int macko_tiles_decode_dense(int bf16, const void *stream, const uint32_t *offs, int64_t tcols, int64_t row0,

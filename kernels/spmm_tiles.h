@@ -3,10 +3,11 @@
  * type (fp16 or bf16), fp32 accumulation with mma.sync m16n8k16 (sm_80 and newer). Not installed.
  *
  * Each warp owns one band of 16 rows; a block of MACKO_TILES_WARPS warps walks a range of K-groups (MACKO_TILES_KG
- * tiles, 128 columns) of its bands, staging the groups' records and the matching rows of B in shared memory
- * (cp.async, two stages). A lane finds each of its eight A-fragment values with one popcount into the subtile's
- * bitmap, so a tile costs the same few instructions whatever its density. Split-K over blocks through the handle's
- * workspace, partials summed in split order by the last block to arrive: bitwise reproducible, no allocation. */
+ * tiles, 128 columns, or MACKO_TILES_KG_WIDE at n <= 16 where the upload chose them) of its bands, staging the
+ * groups' records (on sm_90 by bulk copies, else cp.async) and the matching rows of B (cp.async) in shared memory, two
+ * stages. A lane finds each of its eight A-fragment values with one popcount into the subtile's bitmap, so a tile
+ * costs the same few instructions whatever its density. Split-K over blocks through the handle's workspace, partials
+ * summed in split order by the last block to arrive: bitwise reproducible, no allocation. */
 #ifndef MACKO_SPMM_TILES_H
 #define MACKO_SPMM_TILES_H
 
@@ -21,6 +22,12 @@ extern "C" {
 
 #define MACKO_TILES_WARPS 8 /* bands per block */
 #define MACKO_TILES_KG 8    /* tiles per staged group (128 columns) */
+/* Groups of 16 tiles (256 columns): the kernels for column tiles 8 and 16 (n <= 16) also exist in this width, chosen
+ * per matrix at upload (macko_tiles_kg): per warp they do a group's work faster (half the block barriers and staging
+ * passes per tile), but their group buffers are twice as large, so fewer blocks fit an SM (bench/NOTES.md, session
+ * 45). */
+#define MACKO_TILES_KG_WIDE 16
+#define MACKO_TILES_WIDE_NT 2 /* column tiles (8, 16) built with wide groups too */
 #define MACKO_TILES_ROWS (16 * MACKO_TILES_WARPS)
 #define MACKO_TILES_HEADER 40 /* bytes of a record's header: 8 bitmap words, 8 start bytes */
 #define MACKO_TILES_NTILES 4  /* column tiles the kernels are built for: 8, 16, 32, 64 */
@@ -33,7 +40,9 @@ typedef struct macko_tiles_args {
     int64_t bands, tcols;  /* ceil(rows / 16), ceil(cols / 16) */
     const uint32_t *offs;  /* bands * tcols + 1 record starts, 16-byte words */
     const void *stream;    /* the records, 16-byte aligned */
-    int abuf;              /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
+    int kg;                /* tiles per group: MACKO_TILES_KG, or MACKO_TILES_KG_WIDE where n <= 16 */
+    int bulk;              /* 1: the tile kernel stages records by bulk copies where built for sm_90 (else cp.async) */
+    int abuf;              /* bytes of the largest group of kg consecutive records of a band */
     int splits;            /* blocks along K (>= 1) */
     int wg_bn;             /* the fused wgmma product's C-tile width: 64, 128 or 256 (macko_tiles_wg_bn) */
     int stream_blocks;     /* the fused product: > 0 stream-K over this many blocks (splits unused; ws holds
@@ -54,8 +63,8 @@ typedef struct macko_tiles_args {
 /* The column tile (8, 16, 32, 64) a launch for n columns uses, and its index 0..3. */
 int macko_tiles_ntile(int64_t n);
 int macko_tiles_ntile_index(int64_t n);
-/* Dynamic shared memory of one block for column tile nt and group buffer abuf. */
-size_t macko_tiles_smem(int nt, int abuf);
+/* Dynamic shared memory of one block for column tile nt, groups of kg tiles and group buffer abuf. */
+size_t macko_tiles_smem(int nt, int kg, int abuf);
 /* Workspace floats and counters of a launch (0 when splits == 1). */
 int64_t macko_tiles_ws_floats(int64_t rows, int64_t n, int splits);
 int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits);
@@ -64,6 +73,9 @@ int64_t macko_tiles_counters(int64_t rows, int64_t n, int splits);
  * abuf one SM holds (occ[4]; 0 when the group buffer does not fit the device). Called when a tile layout is
  * uploaded, never at a call. Returns the cudaError_t of a failed call (cleared), 0 otherwise. */
 int macko_tiles_prepare(int bf16, int abuf, int max_smem_optin, int occ[MACKO_TILES_NTILES]);
+/* The same for the kernels with groups of MACKO_TILES_KG_WIDE tiles (column tiles 8 and 16; abuf: their group
+ * buffer). */
+int macko_tiles_prepare_wide(int bf16, int abuf, int max_smem_optin, int occ[MACKO_TILES_WIDE_NT]);
 /* Launches the product. Returns the cudaError_t of the launch (0 = success). */
 int macko_tiles_spmm(const macko_tiles_args *a);
 /* Writes rows [row0, row0 + prow) (row0 a multiple of 16) densely to panel (prow x ldp values of the type, ldp >= cols

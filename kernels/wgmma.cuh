@@ -1,7 +1,8 @@
-/* What the sm_90a kernels (spmm_panel_wg.cu, spmm_tiles_wg.cu, nm_sp24_wg.cu) share: mbarrier and
- * tensor-memory-accelerator wrappers, the shared-memory matrix descriptor of the 128-byte swizzled K-major layout, the
- * wgmma instruction, and the host side of the tensor maps (the driver's encoder, reached once through the runtime).
- * Included by those files only; everything here has internal linkage. */
+/* What the sm_90a kernels (spmm_panel_wg.cu, spmm_tiles_wg.cu, nm_sp24_wg.cu) share: tensor-memory-accelerator and
+ * cluster wrappers (the mbarrier and bulk-copy ones are macko_mma.cuh's, which the tile kernel uses too), the
+ * shared-memory matrix descriptor of the 128-byte swizzled K-major layout, the wgmma instruction, and the host side of
+ * the tensor maps (the driver's encoder, reached once through the runtime). Included by those files only; everything
+ * here has internal linkage. */
 #ifndef MACKO_WGMMA_CUH
 #define MACKO_WGMMA_CUH
 
@@ -25,22 +26,6 @@
 namespace {
 
 #if MACKO_WG_DEVICE
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-/* Arrives on bar and adds `bytes` to the transactions the current phase waits for. */
-__device__ __forceinline__ void mbar_arrive_tx(uint32_t bar, uint32_t bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
 /* The box of tensor map tm at element coordinates (c0: K, c1: row or column) into shared memory at dst; completes
  * its bytes on bar. */
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *tm, int c0, int c1, uint32_t bar)
@@ -58,17 +43,6 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *tm,
                  "[%5];\n" ::"r"(dst),
                  "l"(reinterpret_cast<uint64_t>(tm)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
                  : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
-{
-    uint32_t done;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
 }
 
 /* Shared-memory matrix descriptor of a 128-byte swizzled K-major operand: start address, stride between 8-row groups
@@ -207,15 +181,6 @@ template <int NA> __device__ __forceinline__ void wg_fence_acc(float (&d)[NA])
 #endif
 
 #if MACKO_WG_DEVICE
-/* `bytes` (a multiple of 16) from global src to shared dst (both 16-byte aligned) with the bulk-copy engine; completes
- * its bytes on bar. */
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-
 /* Thread-block clusters: this thread waits until every (non-exited) thread of the cluster has arrived; the shared-
  * memory writes before the barrier are visible to the cluster's reads after it. */
 __device__ __forceinline__ void cluster_sync()

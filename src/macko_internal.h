@@ -140,6 +140,11 @@ struct macko_mat_s {
         int64_t bands, tcols, words;
         int abuf;   /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
         int occ[4]; /* blocks per SM of the kernels per column tile (8, 16, 32, 64), read once at upload */
+        int abuf_wide;   /* the same for groups of MACKO_TILES_KG_WIDE records */
+        int occ_wide[2]; /* blocks per SM of the kernels with those groups (column tiles 8, 16); 0 where none fits, or
+                            where the device is not one the choice was measured on (compute capability 9.x) */
+        int kg;          /* tiles per group forced by a test (macko_plan_forced.tiles_kg): 0 automatic, 8, 16 */
+        int cp_async;    /* 1: the tile kernel's records by cp.async, forced by a test (tiles_cp_async); 0 automatic */
         int splits; /* blocks along K forced by a test (macko_plan_forced.tiles_splits); 0: automatic */
         int path;   /* forced by a test (tiles_path): 0 automatic, 1 the tile kernel, 2 dense panels + GEMM, 3 the fused
                      * wgmma product */
@@ -232,8 +237,12 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
 /* Blocks along K of a launch for n columns: of 1 .. min(64, groups / 4) the count of the smallest modelled time (SMs
  * taking their share of blocks in rounds of occ; tiles_device.c), among those whose partial sums and counters fit
  * the workspace. Pure arithmetic (the host tests call it). */
-int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int sm_count, int64_t ws_floats,
-                            int64_t ws_counters);
+int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t kg, int64_t n, int occ, int sm_count,
+                            int64_t ws_floats, int64_t ws_counters);
+/* Tiles per group of the tile kernel for n columns: MACKO_TILES_KG_WIDE where n <= 16 and the wide kernel holds at
+ * least MACKO_TILES_WIDE_MIN_OCC blocks per SM (occ_wide, from the upload), else MACKO_TILES_KG; forced (a test's
+ * tiles_kg) 8 or 16 wins where the wide kernel fits at all. Pure arithmetic (the host tests call it). */
+int macko_tiles_kg(int64_t n, const int occ_wide[2], int forced);
 
 /* ---- thread-local error details (status.c) */
 /* Records a failure of routine `fn` caused by argument number `pos` (1-based; 0: not one argument) and returns st.

@@ -162,8 +162,13 @@ typedef struct macko_plan_forced {
                              clusters fit the device at once, else pairs of splits in clusters of 2 where the splits
                              are even and the pairs fit), -1: its splits always meet in the workspace, or 2: pairs
                              wherever the splits are even and the pairs fit */
+    int tiles_kg;     /* 0 (automatic), or the tile kernel's tiles per group for n <= 16: 8, or 16 where that kernel
+                         fits the device (else 8) */
+    int tiles_cp_async; /* 0 (automatic: the tile kernel stages its records by bulk copies on compute capability 9.0
+                           and newer where the library holds sm_90 code), or 1: by cp.async on every device */
 } macko_plan_forced;
-#define MACKO_PLAN_FORCED_NONE {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define MACKO_PLAN_FORCED_NONE                                                                                     \
+    {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 /* The panel GEMM (MACKO_PANEL_GEMM_*) a device of properties dp takes: wgmma on compute capability 9.0 when the
  * library holds sm_90a code (MACKO_HAVE_SM90A, CMakeLists.txt), mma.sync otherwise. */
 int macko_panel_gemm_of(const macko_devprops *dp);

@@ -3,6 +3,7 @@
 #include "device_common.h"
 #include "../kernels/nm.h"
 #include "../kernels/spmm_tc.h"
+#include "../kernels/spmm_tiles.h"
 
 #include <stdlib.h>
 
@@ -149,6 +150,11 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         if (f != NULL && (f->tiles_wg_cluster < -1 || f->tiles_wg_cluster == 1 || f->tiles_wg_cluster > 2))
             return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_wg_cluster = %d is not -1, 0 or 2",
                               f->tiles_wg_cluster);
+        if (f != NULL && f->tiles_kg != 0 && f->tiles_kg != MACKO_TILES_KG && f->tiles_kg != MACKO_TILES_KG_WIDE)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_kg = %d is not 0, %d or %d", f->tiles_kg,
+                              MACKO_TILES_KG, MACKO_TILES_KG_WIDE);
+        if (f != NULL && f->tiles_cp_async != 0 && f->tiles_cp_async != 1)
+            return macko_fail(MACKO_STATUS_INVALID_VALUE, fn, 4, "tiles_cp_async = %d is not 0 or 1", f->tiles_cp_async);
         if (gemm < 0)
             return macko_fail(MACKO_STATUS_NOT_SUPPORTED, fn, 4,
                               "panel_gemm = 2 (wgmma) needs compute capability 9.0 and a library built for sm_90a");
@@ -164,6 +170,8 @@ macko_status_t macko_plan_override(macko_handle_t handle, macko_mat_t A, macko_o
         A->td.wg_stream = f != NULL ? f->tiles_wg_stream : 0;
         A->td.wg_tail = f != NULL ? f->tiles_wg_tail : 0;
         A->td.wg_cluster = f != NULL ? f->tiles_wg_cluster : 0;
+        A->td.kg = f != NULL ? f->tiles_kg : 0;
+        A->td.cp_async = f != NULL ? f->tiles_cp_async : 0;
         return macko_ok();
     }
     if (A->kind == MACKO_KIND_QUANT) {

@@ -17,14 +17,19 @@
 
 static size_t at_least16(int64_t bytes) { return bytes < 16 ? 16 : (size_t)bytes; }
 
-/* The largest span of MACKO_TILES_KG consecutive records of a band (a group the kernel stages at once), in bytes. */
-static int64_t group_bytes(const macko_tiles *t)
+/* The wide groups are chosen where their kernel keeps at least this many blocks of 8 warps on an SM (bench/NOTES.md,
+ * session 45, H100, n = 1..16: at 3 blocks against the narrow groups' 4 they took 0.94-0.96x the time, at 2 against 4
+ * 1.02-1.03x). */
+#define MACKO_TILES_WIDE_MIN_OCC 3
+
+/* The largest span of kg consecutive records of a band (a group the kernel stages at once), in bytes. */
+static int64_t group_bytes(const macko_tiles *t, int64_t kg)
 {
     int64_t b, g, best = 0;
     for (b = 0; b < t->bands; b++)
-        for (g = 0; g < t->tcols; g += MACKO_TILES_KG) {
+        for (g = 0; g < t->tcols; g += kg) {
             const int64_t q0 = b * t->tcols + g;
-            const int64_t q1 = b * t->tcols + (g + MACKO_TILES_KG < t->tcols ? g + MACKO_TILES_KG : t->tcols);
+            const int64_t q1 = b * t->tcols + (g + kg < t->tcols ? g + kg : t->tcols);
             const int64_t w = (int64_t)t->offs[q1] - (int64_t)t->offs[q0];
             if (w > best)
                 best = w;
@@ -32,11 +37,20 @@ static int64_t group_bytes(const macko_tiles *t)
     return best * MACKO_TILE_WORD_BYTES;
 }
 
-int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t n, int occ, int sm_count, int64_t ws_floats,
-                            int64_t ws_counters)
+int macko_tiles_kg(int64_t n, const int occ_wide[2], int forced)
+{
+    const int i = macko_tiles_ntile_index(n);
+    if (i >= MACKO_TILES_WIDE_NT || occ_wide[i] <= 0 || forced == MACKO_TILES_KG)
+        return MACKO_TILES_KG;
+    return forced == MACKO_TILES_KG_WIDE || occ_wide[i] >= MACKO_TILES_WIDE_MIN_OCC ? MACKO_TILES_KG_WIDE
+                                                                                    : MACKO_TILES_KG;
+}
+
+int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t kg, int64_t n, int occ, int sm_count,
+                            int64_t ws_floats, int64_t ws_counters)
 {
     const int64_t nt = macko_tiles_ntile(n);
-    const int64_t groups = (tcols + MACKO_TILES_KG - 1) / MACKO_TILES_KG;
+    const int64_t groups = (tcols + kg - 1) / kg;
     const int64_t blocks = ((n + nt - 1) / nt) * ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS);
     const int64_t sms = sm_count > 0 ? sm_count : 1, o = occ > 0 ? occ : 1;
     /* Two blocks keep an SM's issue busy (ncu: 0.70 issued a scheduler a cycle with 3 or 4 blocks; 1.5 for the
@@ -73,8 +87,8 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     cudaStream_t s = (cudaStream_t)handle->stream;
     macko_tiles t;
     void *doffs = NULL, *dstream = NULL;
-    int64_t abuf, bytes;
-    int occ[MACKO_TILES_NTILES] = {0, 0, 0, 0}, i, fits = 1;
+    int64_t abuf, abuf_wide, bytes;
+    int occ[MACKO_TILES_NTILES] = {0, 0, 0, 0}, occ_wide[MACKO_TILES_WIDE_NT] = {0, 0}, i, fits = 1;
     int ccap[3][MACKO_TILES_WG_CLUSTERS];
     macko_status_t st;
     cudaError_t e;
@@ -88,7 +102,8 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     st = macko_tiles_build_host(fn, A, &t);
     if (st != MACKO_STATUS_SUCCESS)
         return st;
-    abuf = group_bytes(&t);
+    abuf = group_bytes(&t, MACKO_TILES_KG);
+    abuf_wide = group_bytes(&t, MACKO_TILES_KG_WIDE);
     e = macko_dev_enter(&g, handle->device);
     if (e != cudaSuccess) {
         macko_tiles_free(&t);
@@ -107,6 +122,10 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     if (e == cudaSuccess)
         e = (cudaError_t)macko_tiles_prepare(A->type == MACKO_R_16BF, (int)abuf, handle->props.smem_per_block_optin,
                                              occ);
+    /* the wide groups where they were measured (Hopper); occ_wide stays 0 where they do not fit */
+    if (e == cudaSuccess && handle->props.cc_major == 9)
+        e = (cudaError_t)macko_tiles_prepare_wide(A->type == MACKO_R_16BF, (int)abuf_wide,
+                                                  handle->props.smem_per_block_optin, occ_wide);
     if (e == cudaSuccess)
         e = (cudaError_t)macko_panel_prepare(A->type);
     memset(ccap, 0, sizeof ccap);
@@ -147,6 +166,10 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     A->td.words = t.words;
     A->td.abuf = (int)abuf;
     memcpy(A->td.occ, occ, sizeof occ);
+    A->td.abuf_wide = (int)abuf_wide;
+    memcpy(A->td.occ_wide, occ_wide, sizeof occ_wide);
+    A->td.kg = 0;
+    A->td.cp_async = 0;
     A->td.splits = 0;
     A->td.path = 0;
     A->td.panel_gemm = macko_panel_gemm_of(&handle->props);
@@ -315,12 +338,16 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
         return macko_ok();
     }
     tiles_args_of(M, &k, &a);
-    a.abuf = M->td.abuf;
-    a.splits = M->td.splits > 0 ? M->td.splits
-                                : macko_tiles_auto_splits(M->rows, M->td.tcols, n, M->td.occ[macko_tiles_ntile_index(n)],
-                                                          handle->props.sm_count,
-                                                          ws->partial_bytes / (int64_t)sizeof(float),
-                                                          MACKO_WS_COUNTERS);
+    a.kg = macko_tiles_kg(n, M->td.occ_wide, M->td.kg);
+    a.bulk = !M->td.cp_async && handle->props.cc_major >= 9; /* the kernel's sm_90 code has the bulk copies */
+    a.abuf = a.kg == MACKO_TILES_KG ? M->td.abuf : M->td.abuf_wide;
+    a.splits = M->td.splits > 0
+                   ? M->td.splits
+                   : macko_tiles_auto_splits(M->rows, M->td.tcols, a.kg, n,
+                                             a.kg == MACKO_TILES_KG ? M->td.occ[macko_tiles_ntile_index(n)]
+                                                                    : M->td.occ_wide[macko_tiles_ntile_index(n)],
+                                             handle->props.sm_count, ws->partial_bytes / (int64_t)sizeof(float),
+                                             MACKO_WS_COUNTERS);
     if (macko_tiles_ws_floats(M->rows, n, a.splits) > ws->partial_bytes / (int64_t)sizeof(float) ||
         macko_tiles_counters(M->rows, n, a.splits) > MACKO_WS_COUNTERS)
         a.splits = 1; /* a forced split count the workspace cannot take */

@@ -31,9 +31,11 @@ using namespace s16;
 /* Uploads A in the tile layout with `splits` blocks along K (0: automatic) and the path (0 automatic, 1 the tile
  * kernel, 2 dense panels + GEMM, 3 the fused wgmma product) forced; bn: the fused product's C-tile width (0
  * automatic, 64, 128, 256); stream: its stream-K (0 automatic, -1 off, > 0 that many blocks); cluster: its split K in
- * thread-block clusters (0 where they fit, else pairs; 2 pairs) or through the workspace (-1). */
+ * thread-block clusters (0 where they fit, else pairs; 2 pairs) or through the workspace (-1); kg: the tile kernel's
+ * tiles per group at n <= 16 (0 automatic, 8, 16); cp_async: 1 the tile kernel stages its records by cp.async (0:
+ * by bulk copies where the device and build have them). */
 void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0, int bn = 0, int stream = 0,
-           int cluster = 0)
+           int cluster = 0, int kg = 0, int cp_async = 0)
 {
     macko_layout_t cur = MACKO_LAYOUT_ROWS;
     ASSERT_EQ(macko_mat_get_layout(A, &cur), MACKO_STATUS_SUCCESS);
@@ -48,6 +50,8 @@ void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm =
     f.tiles_wg_bn = bn;
     f.tiles_wg_stream = stream;
     f.tiles_wg_cluster = cluster;
+    f.tiles_kg = kg;
+    f.tiles_cp_async = cp_async;
     ASSERT_EQ(macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_SUCCESS)
         << macko_get_last_error_message();
 }
@@ -95,24 +99,33 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
         Mat A;
         upload_tiles<P>(h.h, m, A);
         const bool wg = A.A->td.panel_gemm == MACKO_PANEL_GEMM_WG; /* compute capability 9.0, sm_90a build */
+        int cc_major = 0;
+        ASSERT_EQ(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+        if (cc_major == 9) { /* the wide groups exist there, and even a full matrix's fit one block */
+            ASSERT_TRUE(A.A->td.occ_wide[0] > 0 && A.A->td.occ_wide[1] > 0) << s.rows << "x" << s.cols;
+        }
         /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + the automatic GEMM; + mma.sync;
          * the fused wgmma product with automatic and 3 blocks along K and the automatic C-tile width; the widths 64
          * (automatic splits, and 3; width 64 sums its splits through the workspace, the others in thread-block
          * clusters where they fit: way 6's 3 splits at widths 128 / 256), 128 and 256 for every n; stream-K over 4 blocks of width 128 and 7 of width
          * 256 (blocks whose slices start or end inside a tile, or cover whole tiles between; B's ldb a multiple of 8
-         * there, so that the fused product runs for every shape, an odd ldc in v = 1) */
-        for (int way = 0; way < 13; way++) {
-            const int splits = way == 1 || way == 5 ? 1 : way == 2 || way == 6 || way == 8 ? 3 : 0;
-            const int path = way == 1 || way == 2 ? 1 : way == 3 || way == 4 ? 2 : way >= 5 ? 3 : 0;
+         * there, so that the fused product runs for every shape, an odd ldc in v = 1); the tile kernel with groups of
+         * 16 tiles at n <= 16 (where the device has them: Hopper; else groups of 8) with automatic and 3 blocks along
+         * K (ways 13, 14); the tile kernel with its records staged by cp.async, as on devices before sm_90 (way 15) */
+        for (int way = 0; way < 16; way++) {
+            const bool fused = way >= 5 && way < 13;
+            const int splits = way == 1 || way == 5 ? 1 : way == 2 || way == 6 || way == 8 || way == 14 ? 3 : 0;
+            const int path = way == 1 || way == 2 || way >= 13 ? 1 : way == 3 || way == 4 ? 2 : fused ? 3 : 0;
             const int bn = way == 7 || way == 8 ? 64 : way == 9 || way == 11 ? 128 : way == 10 || way == 12 ? 256 : 0;
-            const int stream = way == 11 ? 4 : way == 12 ? 7 : way >= 7 ? -1 : 0;
-            if ((quick && (way == 1 || way == 10)) || (way >= 5 && !wg))
+            const int stream = way == 11 ? 4 : way == 12 ? 7 : way >= 7 && fused ? -1 : 0;
+            if ((quick && (way == 1 || way == 10 || way == 14)) || (fused && !wg))
                 continue;
-            tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0, bn, stream);
+            tiles(h.h, A.A, splits, path, way == 4 ? 1 : 0, bn, stream, 0, way == 13 || way == 14 ? 16 : 0,
+                  way == 15 ? 1 : 0);
             for (int64_t n : ns) {
                 four_variants<P>(h.h, A.A, m, s, n,
                                  std::to_string(s.rows) + "x" + std::to_string(s.cols) + " way " + std::to_string(way),
-                                 way >= 5);
+                                 fused);
                 if (::testing::Test::HasFatalFailure())
                     return;
             }
@@ -464,6 +477,18 @@ TYPED_TEST(GpuTiles, TransposeAndRefusals)
         EXPECT_EQ(macko_get_last_error_position(), 4);
     }
     f.tiles_wg_cluster = 0;
+    for (int kg : {-1, 1, 4, 12, 32}) {
+        f.tiles_kg = kg;
+        EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE) << kg;
+        EXPECT_EQ(macko_get_last_error_position(), 4);
+    }
+    f.tiles_kg = 0;
+    for (int c : {-1, 2}) {
+        f.tiles_cp_async = c;
+        EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_INVALID_VALUE) << c;
+        EXPECT_EQ(macko_get_last_error_position(), 4);
+    }
+    f.tiles_cp_async = 0;
     f.tiles_path = 3;
     f.panel_gemm = 1;
     EXPECT_EQ(macko_plan_override(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, &f), MACKO_STATUS_NOT_SUPPORTED);
@@ -519,7 +544,8 @@ TYPED_TEST(GpuTiles, MatricesOfDifferentDensitiesSideBySide)
     Mat D, S;
     upload_tiles<P>(h.h, dm, D);
     upload_tiles<P>(h.h, sm, S);
-    ASSERT_GT(macko_tiles_smem(8, D.A->td.abuf), (size_t)48 * 1024) << "the dense matrix must need opted-in memory";
+    ASSERT_GT(macko_tiles_smem(8, MACKO_TILES_KG, D.A->td.abuf), (size_t)48 * 1024)
+        << "the dense matrix must need opted-in memory";
     ASSERT_LT(S.A->td.abuf, D.A->td.abuf);
     for (int round = 0; round < 2; round++) {
         if (round == 1) { /* the dense one again, after the sparse one was used */

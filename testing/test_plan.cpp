@@ -689,34 +689,34 @@ TEST(Plan, ForcedChoices)
         macko_status_t st;
     };
     const macko_mat_s big = shape(4, MACKO_SPMV_I32_LIMIT + 1, 64), huge = shape(70000, 70000, MACKO_RP32_LIMIT);
-    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+    const Bad bad[] = {{{MACKO_IDX_I64_RP32, MACKO_SPMV_STAGED, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_STAGED, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{3, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, 2, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 7, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the tensor-core paths: 32-bit indices only */
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_TC, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{MACKO_IDX_I64_RP32, -1, MACKO_MM_PATH_PANEL, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 3, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 32, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, 13, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 20, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 528, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* tc_kt 512: the 64-column tile's block (8 warps) needs 268 KiB, more than a block gets */
-                       {{-1, -1, 0, 0, -1, 512, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
-                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 512, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_NOT_SUPPORTED},
+                       {{-1, -1, 0, 0, -1, 0, 5, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 65, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 100, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* SpMV prefetch depth: 1..MACKO_SPMV_MAX_DEPTH */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, MACKO_SPMV_MAX_DEPTH + 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the panel GEMM: 0..2 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
                        /* the wgmma panel GEMM's splits: 0..8 */
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
-                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE}};
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE},
+                       {{-1, -1, 0, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0}, MACKO_STATUS_INVALID_VALUE}};
     for (const Bad &b : bad) {
         macko_plan out;
         char msg[256];
@@ -803,7 +803,7 @@ const int64_t kWsFloats = (MACKO_WS_BYTES - MACKO_WS_COUNTERS * (int64_t)sizeof(
 int splits(int64_t rows, int64_t cols, int64_t n, int occ = 2, int sms = 132, int64_t wsf = kAmple,
            int64_t wsc = kAmple)
 {
-    return macko_tiles_auto_splits(rows, (cols + 15) / 16, n, occ, sms, wsf, wsc);
+    return macko_tiles_auto_splits(rows, (cols + 15) / 16, MACKO_TILES_KG, n, occ, sms, wsf, wsc);
 }
 
 TEST(TilesSplits, ConstantsAndWorkspaceSizes)
@@ -928,7 +928,7 @@ TEST(TilesSplits, PropertiesOverShapes)
                                            std::to_string(n) + " occ=" + std::to_string(d.occ) + " sms=" +
                                            std::to_string(d.sms) + " ws=" + std::to_string(lim[0]) + "/" +
                                            std::to_string(lim[1]);
-                    const int s = macko_tiles_auto_splits(rows, tcols, n, d.occ, d.sms, lim[0], lim[1]);
+                    const int s = macko_tiles_auto_splits(rows, tcols, MACKO_TILES_KG, n, d.occ, d.sms, lim[0], lim[1]);
                     ASSERT_GE(s, 1) << at;
                     ASSERT_LE(s, 64) << at;
                     EXPECT_TRUE(s == 1 || 4 * s <= groups) << at;
@@ -946,6 +946,49 @@ TEST(TilesSplits, PropertiesOverShapes)
                 }
             }
     EXPECT_EQ(checked, 16L * 7 * 7 * 6);
+}
+
+/* Groups of 16 tiles are counted as groups: the rule gives what it gives for groups of 8 over the same group count. */
+TEST(TilesSplits, WideGroupsCountTheirGroups)
+{
+    const int64_t shapes[][2] = {{1, 1}, {17, 1}, {129, 4097}, {4096, 4096}, {4096, 11008}, {12288, 12288},
+                                 {300, 65536}, {36864, 12288}, {28672, 8192}, {22016, 4096}};
+    const struct {
+        int occ, sms;
+    } devices[] = {{2, 132}, {3, 132}, {4, 132}, {0, 132}, {3, 82}, {1, 1}};
+    for (const auto &sh : shapes)
+        for (int64_t n : {1, 8, 16})
+            for (const auto &d : devices) {
+                const int64_t tcols = (sh[1] + 15) / 16, groups = (tcols + 15) / 16;
+                EXPECT_EQ(macko_tiles_auto_splits(sh[0], tcols, MACKO_TILES_KG_WIDE, n, d.occ, d.sms, kAmple, kAmple),
+                          macko_tiles_auto_splits(sh[0], 8 * groups, MACKO_TILES_KG, n, d.occ, d.sms, kAmple, kAmple))
+                    << sh[0] << "x" << sh[1] << " n=" << n;
+            }
+}
+
+/* The tile kernel's groups: 16 tiles where n <= 16 and the wide kernel keeps 3 blocks an SM, else 8; a test's
+ * forced 16 wherever the wide kernel fits at all, its forced 8 always. */
+TEST(TilesSplits, GroupsPerMatrixAndN)
+{
+    const int three[2] = {3, 3}, two[2] = {2, 4}, none[2] = {0, 0}, mixed[2] = {4, 2};
+    for (int64_t n : {1, 2, 7, 8}) {
+        EXPECT_EQ(macko_tiles_kg(n, three, 0), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(macko_tiles_kg(n, two, 0), MACKO_TILES_KG) << n;
+        EXPECT_EQ(macko_tiles_kg(n, two, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(macko_tiles_kg(n, three, MACKO_TILES_KG), MACKO_TILES_KG) << n;
+        EXPECT_EQ(macko_tiles_kg(n, none, MACKO_TILES_KG_WIDE), MACKO_TILES_KG) << n;
+        EXPECT_EQ(macko_tiles_kg(n, mixed, 0), MACKO_TILES_KG_WIDE) << n;
+    }
+    for (int64_t n : {9, 15, 16}) {
+        EXPECT_EQ(macko_tiles_kg(n, three, 0), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(macko_tiles_kg(n, two, 0), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(macko_tiles_kg(n, mixed, 0), MACKO_TILES_KG) << n;
+        EXPECT_EQ(macko_tiles_kg(n, mixed, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(macko_tiles_kg(n, none, 0), MACKO_TILES_KG) << n;
+    }
+    for (int64_t n : {17, 32, 64, 1000})
+        for (int forced : {0, MACKO_TILES_KG, MACKO_TILES_KG_WIDE})
+            EXPECT_EQ(macko_tiles_kg(n, three, forced), MACKO_TILES_KG) << n;
 }
 
 } // namespace
