@@ -143,6 +143,28 @@ tiles_alt() {
         python3 bench/experiments/ab-compare.py "$L" "$la-$i.csv:$lb-$i.csv:$la:$lb" 2>/dev/null | tail -n 24
     done
 }
+# `ab_pairs SUFFIX A:B...`: ab-compare.py's last three lines for each pair of runs $L/A$SUFFIX.csv, $L/B$SUFFIX.csv
+# (session 46).
+ab_pairs() {
+    local suf=$1 pair a b
+    shift
+    for pair in "$@"; do
+        a=${pair%:*} b=${pair#*:}
+        echo "== $suf $a -> $b"
+        python3 bench/experiments/ab-compare.py "$L" "$a$suf.csv:$b$suf.csv:$a:$b" 2>/dev/null | tail -n 3
+    done
+}
+# `tiles_checks SECONDS`: the four sanitizers over the fp16 tile products and four test processes (the tile products of
+# both types; the tile layout's other tests and the plan tests) side by side, each cut at SECONDS, then sums them up
+# (sessions 45 / 46).
+tiles_checks() {
+    san_bg "$1" t 'GpuTiles/H.ProductsAgainstTheDoubleReference' memcheck racecheck initcheck synccheck
+    # (tests_parts' wait also waits for the sanitizers started above)
+    tests_parts "$1" 'GpuTiles/H.ProductsAgainstTheDoubleReference' 'GpuTiles/B.ProductsAgainstTheDoubleReference' \
+        'GpuTiles/*.Transpose*:GpuTiles/*.IssueNList*:GpuTiles/*.GraphCapture*:Plan*:TilesSplits*' \
+        'GpuTiles/*.Matrices*:GpuTiles/*.Download*:GpuTilesH.*:GpuTiles/*.Fused*:GpuTiles/*.Panels*'
+    san_sum
+}
 # `suite_shards SECONDS`: the whole GoogleTest binary in 8 shards side by side (nothing else on the GPU), each cut at
 # SECONDS, then sums them up and packs (session 45; session 39's s39-final.sh ran the same).
 suite_shards() {

@@ -21,10 +21,5 @@ for d in 0.5 0.3; do
 done
 LEFT=$((190 - $(elapsed)))
 [ "$LEFT" -lt 30 ] && LEFT=30
-san_bg "$LEFT" t 'GpuTiles/H.ProductsAgainstTheDoubleReference' memcheck racecheck initcheck synccheck
-# (tests_parts' wait also waits for the sanitizers started above: all are cut at LEFT)
-tests_parts "$LEFT" 'GpuTiles/H.ProductsAgainstTheDoubleReference' 'GpuTiles/B.ProductsAgainstTheDoubleReference' \
-    'GpuTiles/*.Transpose*:GpuTiles/*.IssueNList*:GpuTiles/*.GraphCapture*:Plan*:TilesSplits*' \
-    'GpuTiles/*.Matrices*:GpuTiles/*.Download*:GpuTilesH.*:GpuTiles/*.Fused*:GpuTiles/*.Panels*'
-san_sum
+tiles_checks "$LEFT"
 pk end
