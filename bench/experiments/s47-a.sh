@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# NOT RUN in session 47: every call from 02:14 to 03:31 (ten) found no H100 or H200 (about 1,170 s of the session's
-# 1,800 s of device time went in them). For the next session: the carried builds are in build-carry (fb, tb, u), rebuild
-# them if the tree moved (u = 9519d46 + s46-tiles-tma-b.patch + s47-tiles-end.patch, bench and tests; fb / tb macko-
-# bench only).
+# NOT RUN as written in session 47: fifteen calls found no H100 or H200; the sixteenth ran a cut-down form (the tile
+# kernel at n = 8 / 16 of f, t and u, and u's tile products; bench/NOTES.md session 47 has the command). The carried
+# builds are in build-carry (ignored; fb / tb macko-bench, u bench and tests): rebuild them if absent or the tree moved.
 # Session 47's device call as written: session 46's s46-b.sh (the tensor-map patch's A/B) with a third build. Three
 # 90-real builds (their macko-bench; u's macko_tests too):
 #   f: 9519d46 (build-carry/fb.tar.xz; the tree's kernels have not moved since)
