@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# NOT RUN in session 47 (no device machine; see s47-a.sh). Session 47's run on the final tree (build-carry/$CARRY, a
-# 90-real build of macko-bench and macko_tests): the whole GoogleTest binary in 8 shards (nothing else on the GPU), then
-# both layouts by n at n = 1..16 (the n the tile kernel serves; from n = 32 on nothing changed since session 45's
-# table), d = 0.5 and 0.3, on the quick shapes against cublasGemmEx in one run ($L/ntable16-LAYOUT-dD.{csv,md}).
+# NOT RUN in session 47 (see s47-a.sh). Session 47's run on the final tree (build-carry/$CARRY, a 90-real build of
+# macko-bench and macko_tests): the whole GoogleTest binary in 8 shards (nothing else on the GPU), then both layouts by
+# n at n = 1..16 (the n the tile kernel serves; where s47-tiles-end lands, the fused product changes too: add device-
+# run.sh's ntables for n >= 32), d = 0.5 and 0.3, on the quick shapes against cublasGemmEx in one run
+# ($L/ntable16-LAYOUT-dD.{csv,md}).
 set -u
 # shellcheck shell=bash source=device-run.sh
 . bench/experiments/device-run.sh s47b
