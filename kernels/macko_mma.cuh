@@ -49,6 +49,22 @@ static __device__ __forceinline__ uint32_t ldsu16(uint32_t a)
     return r;
 }
 
+/* d = the bytes of {b, a} that selector s picks (PTX prmt.b32, default mode) */
+static __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s)
+{
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(s));
+    return r;
+}
+/* a * b mod 2^32 as an IMAD (the FMA pipe), also where b is a power of two that the compiler would make a shift (the
+ * ALU pipe) */
+static __device__ __forceinline__ uint32_t mul_lo(uint32_t a, uint32_t b)
+{
+    uint32_t r;
+    asm("mul.lo.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
 static __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"

@@ -11,9 +11,11 @@
  * A lane's A fragment of mma.m16n8k16 is two adjacent values in each of the tile's four 8 x 8 subtiles, at bit
  * p = 8*(lane/4) + 2*(lane%4) of the subtile's bitmap. The record's header holds the bitmaps' low 32-bit words, then
  * the high words, then per subtile the count of values before its low and its high word, so a lane reads the four
- * words it needs with one 16-byte load and finds its values at start + popc(word & below(p)); one prmt picks the
- * two values (or zeros) by the two bits at p. Tiles past the matrix's edge point at an all-zero record, and B is
- * staged with zeros past cols, so the loop has no tests.
+ * words it needs with one 16-byte load. One IMAD lifts the word by 30 - p: the lane's two bits land at 31 / 30 with
+ * the bits below them under them, so popc of the product is `end`, the count of the subtile's values up to and
+ * including the lane's, and its top two bits are the lane's bits; the lane reads the two values before `end` (never
+ * past the record) and one prmt picks them (or zeros) by those bits. Tiles past the matrix's edge point at an
+ * all-zero record, and B is staged with zeros past cols, so the loop has no tests.
  *
  * Zeros of A meet B's values in dense MMAs (0 * Inf = NaN): an element whose sum is NaN is recomputed exactly over
  * the row's stored nonzeros (column order, fp32), so results depend on B only where the row stores values.
@@ -38,9 +40,9 @@ constexpr int kStages = 2;
 /* halves per staged column of B in groups of kg tiles: 272 / 528 bytes for 8 / 16, an odd number of 16-byte units */
 __host__ __device__ constexpr int bstride(int kg) { return kg * 16 + 8; }
 constexpr int kZero = 48;         /* bytes of a warp's all-zero record */
-/* Bytes after each staged group that cp.async never writes: a lane reads the two values from its first one's place,
- * which for a lane without values can be up to 4 bytes past its group's last record (dropped by the prmt); the slack
- * keeps that read inside the group's own buffer, never in one being filled (racecheck). */
+/* Bytes after each staged group that no copy writes. The A reads stay inside their record (the two values before
+ * `end`, or the header's last 4 bytes for a lane with no values at a record's start); until session 48 they could run
+ * 4 bytes past it, and the slack kept them off the buffer being filled. It stays as a guard (256 bytes a block). */
 constexpr int kSlack = 16;
 constexpr unsigned kFull = 0xFFFFFFFFu;
 
@@ -64,12 +66,6 @@ __host__ __device__ constexpr int fixed_smem(int nt, int kg)
     return kStages * nt * bstride(kg) * 2 + kW * kStages * kg * 4 + kW * kZero;
 }
 
-__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s)
-{
-    uint32_t r;
-    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(a), "r"(b), "r"(s));
-    return r;
-}
 /* sm_90 builds: a warp's records of a group come in one bulk copy, issued by one lane, that completes on the warp's
  * mbarrier of that stage (p.bulk; bench/NOTES.md, session 46: 0.93-0.96x the time of 16 bytes a lane and step with
  * cp.async, with 8 % fewer instructions executed). */
@@ -138,7 +134,7 @@ __global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const
 
     const int gq = lane >> 2, tg = lane & 3;
     const uint32_t sh = (uint32_t)((8 * gq + 2 * tg) & 31);
-    const uint32_t below = (1u << sh) - 1u;
+    const uint32_t lift = 1u << (30u - sh); /* w * lift: bits sh + 1, sh of w at 31, 30 (see the tile loop) */
     const uint32_t hoff = gq >= 4 ? 16u : 0u, soff = gq >= 4 ? 36u : 32u;
 
     auto load_offs = [&](int g) -> uint32_t {
@@ -225,15 +221,18 @@ __global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const
             uint32_t a[4];
 #pragma unroll
             for (int s = 0; s < 4; s++) {
-                const uint32_t idx = prmt(st4, 0u, 0x4440u + s) + __popc(w[s] & below);
-                const uint32_t va = rec + MACKO_TILES_HEADER + 2u * idx;
-                /* the value after a lane's first one may lie past the record (or, for a lane without values, both
-                 * may, by up to 4 bytes: kSlack): read, then dropped by the prmt */
-                const uint32_t v0 = ldsu16(va), v1 = ldsu16(va + 2u);
-                const uint32_t two = (w[s] >> sh) & 3u;
-                /* selector of (lo, hi) by the two bits: 00 zeros, 01 (v0, 0), 10 (0, v0), 11 (v0, v1) */
-                const uint32_t sel = prmt(0x22102222u, 0x54101022u, two * 0x22u + 0x10u);
-                a[s] = prmt(v0, v1, sel);
+                /* y: the lane's two bits of the subtile at bits 31 / 30, the bits below them under them (one IMAD,
+                 * on the FMA pipe, where the ALU pipe is the busier one); its popc counts the subtile's values up to
+                 * and including the lane's two, so they are the last ones before `end` (u, v: the two before it,
+                 * in the record or, where the lane has none at a record's start, its header: read, then dropped) */
+                const uint32_t y = mul_lo(w[s], lift);
+                const uint32_t end = prmt(st4, 0u, 0x4440u + s) + __popc(y);
+                const uint32_t va = rec + MACKO_TILES_HEADER + 2u * end;
+                const uint32_t u = ldsu16(va - 4u), v = ldsu16(va - 2u);
+                /* selector of (lo, hi) by the two bits: 00 zeros, 01 (v, 0), 10 (0, v), 11 (u, v); bytes 2, 3 / 6, 7
+                 * are zeros (16-bit loads) */
+                const uint32_t sel = prmt(0x77547777u, 0x54105477u, (y >> 30) * 0x22u + 0x10u);
+                a[s] = prmt(u, v, sel);
             }
             if constexpr (NT8 == 1) {
                 uint32_t bf[2];

@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WgCfg<BN>::creg) : "memory");
     const int cw = tid >> 7, cwarp = warp & 3, gq = lane >> 2, tq = lane & 3, hs = gq >> 2;
     const int sh = (8 * gq + 2 * tq) & 31, bl = 4 * cw + cwarp;
-    const uint32_t below = (1u << sh) - 1u;
+    const uint32_t lift = 1u << (30 - sh);
     /* the slot of a partial tile: split K by (tile, split); stream-K by (block, the tile its range starts in or not) */
     auto slot_of = [&](int t, int64_t b) {
         if (!sk)
@@ -343,7 +343,7 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
 #pragma unroll
             for (int tl = 0; tl < 4; tl++) {
                 const bool ok = band_ok && 4 * j + tl < p.tcols;
-                rec[tl] = ok ? r0 + 16u * lds32(t0 + 4 * (4 * bl + tl)) : 0u;
+                rec[tl] = ok ? r0 + 16u * lds32(t0 + 4 * (4 * bl + tl)) : r0; /* r0: read, dropped (no bits) */
                 wd[tl][0] = wd[tl][1] = wd[tl][2] = wd[tl][3] = cnt[tl] = 0u;
                 if (ok) {
                     lds128(wd[tl], rec[tl] + 16 * hs);
@@ -361,11 +361,13 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
             for (int tl = 0; tl < 4; tl++)
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
-                    const uint32_t idx = ((cnt[tl] >> (8 * q)) & 0xFFu) + __popc(wd[tl][q] & below);
-                    const uint32_t two = (wd[tl][q] >> sh) & 3u, va = rec[tl] + MACKO_TILES_HEADER + 2u * idx;
-                    const uint32_t lo = (two & 1u) ? ldsu16(va) : 0u;
-                    const uint32_t hv = (two & 2u) ? ldsu16(va + 2u * (two & 1u)) : 0u;
-                    a[tl][q] = lo | (hv << 16);
+                    /* as the tile kernel (spmm_tiles.cu): y holds the lane's two bits at 31 / 30 and the bits
+                     * below them under them; its values are the last ones before `end` */
+                    const uint32_t y = mul_lo(wd[tl][q], lift);
+                    const uint32_t end = ((cnt[tl] >> (8 * q)) & 0xFFu) + __popc(y);
+                    const uint32_t va = rec[tl] + MACKO_TILES_HEADER + 2u * end;
+                    const uint32_t vu = ldsu16(va - 4u), vv = ldsu16(va - 2u);
+                    a[tl][q] = prmt(vu, vv, prmt(0x77547777u, 0x54105477u, (y >> 30) * 0x22u + 0x10u));
                 }
             wg_fence_acc(d);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
