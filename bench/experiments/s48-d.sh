@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# NOT RUN: written for session 48's last device call (about 370 s left after s48-c.sh's starts failed); then no
+# machine could be started. The sanitizers of s48-c.sh over the fp16 tile products, one repeat each
+# (MACKO_TEST_REPEATS=1, each cut at ${SECS:-210} s), side by side: racecheck and synccheck over e3
+# (build-carry/e3.tar.xz: the tree as landed + s48-mbar-inval.patch, 90-real bench and tests; rebuild if absent),
+# racecheck over f (build-carry/f.tar.xz: 9519d46, before s47-tiles-end: is the hazard older than it?). The landed
+# tree's own racecheck is s48-a.sh's (15 hazards); add it here (its build: build-carry/e.tar.xz) where time allows.
+set -u
+# shellcheck shell=bash source=device-run.sh
+CARRY=e3.tar.xz . bench/experiments/device-run.sh s48d
+mkdir -p /tmp/f && tar -xJf build-carry/f.tar.xz -C /tmp/f
+F='GpuTiles/H.ProductsAgainstTheDoubleReference'
+one() { # TOOL TAG BINARY
+    { MACKO_TEST_REPEATS=1 timeout "${SECS:-210}" compute-sanitizer --tool "$1" --error-exitcode 99 "$3" \
+          --gtest_color=no --gtest_filter="$F" >"$L/san-$1-$2.log" 2>&1
+      echo "$1 $2 rc $? at $(elapsed) s" >>"$L/san-rc.txt"; } &
+}
+one racecheck e3 "$T"
+one synccheck e3 "$T"
+# (memcheck: clean on e in s48-a.sh, and the mbarrier.inval is no ordinary access; left out for time)
+one racecheck f /tmp/f/testing/macko_tests
+san_sum
+grep -h "Race reported" "$L"/san-racecheck-*.log | sort | uniq -c | head -20
+pk end
