@@ -136,6 +136,13 @@ static __device__ __forceinline__ void mbar_arrive_tx(uint32_t bar, uint32_t byt
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 
+/* Ends bar's life as an mbarrier, so that its bytes may hold anything else (PTX asks for it before the location is
+ * put to another use, and a block's shared memory is the next block's on the SM). */
+static __device__ __forceinline__ void mbar_inval(uint32_t bar)
+{
+    asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 /* Waits until the phase of bar with this parity has completed. */
 static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 {

@@ -190,8 +190,11 @@ __global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const
             mbar_init(smem_addr(&bars[warp * kStages + s]), 1);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-#endif
+    /* every warp's mbarriers initialised before any thread of the block writes its first stage */
+    __syncthreads();
+#else
     __syncwarp();
+#endif
 #pragma unroll
     for (int i = 0; i < kStages - 1; i++) {
         if (g0 + i < g1)
@@ -253,6 +256,14 @@ __global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const
         __syncthreads();
     }
     cp_async_wait<0>();
+#if MACKO_TILES_BULK
+    /* every lane of the warp has passed its last wait on them (the block barrier above) */
+    if (p.bulk && lane == 0) {
+#pragma unroll
+        for (int s = 0; s < kStages; s++)
+            mbar_inval(smem_addr(&bars[warp * kStages + s]));
+    }
+#endif
 
     const int r0 = band * 16 + gq;
     if (p.splits == 1) {
