@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# NOT RUN: written for session 48's last device call (about 370 s left after s48-c.sh's starts failed); then no
+# NOT RUN as such: it ran as session 49's s49-a.sh, with the suite beside it (16 race reports over each build).
+# Written for session 48's last device call (about 370 s left after s48-c.sh's starts failed); then no
 # machine could be started. The sanitizers of s48-c.sh over the fp16 tile products, one repeat each
 # (MACKO_TEST_REPEATS=1, each cut at ${SECS:-210} s), side by side: racecheck and synccheck over e3
 # (build-carry/e3.tar.xz: the tree as landed + s48-mbar-inval.patch, 90-real bench and tests; rebuild if absent),
