@@ -223,20 +223,8 @@ __global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const
             const uint32_t st4 = lds32(rec + soff);
             uint32_t a[4];
 #pragma unroll
-            for (int s = 0; s < 4; s++) {
-                /* y: the lane's two bits of the subtile at bits 31 / 30, the bits below them under them (one IMAD,
-                 * on the FMA pipe, where the ALU pipe is the busier one); its popc counts the subtile's values up to
-                 * and including the lane's two, so they are the last ones before `end` (u, v: the two before it,
-                 * in the record or, where the lane has none at a record's start, its header: read, then dropped) */
-                const uint32_t y = mul_lo(w[s], lift);
-                const uint32_t end = prmt(st4, 0u, 0x4440u + s) + __popc(y);
-                const uint32_t va = rec + MACKO_TILES_HEADER + 2u * end;
-                const uint32_t u = ldsu16(va - 4u), v = ldsu16(va - 2u);
-                /* selector of (lo, hi) by the two bits: 00 zeros, 01 (v, 0), 10 (0, v), 11 (u, v); bytes 2, 3 / 6, 7
-                 * are zeros (16-bit loads) */
-                const uint32_t sel = prmt(0x77547777u, 0x54105477u, (y >> 30) * 0x22u + 0x10u);
-                a[s] = prmt(u, v, sel);
-            }
+            for (int s = 0; s < 4; s++) /* tiles_decode.cuh */
+                a[s] = tiles_a_reg<true>(rec, w[s], lift, st4, s);
             if constexpr (NT8 == 1) {
                 uint32_t bf[2];
                 const int l = lane & 15;

@@ -49,6 +49,7 @@
  * (the tensor map is a kernel parameter). */
 #include "spmm_panel.cuh"
 #include "spmm_tiles.h"
+#include "tiles_decode.cuh"
 #include "wgmma.cuh"
 
 #include <cuda_bf16.h>
@@ -360,15 +361,8 @@ __global__ void __launch_bounds__(WgCfg<BN>::threads) __maxnreg__(WgCfg<BN>::max
 #pragma unroll
             for (int tl = 0; tl < 4; tl++)
 #pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    /* as the tile kernel (spmm_tiles.cu): y holds the lane's two bits at 31 / 30 and the bits
-                     * below them under them; its values are the last ones before `end` */
-                    const uint32_t y = mul_lo(wd[tl][q], lift);
-                    const uint32_t end = ((cnt[tl] >> (8 * q)) & 0xFFu) + __popc(y);
-                    const uint32_t va = rec[tl] + MACKO_TILES_HEADER + 2u * end;
-                    const uint32_t vu = ldsu16(va - 4u), vv = ldsu16(va - 2u);
-                    a[tl][q] = prmt(vu, vv, prmt(0x77547777u, 0x54105477u, (y >> 30) * 0x22u + 0x10u));
-                }
+                for (int q = 0; q < 4; q++) /* tiles_decode.cuh */
+                    a[tl][q] = tiles_a_reg<false>(rec[tl], wd[tl][q], lift, cnt[tl], q);
             wg_fence_acc(d);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
             const uint32_t b0 = stB(s);
