@@ -142,7 +142,7 @@ static void usage(FILE *f)
             "                     tiles past the last whole wave (override; 0 auto)\n"
             "  --tiles-cluster C  TILES: -1 the fused product's split K sums through the workspace only; 0 in\n"
             "                     thread-block clusters where they fit, else in pairs; 2 in pairs (override; default 0)\n"
-            "  --tiles-kg G       TILES: the tile kernel's tiles per group at n <= 16, 8 or 16 (override; 0 automatic)\n"
+            "  --tiles-kg G       TILES: the tile kernel's tiles per group at n <= 32, 8 or 16 (override; 0 automatic)\n"
             "  --tiles-cp-async   TILES: the tile kernel stages its records by cp.async, not by bulk copies (override)\n"
             "  -h, --help         this text\n"
             "\n"

@@ -225,20 +225,19 @@ __global__ void __launch_bounds__(kThreads, NT <= 32 ? 4 : 2) tiles_kernel(const
 #pragma unroll
             for (int s = 0; s < 4; s++) /* tiles_decode.cuh */
                 a[s] = tiles_a_reg<true>(rec, w[s], lift, st4, s);
-            if constexpr (NT8 == 1) {
+#pragma unroll
+            for (int jp = 0; jp + 1 < NT8; jp += 2) {
+                uint32_t bf[4];
+                ldsm_x4(bf, bbase + 2 * ((jp * 8 + (lane & 7) + ((lane >> 4) << 3)) * kBS + tt * 16 +
+                                         ((lane >> 3) & 1) * 8));
+                mma_16816<H>(acc[jp], a, bf[0], bf[1]);
+                mma_16816<H>(acc[jp + 1], a, bf[2], bf[3]);
+            }
+            if constexpr (NT8 % 2 == 1) { /* the last 8 columns of an odd count (NT = 8, 24) */
                 uint32_t bf[2];
                 const int l = lane & 15;
-                ldsm_x2(bf, bbase + 2 * ((l & 7) * kBS + tt * 16 + ((l >> 3) & 1) * 8));
-                mma_16816<H>(acc[0], a, bf[0], bf[1]);
-            } else {
-#pragma unroll
-                for (int jp = 0; jp < NT8; jp += 2) {
-                    uint32_t bf[4];
-                    ldsm_x4(bf, bbase + 2 * ((jp * 8 + (lane & 7) + ((lane >> 4) << 3)) * kBS + tt * 16 +
-                                             ((lane >> 3) & 1) * 8));
-                    mma_16816<H>(acc[jp], a, bf[0], bf[1]);
-                    mma_16816<H>(acc[jp + 1], a, bf[2], bf[3]);
-                }
+                ldsm_x2(bf, bbase + 2 * (((NT8 - 1) * 8 + (l & 7)) * kBS + tt * 16 + ((l >> 3) & 1) * 8));
+                mma_16816<H>(acc[NT8 - 1], a, bf[0], bf[1]);
             }
         }
         __syncthreads();
@@ -335,7 +334,7 @@ template <typename H, int NT> int launch_nt(const macko_tiles_args *a, const Til
 {
     const dim3 grid((unsigned)((a->k.n + NT - 1) / NT), (unsigned)((a->bands + kW - 1) / kW), (unsigned)p.splits);
     const size_t smem = macko_tiles_smem(NT, a->kg, a->abuf);
-    if constexpr (NT <= 16) {
+    if constexpr (NT <= 32) {
         if (a->kg == MACKO_TILES_KG_WIDE) {
             tiles_kernel<H, NT, MACKO_TILES_KG_WIDE><<<grid, kThreads, smem, (cudaStream_t)a->k.stream>>>(p);
             return (int)cudaGetLastError();
@@ -352,7 +351,7 @@ template <typename H> int launch(const macko_tiles_args *a)
     p.cols = (int)a->k.cols;
     p.bands = (int)a->bands;
     p.tcols = (int)a->tcols;
-    p.groups = (p.tcols + a->kg - 1) / a->kg; /* a->kg: macko_tiles_kg's, wide only for n <= 16 */
+    p.groups = (p.tcols + a->kg - 1) / a->kg; /* a->kg: macko_tiles_kg's, wide for n <= 32 at most */
     p.gps = (p.groups + a->splits - 1) / a->splits;
     p.splits = p.gps > 0 ? (p.groups + p.gps - 1) / p.gps : 1;
     if (p.splits < 1)
@@ -378,6 +377,7 @@ template <typename H> int launch(const macko_tiles_args *a)
     switch (macko_tiles_ntile(a->k.n)) {
     case 8: return launch_nt<H, 8>(a, p);
     case 16: return launch_nt<H, 16>(a, p);
+    case 24: return launch_nt<H, 24>(a, p);
     case 32: return launch_nt<H, 32>(a, p);
     default: return launch_nt<H, 64>(a, p);
     }
@@ -412,21 +412,24 @@ template <typename H> int prepare(int abuf, int max_smem_optin, int *occ)
     int e;
     if ((e = prepare_nt<H, 8, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 0)) != 0) return e;
     if ((e = prepare_nt<H, 16, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 1)) != 0) return e;
-    if ((e = prepare_nt<H, 32, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 2)) != 0) return e;
-    return prepare_nt<H, 64, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 3);
+    if ((e = prepare_nt<H, 24, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 2)) != 0) return e;
+    if ((e = prepare_nt<H, 32, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 3)) != 0) return e;
+    return prepare_nt<H, 64, MACKO_TILES_KG>(abuf, max_smem_optin, occ + 4);
 }
 
 template <typename H> int prepare_wide(int abuf, int max_smem_optin, int *occ)
 {
     int e;
     if ((e = prepare_nt<H, 8, MACKO_TILES_KG_WIDE>(abuf, max_smem_optin, occ + 0)) != 0) return e;
-    return prepare_nt<H, 16, MACKO_TILES_KG_WIDE>(abuf, max_smem_optin, occ + 1);
+    if ((e = prepare_nt<H, 16, MACKO_TILES_KG_WIDE>(abuf, max_smem_optin, occ + 1)) != 0) return e;
+    if ((e = prepare_nt<H, 24, MACKO_TILES_KG_WIDE>(abuf, max_smem_optin, occ + 2)) != 0) return e;
+    return prepare_nt<H, 32, MACKO_TILES_KG_WIDE>(abuf, max_smem_optin, occ + 3);
 }
 
 } // namespace
 
-extern "C" int macko_tiles_ntile(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
-extern "C" int macko_tiles_ntile_index(int64_t n) { return n <= 8 ? 0 : n <= 16 ? 1 : n <= 32 ? 2 : 3; }
+extern "C" int macko_tiles_ntile(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 24 ? 24 : n <= 32 ? 32 : 64; }
+extern "C" int macko_tiles_ntile_index(int64_t n) { return n <= 8 ? 0 : n <= 16 ? 1 : n <= 24 ? 2 : n <= 32 ? 3 : 4; }
 
 extern "C" size_t macko_tiles_smem(int nt, int kg, int abuf)
 {

@@ -25,12 +25,14 @@ extern "C" {
 /* Groups of 16 tiles (256 columns): the kernels for column tiles 8 and 16 (n <= 16) also exist in this width, chosen
  * per matrix at upload (macko_tiles_kg): per warp they do a group's work faster (half the block barriers and staging
  * passes per tile), but their group buffers are twice as large, so fewer blocks fit an SM (bench/NOTES.md, session
- * 45). */
+ * 45). Those for column tiles 24 and 32 exist too, for tests that force them: the automatic rule never takes them
+ * (session 50, H100: at n = 17-24 0.85-1.10x the time of groups of 8, below 0.97x only on 28672 x 8192; at n = 32
+ * 0.90-1.32x). */
 #define MACKO_TILES_KG_WIDE 16
-#define MACKO_TILES_WIDE_NT 2 /* column tiles (8, 16) built with wide groups too */
+#define MACKO_TILES_WIDE_NT 4 /* column tiles (8, 16, 24, 32) built with wide groups too */
 #define MACKO_TILES_ROWS (16 * MACKO_TILES_WARPS)
 #define MACKO_TILES_HEADER 40 /* bytes of a record's header: 8 bitmap words, 8 start bytes */
-#define MACKO_TILES_NTILES 4  /* column tiles the kernels are built for: 8, 16, 32, 64 */
+#define MACKO_TILES_NTILES 5  /* column tiles the kernels are built for: 8, 16, 24, 32, 64 */
 
 /* One launch's arguments. k carries the B/C pointers, their strides, n, the scalars and the stream (macko_kernels.h;
  * its values/deltas/row_ptr are unused). */
@@ -40,7 +42,7 @@ typedef struct macko_tiles_args {
     int64_t bands, tcols;  /* ceil(rows / 16), ceil(cols / 16) */
     const uint32_t *offs;  /* bands * tcols + 1 record starts, 16-byte words */
     const void *stream;    /* the records, 16-byte aligned */
-    int kg;                /* tiles per group: MACKO_TILES_KG, or MACKO_TILES_KG_WIDE where n <= 16 */
+    int kg;                /* tiles per group: MACKO_TILES_KG, or MACKO_TILES_KG_WIDE where n <= 16 (32 forced) */
     int bulk;              /* 1: the tile kernel stages records by bulk copies where built for sm_90 (else cp.async) */
     int abuf;              /* bytes of the largest group of kg consecutive records of a band */
     int splits;            /* blocks along K (>= 1) */
@@ -153,6 +155,14 @@ int macko_tiles_wg_bn(int64_t n);
  * ahead at n = 16 where its blocks filled a wave, so the rule took it there): the 16-column tile does a quarter of
  * the MMAs of the fused product's 64-column one; from n = 17 the tile kernel needs its 32-column tile. */
 #define MACKO_TILES_WG_N 17
+/* ... except from n = 17 to 24 on matrices of at least MACKO_TILES_N24_ELEMS elements (rows x cols), which take the
+ * tile kernel's 24-column tile (three n8 MMAs a tile against the 32-column tile's four). Measured (bench/NOTES.md,
+ * session 50, H100, 6 quick shapes, n = 17 / 20 / 24, d = 0.5 and 0.3): the 24-column tile against the fused product
+ * took 0.85-0.98x the time on the three shapes of 151M elements and more (12288^2, 28672 x 8192, 36864 x 12288), and
+ * 1.00-1.12x on the three of 45M and fewer (4096^2, 4096 x 11008, 11008 x 4096). The bound, 2^26 = 8192^2, is
+ * about where the ratio, taken as linear in the log of the size between 45M (1.068, geomean) and 151M (0.899),
+ * crosses 1 (71M). */
+#define MACKO_TILES_N24_ELEMS (INT64_C(1) << 26)
 
 #ifdef __cplusplus
 }

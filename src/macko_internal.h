@@ -139,10 +139,12 @@ struct macko_mat_s {
     struct macko_tiles_dev {
         int64_t bands, tcols, words;
         int abuf;   /* bytes of the largest group of MACKO_TILES_KG consecutive records of a band */
-        int occ[4]; /* blocks per SM of the kernels per column tile (8, 16, 32, 64), read once at upload */
+        int occ[5]; /* blocks per SM of the kernels per column tile (8, 16, 24, 32, 64: MACKO_TILES_NTILES), read
+                       once at upload */
         int abuf_wide;   /* the same for groups of MACKO_TILES_KG_WIDE records */
-        int occ_wide[2]; /* blocks per SM of the kernels with those groups (column tiles 8, 16); 0 where none fits, or
-                            where the device is not one the choice was measured on (compute capability 9.x) */
+        int occ_wide[4]; /* blocks per SM of the kernels with those groups (column tiles 8, 16, 24, 32:
+                            MACKO_TILES_WIDE_NT); 0 where none fits, or where the device is not one the choice was
+                            measured on (compute capability 9.x) */
         int kg;          /* tiles per group forced by a test (macko_plan_forced.tiles_kg): 0 automatic, 8, 16 */
         int cp_async;    /* 1: the tile kernel's records by cp.async, forced by a test (tiles_cp_async); 0 automatic */
         int splits; /* blocks along K forced by a test (macko_plan_forced.tiles_splits); 0: automatic */
@@ -226,9 +228,10 @@ macko_status_t macko_tiles_download(const char *fn, macko_handle_t handle, macko
 /* The automatic rule's path for n columns (1 the tile kernel, 2 dense panels + GEMM, 3 the fused wgmma product; the
  * values of macko_plan_forced.tiles_path): wg, the panel GEMM is wgmma (compute capability 9.0 and sm_90a code, the
  * only case with the fused product); panel_fits, B and C have unit element strides and the workspace holds a panel
- * of at least 128 rows. The fused product still needs a B that a tensor map describes, else the tile kernel runs.
- * Pure arithmetic (the host tests call it). */
-int macko_tiles_auto_path(int64_t n, int wg, int panel_fits);
+ * of at least 128 rows; rows, cols: the matrix's (n = 17..24 on a matrix of MACKO_TILES_N24_ELEMS elements or more
+ * takes the tile kernel where wg). The fused product still needs a B that a tensor map describes, else the tile
+ * kernel runs. Pure arithmetic (the host tests call it). */
+int macko_tiles_auto_path(int64_t n, int64_t rows, int64_t cols, int wg, int panel_fits);
 /* C = alpha * M * B + beta * C for a checked call on a TILES device copy (combo MACKO_COMBO_H or _B): B(k, j) at
  * b[k*incb + j*ldb], C(i, j) at c[i*incc + j*ldc]; one launch. */
 macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const struct macko_mat_s *M, int combo,
@@ -241,8 +244,8 @@ int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t kg, int64_t n, 
                             int64_t ws_floats, int64_t ws_counters);
 /* Tiles per group of the tile kernel for n columns: MACKO_TILES_KG_WIDE where n <= 16 and the wide kernel holds at
  * least MACKO_TILES_WIDE_MIN_OCC blocks per SM (occ_wide, from the upload), else MACKO_TILES_KG; forced (a test's
- * tiles_kg) 8 or 16 wins where the wide kernel fits at all. Pure arithmetic (the host tests call it). */
-int macko_tiles_kg(int64_t n, const int occ_wide[2], int forced);
+ * tiles_kg) 8 or 16 wins where the wide kernel fits at all (n <= 32). Pure arithmetic (the host tests call it). */
+int macko_tiles_kg(int64_t n, const int occ_wide[4], int forced);
 
 /* ---- thread-local error details (status.c) */
 /* Records a failure of routine `fn` caused by argument number `pos` (1-based; 0: not one argument) and returns st.

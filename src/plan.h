@@ -162,7 +162,7 @@ typedef struct macko_plan_forced {
                              clusters fit the device at once, else pairs of splits in clusters of 2 where the splits
                              are even and the pairs fit), -1: its splits always meet in the workspace, or 2: pairs
                              wherever the splits are even and the pairs fit */
-    int tiles_kg;     /* 0 (automatic), or the tile kernel's tiles per group for n <= 16: 8, or 16 where that kernel
+    int tiles_kg;     /* 0 (automatic), or the tile kernel's tiles per group for n <= 32: 8, or 16 where that kernel
                          fits the device (else 8) */
     int tiles_cp_async; /* 0 (automatic: the tile kernel stages its records by bulk copies on compute capability 9.0
                            and newer where the library holds sm_90 code), or 1: by cp.async on every device */

@@ -21,6 +21,8 @@ static size_t at_least16(int64_t bytes) { return bytes < 16 ? 16 : (size_t)bytes
  * session 45, H100, n = 1..16: at 3 blocks against the narrow groups' 4 they took 0.94-0.96x the time, at 2 against 4
  * 1.02-1.03x). */
 #define MACKO_TILES_WIDE_MIN_OCC 3
+/* ... and only for the column tiles 8 and 16 (24 and 32 take them when a test forces them) */
+#define MACKO_TILES_WIDE_AUTO_NT 2
 
 /* The largest span of kg consecutive records of a band (a group the kernel stages at once), in bytes. */
 static int64_t group_bytes(const macko_tiles *t, int64_t kg)
@@ -37,13 +39,19 @@ static int64_t group_bytes(const macko_tiles *t, int64_t kg)
     return best * MACKO_TILE_WORD_BYTES;
 }
 
-int macko_tiles_kg(int64_t n, const int occ_wide[2], int forced)
+_Static_assert(sizeof(((struct macko_mat_s *)0)->td.occ) == MACKO_TILES_NTILES * sizeof(int), "td.occ");
+_Static_assert(sizeof(((struct macko_mat_s *)0)->td.occ_wide) == MACKO_TILES_WIDE_NT * sizeof(int), "td.occ_wide");
+
+int macko_tiles_kg(int64_t n, const int occ_wide[MACKO_TILES_WIDE_NT], int forced)
 {
     const int i = macko_tiles_ntile_index(n);
     if (i >= MACKO_TILES_WIDE_NT || occ_wide[i] <= 0 || forced == MACKO_TILES_KG)
         return MACKO_TILES_KG;
-    return forced == MACKO_TILES_KG_WIDE || occ_wide[i] >= MACKO_TILES_WIDE_MIN_OCC ? MACKO_TILES_KG_WIDE
-                                                                                    : MACKO_TILES_KG;
+    if (forced == MACKO_TILES_KG_WIDE)
+        return MACKO_TILES_KG_WIDE;
+    /* the rule's choice where it was measured: column tiles 8 and 16 */
+    return i < MACKO_TILES_WIDE_AUTO_NT && occ_wide[i] >= MACKO_TILES_WIDE_MIN_OCC ? MACKO_TILES_KG_WIDE
+                                                                                  : MACKO_TILES_KG;
 }
 
 int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t kg, int64_t n, int occ, int sm_count,
@@ -88,7 +96,7 @@ macko_status_t macko_tiles_upload(const char *fn, macko_handle_t handle, macko_m
     macko_tiles t;
     void *doffs = NULL, *dstream = NULL;
     int64_t abuf, abuf_wide, bytes;
-    int occ[MACKO_TILES_NTILES] = {0, 0, 0, 0}, occ_wide[MACKO_TILES_WIDE_NT] = {0, 0}, i, fits = 1;
+    int occ[MACKO_TILES_NTILES] = {0}, occ_wide[MACKO_TILES_WIDE_NT] = {0}, i, fits = 1;
     int ccap[3][MACKO_TILES_WG_CLUSTERS];
     macko_status_t st;
     cudaError_t e;
@@ -236,8 +244,11 @@ static void tiles_args_of(const struct macko_mat_s *M, const macko_kargs *k, mac
     a->stream = M->dev.values;
 }
 
-int macko_tiles_auto_path(int64_t n, int wg, int panel_fits)
+int macko_tiles_auto_path(int64_t n, int64_t rows, int64_t cols, int wg, int panel_fits)
 {
+    /* the tile kernel's 24-column tile on the larger matrices (rows x cols < 2^54 within the layout's limits) */
+    if (wg && n >= MACKO_TILES_WG_N && n <= 24 && rows * cols >= MACKO_TILES_N24_ELEMS)
+        return 1;
     /* the fused product from MACKO_TILES_WG_N up to the panels, and beyond them where they cannot run */
     if (wg && n >= MACKO_TILES_WG_N && (n < MACKO_TILES_PANEL_N_WG || !panel_fits))
         return 3;
@@ -269,7 +280,8 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
     macko_kargs_scalars(handle, combo, alpha, beta, &k);
     k.stream = handle->stream;
     path = M->td.path > 0 ? M->td.path
-                          : macko_tiles_auto_path(n, M->td.panel_gemm == MACKO_PANEL_GEMM_WG, panel_fits);
+                          : macko_tiles_auto_path(n, M->rows, M->cols, M->td.panel_gemm == MACKO_PANEL_GEMM_WG,
+                                                  panel_fits);
     if (path == 3) {
         /* the fused wgmma product, where B can be described by a tensor map (else the tile kernel) */
         if (M->td.panel_gemm == MACKO_PANEL_GEMM_WG && incb == 1 && incc == 1 && ldb % 8 == 0 &&

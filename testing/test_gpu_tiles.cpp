@@ -32,7 +32,7 @@ using namespace s16;
  * kernel, 2 dense panels + GEMM, 3 the fused wgmma product) forced; bn: the fused product's C-tile width (0
  * automatic, 64, 128, 256); stream: its stream-K (0 automatic, -1 off, > 0 that many blocks); cluster: its split K in
  * thread-block clusters (0 where they fit, else pairs; 2 pairs) or through the workspace (-1); kg: the tile kernel's
- * tiles per group at n <= 16 (0 automatic, 8, 16); cp_async: 1 the tile kernel stages its records by cp.async (0:
+ * tiles per group at n <= 32 (0 automatic, 8, 16); cp_async: 1 the tile kernel stages its records by cp.async (0:
  * by bulk copies where the device and build have them). */
 void tiles(macko_handle_t h, macko_mat_t A, int splits, int path = 0, int gemm = 0, int bn = 0, int stream = 0,
            int cluster = 0, int kg = 0, int cp_async = 0)
@@ -88,7 +88,7 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
     Handle h;
     const bool quick = mt::repeat_count(100) < 100; /* compute-sanitizer: a subset */
     const std::vector<int64_t> ns = quick ? std::vector<int64_t>{1, 9, 65}
-                                          : std::vector<int64_t>{1, 2, 7, 8, 9, 16, 17, 31, 33, 64, 65, 130};
+                                          : std::vector<int64_t>{1, 2, 7, 8, 9, 16, 17, 24, 31, 33, 64, 65, 130};
     int si = 0;
     for (const Shape &s : kShapes) {
         if (quick && si % 3 != 1) {
@@ -102,7 +102,8 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
         int cc_major = 0;
         ASSERT_EQ(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
         if (cc_major == 9) { /* the wide groups exist there, and even a full matrix's fit one block */
-            ASSERT_TRUE(A.A->td.occ_wide[0] > 0 && A.A->td.occ_wide[1] > 0) << s.rows << "x" << s.cols;
+            for (int i = 0; i < MACKO_TILES_WIDE_NT; i++)
+                ASSERT_GT(A.A->td.occ_wide[i], 0) << s.rows << "x" << s.cols << " column tile index " << i;
         }
         /* automatic; the tile kernel with 1 and 3 blocks along K; dense panels + the automatic GEMM; + mma.sync;
          * the fused wgmma product with automatic and 3 blocks along K and the automatic C-tile width; the widths 64
@@ -110,7 +111,7 @@ TYPED_TEST(GpuTiles, ProductsAgainstTheDoubleReference)
          * clusters where they fit: way 6's 3 splits at widths 128 / 256), 128 and 256 for every n; stream-K over 4 blocks of width 128 and 7 of width
          * 256 (blocks whose slices start or end inside a tile, or cover whole tiles between; B's ldb a multiple of 8
          * there, so that the fused product runs for every shape, an odd ldc in v = 1); the tile kernel with groups of
-         * 16 tiles at n <= 16 (where the device has them: Hopper; else groups of 8) with automatic and 3 blocks along
+         * 16 tiles at n <= 32 (where the device has them: Hopper; else groups of 8) with automatic and 3 blocks along
          * K (ways 13, 14); the tile kernel with its records staged by cp.async, as on devices before sm_90 (way 15) */
         for (int way = 0; way < 16; way++) {
             const bool fused = way >= 5 && way < 13;

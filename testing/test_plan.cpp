@@ -756,7 +756,7 @@ TEST(Plan, ForcedChoices)
  * always), the one of the smallest modelled time, the smaller on a tie. A block costs 1 + groups / s group-times,
  * plus NT / 8 when s > 1; an SM takes k = ceil(blocks * s / SMs) blocks in rounds of occ (at least 1), a round of r
  * blocks lasting max(1, r / q) block-times, q = 2 (q = 3 / 2 for the 64-column tile). */
-int64_t col_tile(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+int64_t col_tile(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 24 ? 24 : n <= 32 ? 32 : 64; }
 int64_t row_blocks(int64_t rows) { return (rows + 127) / 128; }
 int64_t ref_ws_floats(int64_t rows, int64_t n, int64_t s)
 {
@@ -810,10 +810,15 @@ TEST(TilesSplits, ConstantsAndWorkspaceSizes)
 {
     ASSERT_EQ(MACKO_TILES_ROWS, 128); /* the reference above is written for these */
     ASSERT_EQ(MACKO_TILES_KG, 8);
-    for (int64_t n : {1, 8, 9, 16, 17, 32, 33, 64, 65, 100, 5000})
+    for (int64_t n : {1, 8, 9, 16, 17, 24, 25, 32, 33, 64, 65, 100, 5000})
         EXPECT_EQ(macko_tiles_ntile(n), col_tile(n)) << n;
+    for (int64_t n : {1, 8, 9, 16, 17, 24, 25, 32, 33, 64, 65, 100, 5000}) {
+        const int i = macko_tiles_ntile_index(n);
+        ASSERT_TRUE(i >= 0 && i < MACKO_TILES_NTILES) << n;
+        EXPECT_EQ((int64_t)"\x08\x10\x18\x20\x40"[i], col_tile(n)) << n;
+    }
     for (int64_t rows : {1, 128, 129, 4096, 11008})
-        for (int64_t n : {1, 8, 33, 100, 5000})
+        for (int64_t n : {1, 8, 20, 33, 100, 5000})
             for (int s : {1, 2, 7, 64}) {
                 EXPECT_EQ(macko_tiles_ws_floats(rows, n, s), ref_ws_floats(rows, n, s)) << rows << " " << n << " " << s;
                 EXPECT_EQ(macko_tiles_counters(rows, n, s), ref_counters(rows, n, s)) << rows << " " << n << " " << s;
@@ -967,10 +972,10 @@ TEST(TilesSplits, WideGroupsCountTheirGroups)
 }
 
 /* The tile kernel's groups: 16 tiles where n <= 16 and the wide kernel keeps 3 blocks an SM, else 8; a test's
- * forced 16 wherever the wide kernel fits at all, its forced 8 always. */
+ * forced 16 wherever the wide kernel fits at all (column tiles 8 to 32), its forced 8 always. */
 TEST(TilesSplits, GroupsPerMatrixAndN)
 {
-    const int three[2] = {3, 3}, two[2] = {2, 4}, none[2] = {0, 0}, mixed[2] = {4, 2};
+    const int three[4] = {3, 3, 3, 3}, two[4] = {2, 4, 2, 2}, none[4] = {0, 0, 0, 0}, mixed[4] = {4, 2, 4, 0};
     for (int64_t n : {1, 2, 7, 8}) {
         EXPECT_EQ(macko_tiles_kg(n, three, 0), MACKO_TILES_KG_WIDE) << n;
         EXPECT_EQ(macko_tiles_kg(n, two, 0), MACKO_TILES_KG) << n;
@@ -986,7 +991,15 @@ TEST(TilesSplits, GroupsPerMatrixAndN)
         EXPECT_EQ(macko_tiles_kg(n, mixed, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
         EXPECT_EQ(macko_tiles_kg(n, none, 0), MACKO_TILES_KG) << n;
     }
-    for (int64_t n : {17, 32, 64, 1000})
+    /* 24 and 32 columns: 8 unless forced, 16 when forced where the wide kernel fits (mixed: at 24, not at 32) */
+    for (int64_t n : {17, 24, 25, 32}) {
+        EXPECT_EQ(macko_tiles_kg(n, three, 0), MACKO_TILES_KG) << n;
+        EXPECT_EQ(macko_tiles_kg(n, three, MACKO_TILES_KG), MACKO_TILES_KG) << n;
+        EXPECT_EQ(macko_tiles_kg(n, three, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(macko_tiles_kg(n, mixed, MACKO_TILES_KG_WIDE), n <= 24 ? MACKO_TILES_KG_WIDE : MACKO_TILES_KG) << n;
+        EXPECT_EQ(macko_tiles_kg(n, none, MACKO_TILES_KG_WIDE), MACKO_TILES_KG) << n;
+    }
+    for (int64_t n : {33, 64, 1000})
         for (int forced : {0, MACKO_TILES_KG, MACKO_TILES_KG_WIDE})
             EXPECT_EQ(macko_tiles_kg(n, three, forced), MACKO_TILES_KG) << n;
 }
@@ -1219,22 +1232,33 @@ TEST(Plan, TilesAutoPath)
     ASSERT_EQ(MACKO_TILES_WG_N, 17);
     ASSERT_EQ(MACKO_TILES_PANEL_N_WG, 1281);
     ASSERT_EQ(MACKO_TILES_PANEL_N, 2048);
-    for (int fits : {0, 1}) {
-        for (int64_t n : {INT64_C(1), INT64_C(9), INT64_C(16)})
-            EXPECT_EQ(macko_tiles_auto_path(n, 1, fits), 1) << n;
-        for (int64_t n : {INT64_C(17), INT64_C(64), INT64_C(512), INT64_C(1280)})
-            EXPECT_EQ(macko_tiles_auto_path(n, 1, fits), 3) << n;
-        for (int64_t n : {INT64_C(1), INT64_C(17), INT64_C(1281), INT64_C(2047)})
-            EXPECT_EQ(macko_tiles_auto_path(n, 0, fits), 1) << n;
+    ASSERT_EQ(MACKO_TILES_N24_ELEMS, INT64_C(8192) * 8192);
+    const int64_t small[2] = {4096, 11008}, at[2] = {65536, 1024}, below[2] = {8191, 8192}, big[2] = {36864, 12288};
+    for (const int64_t *rc : {small, at, below, big}) {
+        const bool large = rc[0] * rc[1] >= INT64_C(1) << 26;
+        const int64_t r = rc[0], c = rc[1];
+        for (int fits : {0, 1}) {
+            for (int64_t n : {INT64_C(1), INT64_C(9), INT64_C(16)})
+                EXPECT_EQ(macko_tiles_auto_path(n, r, c, 1, fits), 1) << n;
+            /* n = 17..24: the 24-column tile kernel on the larger matrices, else the fused product */
+            for (int64_t n : {INT64_C(17), INT64_C(20), INT64_C(24)})
+                EXPECT_EQ(macko_tiles_auto_path(n, r, c, 1, fits), large ? 1 : 3) << r << "x" << c << " n=" << n;
+            for (int64_t n : {INT64_C(25), INT64_C(32), INT64_C(64), INT64_C(512), INT64_C(1280)})
+                EXPECT_EQ(macko_tiles_auto_path(n, r, c, 1, fits), 3) << n;
+            for (int64_t n : {INT64_C(1), INT64_C(17), INT64_C(24), INT64_C(1281), INT64_C(2047)})
+                EXPECT_EQ(macko_tiles_auto_path(n, r, c, 0, fits), 1) << n;
+        }
+        for (int64_t n : {INT64_C(1281), INT64_C(2047), INT64_C(2048), INT64_C(1) << 40}) {
+            EXPECT_EQ(macko_tiles_auto_path(n, r, c, 1, 1), 2) << n;
+            EXPECT_EQ(macko_tiles_auto_path(n, r, c, 1, 0), 3) << n;
+        }
+        for (int64_t n : {INT64_C(2048), INT64_C(4097)}) {
+            EXPECT_EQ(macko_tiles_auto_path(n, r, c, 0, 1), 2) << n;
+            EXPECT_EQ(macko_tiles_auto_path(n, r, c, 0, 0), 1) << n;
+        }
     }
-    for (int64_t n : {INT64_C(1281), INT64_C(2047), INT64_C(2048), INT64_C(1) << 40}) {
-        EXPECT_EQ(macko_tiles_auto_path(n, 1, 1), 2) << n;
-        EXPECT_EQ(macko_tiles_auto_path(n, 1, 0), 3) << n;
-    }
-    for (int64_t n : {INT64_C(2048), INT64_C(4097)}) {
-        EXPECT_EQ(macko_tiles_auto_path(n, 0, 1), 2) << n;
-        EXPECT_EQ(macko_tiles_auto_path(n, 0, 0), 1) << n;
-    }
+    /* the layout's largest matrix: rows x cols does not overflow */
+    EXPECT_EQ(macko_tiles_auto_path(20, INT64_C(65535) * MACKO_TILES_ROWS, INT32_MAX, 1, 1), 1);
 }
 
 /* The n from which fp32 N:M products take SIMT instead of GEN: the crossings measured on the H200 (bench/NOTES.md,
