@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Session 50's device call for whichever machine comes (s50-a.sh and the first form of this script got none): the A/B
 # of the tile kernel's 24-column tile and of groups of 16 at 24 / 32 columns (build-carry/x.tar.xz, the working tree's
-# build, against build-carry/e4.tar.xz, 69ed547's); on an H200 also the tile layout's tables by n (69ed547's macko-bench: the
-# table's n list has no n in 17-24, and 32 takes the fused product, so they are the final kernels' tables there);
+# build, against build-carry/e4.tar.xz, 69ed547's); on an H200 also the tile layout's tables by n (69ed547's
+# macko-bench: the table's n list has no n in 17-24, and 32 takes the fused product, so they are the final kernels'
+# tables there);
 # then the tile tests and the four sanitizers over the fp16 tile products on the new kernels, cut at ${CHK_S:-200} s.
 set -u
 # shellcheck shell=bash source=device-run.sh
