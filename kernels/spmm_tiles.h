@@ -25,9 +25,8 @@ extern "C" {
 /* Groups of 16 tiles (256 columns): the kernels for column tiles 8 and 16 (n <= 16) also exist in this width, chosen
  * per matrix at upload (macko_tiles_kg): per warp they do a group's work faster (half the block barriers and staging
  * passes per tile), but their group buffers are twice as large, so fewer blocks fit an SM (bench/NOTES.md, session
- * 45). Those for column tiles 24 and 32 exist too, for tests that force them: the automatic rule never takes them
- * (session 50, H100: at n = 17-24 0.85-1.10x the time of groups of 8, below 0.97x only on 28672 x 8192; at n = 32
- * 0.90-1.32x). */
+ * 45). Those for column tiles 24 and 32 exist too (session 50). The rule (macko_tiles_kg) takes them at 3 blocks an
+ * SM for n <= 16, and at 2 for n <= 32 where a model of the launch says they are no slower (session 51). */
 #define MACKO_TILES_KG_WIDE 16
 #define MACKO_TILES_WIDE_NT 4 /* column tiles (8, 16, 24, 32) built with wide groups too */
 #define MACKO_TILES_ROWS (16 * MACKO_TILES_WARPS)

@@ -242,10 +242,14 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
  * the workspace. Pure arithmetic (the host tests call it). */
 int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t kg, int64_t n, int occ, int sm_count,
                             int64_t ws_floats, int64_t ws_counters);
-/* Tiles per group of the tile kernel for n columns: MACKO_TILES_KG_WIDE where n <= 16 and the wide kernel holds at
- * least MACKO_TILES_WIDE_MIN_OCC blocks per SM (occ_wide, from the upload), else MACKO_TILES_KG; forced (a test's
- * tiles_kg) 8 or 16 wins where the wide kernel fits at all (n <= 32). Pure arithmetic (the host tests call it). */
-int macko_tiles_kg(int64_t n, const int occ_wide[4], int forced);
+/* Tiles per group of the tile kernel for n columns of a matrix of rows x (16 tcols): MACKO_TILES_KG_WIDE where n <= 16
+ * and the wide kernel holds at least MACKO_TILES_WIDE_MIN_OCC blocks per SM (occ_wide, from the upload), or where it
+ * holds 2 (n <= 32) and its launch's modelled time is no more than that of the groups of MACKO_TILES_KG (occ), each
+ * with macko_tiles_auto_splits' splits (sm_count SMs, the workspace's ws_floats / ws_counters), else MACKO_TILES_KG;
+ * forced (a test's tiles_kg) 8 or 16 wins where the wide kernel fits at all (n <= 32). Pure arithmetic (the host
+ * tests call it). */
+int macko_tiles_kg(int64_t n, int64_t rows, int64_t tcols, const int occ[5], const int occ_wide[4], int forced,
+                   int sm_count, int64_t ws_floats, int64_t ws_counters);
 
 /* ---- thread-local error details (status.c) */
 /* Records a failure of routine `fn` caused by argument number `pos` (1-based; 0: not one argument) and returns st.

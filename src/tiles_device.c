@@ -21,7 +21,7 @@ static size_t at_least16(int64_t bytes) { return bytes < 16 ? 16 : (size_t)bytes
  * session 45, H100, n = 1..16: at 3 blocks against the narrow groups' 4 they took 0.94-0.96x the time, at 2 against 4
  * 1.02-1.03x). */
 #define MACKO_TILES_WIDE_MIN_OCC 3
-/* ... and only for the column tiles 8 and 16 (24 and 32 take them when a test forces them) */
+/* ... for the column tiles 8 and 16 (at 2 blocks an SM, and for 24 / 32, the launch model in macko_tiles_kg decides) */
 #define MACKO_TILES_WIDE_AUTO_NT 2
 
 /* The largest span of kg consecutive records of a band (a group the kernel stages at once), in bytes. */
@@ -42,16 +42,48 @@ static int64_t group_bytes(const macko_tiles *t, int64_t kg)
 _Static_assert(sizeof(((struct macko_mat_s *)0)->td.occ) == MACKO_TILES_NTILES * sizeof(int), "td.occ");
 _Static_assert(sizeof(((struct macko_mat_s *)0)->td.occ_wide) == MACKO_TILES_WIDE_NT * sizeof(int), "td.occ_wide");
 
-int macko_tiles_kg(int64_t n, const int occ_wide[MACKO_TILES_WIDE_NT], int forced)
+/* The modelled time of a tile-kernel launch (splits along K as the launch makes them), in tiles: an SM takes
+ * ceil(blocks / SMs) blocks in rounds of occ, a round of r blocks lasting max(1, r / 2) block times (two blocks keep
+ * an SM's issue busy, as in macko_tiles_auto_splits), and a block's time is its tiles, gps x kg. */
+static double launch_tiles(int64_t rows, int64_t tcols, int64_t kg, int64_t n, int splits, int occ, int sm_count)
+{
+    const int64_t nt = macko_tiles_ntile(n), groups = (tcols + kg - 1) / kg;
+    const int64_t gps = splits > 1 ? (groups + splits - 1) / splits : groups;
+    const int64_t s = gps > 0 ? (groups + gps - 1) / gps : 1;
+    const int64_t blocks = ((n + nt - 1) / nt) * ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS) * s;
+    const int64_t sms = sm_count > 0 ? sm_count : 1, o = occ > 0 ? occ : 1;
+    const int64_t k = (blocks + sms - 1) / sms, full = k / o, r = k % o;
+    const double round_full = (double)o / 2.0 > 1.0 ? (double)o / 2.0 : 1.0;
+    const double round_last = r == 0 ? 0.0 : ((double)r / 2.0 > 1.0 ? (double)r / 2.0 : 1.0);
+    return ((double)full * round_full + round_last) * (double)(gps * kg);
+}
+
+int macko_tiles_kg(int64_t n, int64_t rows, int64_t tcols, const int occ[MACKO_TILES_NTILES],
+                   const int occ_wide[MACKO_TILES_WIDE_NT], int forced, int sm_count, int64_t ws_floats,
+                   int64_t ws_counters)
 {
     const int i = macko_tiles_ntile_index(n);
+    int s8, s16;
     if (i >= MACKO_TILES_WIDE_NT || occ_wide[i] <= 0 || forced == MACKO_TILES_KG)
         return MACKO_TILES_KG;
     if (forced == MACKO_TILES_KG_WIDE)
         return MACKO_TILES_KG_WIDE;
-    /* the rule's choice where it was measured: column tiles 8 and 16 */
-    return i < MACKO_TILES_WIDE_AUTO_NT && occ_wide[i] >= MACKO_TILES_WIDE_MIN_OCC ? MACKO_TILES_KG_WIDE
-                                                                                  : MACKO_TILES_KG;
+    /* the rule's choice where it was measured: column tiles 8 and 16 at 3 blocks an SM and more */
+    if (i < MACKO_TILES_WIDE_AUTO_NT && occ_wide[i] >= MACKO_TILES_WIDE_MIN_OCC)
+        return MACKO_TILES_KG_WIDE;
+    /* At 2 blocks an SM (any column tile up to 32): the wide groups where their launch's modelled time, with the
+     * splits the rule gives each, is no more than the narrow groups' (bench/NOTES.md, sessions 50 and 51: 28672 x
+     * 8192 at d = 0.5, n = 16-24, whose 224 blocks are at most 2 an SM either way, took 0.86-0.91x the time in groups
+     * of 16 on an H100; where the narrow launch puts 3 or more blocks on an SM, or its blocks have fewer tiles, it
+     * stays. On an H200 over 11 shapes, d = 0.1-0.7, n = 8-24: 0.998-1.021x the faster group size's time) */
+    if (occ_wide[i] < 2 || occ[i] <= 0)
+        return MACKO_TILES_KG;
+    s8 = macko_tiles_auto_splits(rows, tcols, MACKO_TILES_KG, n, occ[i], sm_count, ws_floats, ws_counters);
+    s16 = macko_tiles_auto_splits(rows, tcols, MACKO_TILES_KG_WIDE, n, occ_wide[i], sm_count, ws_floats, ws_counters);
+    return launch_tiles(rows, tcols, MACKO_TILES_KG_WIDE, n, s16, occ_wide[i], sm_count) <=
+                   launch_tiles(rows, tcols, MACKO_TILES_KG, n, s8, occ[i], sm_count)
+               ? MACKO_TILES_KG_WIDE
+               : MACKO_TILES_KG;
 }
 
 int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t kg, int64_t n, int occ, int sm_count,
@@ -350,7 +382,8 @@ macko_status_t macko_tiles_compute(const char *fn, macko_handle_t handle, const 
         return macko_ok();
     }
     tiles_args_of(M, &k, &a);
-    a.kg = macko_tiles_kg(n, M->td.occ_wide, M->td.kg);
+    a.kg = macko_tiles_kg(n, M->rows, M->td.tcols, M->td.occ, M->td.occ_wide, M->td.kg, handle->props.sm_count,
+                          ws->partial_bytes / (int64_t)sizeof(float), MACKO_WS_COUNTERS);
     a.bulk = !M->td.cp_async && handle->props.cc_major >= 9; /* the kernel's sm_90 code has the bulk copies */
     a.abuf = a.kg == MACKO_TILES_KG ? M->td.abuf : M->td.abuf_wide;
     a.splits = M->td.splits > 0

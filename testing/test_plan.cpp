@@ -971,37 +971,80 @@ TEST(TilesSplits, WideGroupsCountTheirGroups)
             }
 }
 
-/* The tile kernel's groups: 16 tiles where n <= 16 and the wide kernel keeps 3 blocks an SM, else 8; a test's
- * forced 16 wherever the wide kernel fits at all (column tiles 8 to 32), its forced 8 always. */
+/* macko_tiles_kg for a matrix whose narrow launch keeps 3 blocks and more on an SM at every n <= 32 (36864 x 12288,
+ * 132 SMs, 4 blocks an SM for the groups of 8): its choice is the occupancy's (session 45's rule) and a test's */
+int kg_busy(int64_t n, const int occ_wide[4], int forced)
+{
+    const int occ[5] = {4, 4, 4, 4, 2};
+    return macko_tiles_kg(n, 36864, 768, occ, occ_wide, forced, 132, kAmple, kAmple);
+}
+
+/* The tile kernel's groups: 16 tiles where n <= 16 and the wide kernel keeps 3 blocks an SM, else 8 unless the
+ * launch model below prefers them; a test's forced 16 wherever the wide kernel fits at all (column tiles 8 to 32),
+ * its forced 8 always. */
 TEST(TilesSplits, GroupsPerMatrixAndN)
 {
     const int three[4] = {3, 3, 3, 3}, two[4] = {2, 4, 2, 2}, none[4] = {0, 0, 0, 0}, mixed[4] = {4, 2, 4, 0};
     for (int64_t n : {1, 2, 7, 8}) {
-        EXPECT_EQ(macko_tiles_kg(n, three, 0), MACKO_TILES_KG_WIDE) << n;
-        EXPECT_EQ(macko_tiles_kg(n, two, 0), MACKO_TILES_KG) << n;
-        EXPECT_EQ(macko_tiles_kg(n, two, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
-        EXPECT_EQ(macko_tiles_kg(n, three, MACKO_TILES_KG), MACKO_TILES_KG) << n;
-        EXPECT_EQ(macko_tiles_kg(n, none, MACKO_TILES_KG_WIDE), MACKO_TILES_KG) << n;
-        EXPECT_EQ(macko_tiles_kg(n, mixed, 0), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(kg_busy(n, three, 0), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(kg_busy(n, two, 0), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, two, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(kg_busy(n, three, MACKO_TILES_KG), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, none, MACKO_TILES_KG_WIDE), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, mixed, 0), MACKO_TILES_KG_WIDE) << n;
     }
     for (int64_t n : {9, 15, 16}) {
-        EXPECT_EQ(macko_tiles_kg(n, three, 0), MACKO_TILES_KG_WIDE) << n;
-        EXPECT_EQ(macko_tiles_kg(n, two, 0), MACKO_TILES_KG_WIDE) << n;
-        EXPECT_EQ(macko_tiles_kg(n, mixed, 0), MACKO_TILES_KG) << n;
-        EXPECT_EQ(macko_tiles_kg(n, mixed, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
-        EXPECT_EQ(macko_tiles_kg(n, none, 0), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, three, 0), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(kg_busy(n, two, 0), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(kg_busy(n, mixed, 0), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, mixed, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(kg_busy(n, none, 0), MACKO_TILES_KG) << n;
     }
-    /* 24 and 32 columns: 8 unless forced, 16 when forced where the wide kernel fits (mixed: at 24, not at 32) */
+    /* 24 and 32 columns: 8 at this occupancy unless forced, 16 when forced where the wide kernel fits (mixed: at
+     * 24, not at 32) */
     for (int64_t n : {17, 24, 25, 32}) {
-        EXPECT_EQ(macko_tiles_kg(n, three, 0), MACKO_TILES_KG) << n;
-        EXPECT_EQ(macko_tiles_kg(n, three, MACKO_TILES_KG), MACKO_TILES_KG) << n;
-        EXPECT_EQ(macko_tiles_kg(n, three, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
-        EXPECT_EQ(macko_tiles_kg(n, mixed, MACKO_TILES_KG_WIDE), n <= 24 ? MACKO_TILES_KG_WIDE : MACKO_TILES_KG) << n;
-        EXPECT_EQ(macko_tiles_kg(n, none, MACKO_TILES_KG_WIDE), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, three, 0), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, two, 0), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, three, MACKO_TILES_KG), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, three, MACKO_TILES_KG_WIDE), MACKO_TILES_KG_WIDE) << n;
+        EXPECT_EQ(kg_busy(n, mixed, MACKO_TILES_KG_WIDE), n <= 24 ? MACKO_TILES_KG_WIDE : MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg_busy(n, none, MACKO_TILES_KG_WIDE), MACKO_TILES_KG) << n;
     }
     for (int64_t n : {33, 64, 1000})
         for (int forced : {0, MACKO_TILES_KG, MACKO_TILES_KG_WIDE})
-            EXPECT_EQ(macko_tiles_kg(n, three, forced), MACKO_TILES_KG) << n;
+            EXPECT_EQ(kg_busy(n, three, forced), MACKO_TILES_KG) << n;
+}
+
+/* The launch model's part of macko_tiles_kg (132 SMs, 4 blocks an SM in groups of 8, 2 in groups of 16; session 51),
+ * worked by hand. 28672 x 8192 (224 row blocks, 512 K-tiles: 64 groups of 8, 32 of 16): n = 16, 24, 32: one split
+ * either way, 224 blocks, at most 2 an SM, one round of 512 tiles each way: the tie goes to 16. n = 8: groups of 8
+ * take 4 splits (896 blocks, 7 an SM: a round of 4 and one of 3, 2 + 1.5 block times of 128 tiles = 448) against
+ * 16's one split (512): 8. With 1 block an SM in groups of 16: 8. 12288^2 (96 row blocks, 768 K-tiles): groups of 8,
+ * 4 splits, 384 blocks, 3 an SM (1.5 x 192 = 288); of 16, 5 splits (480 blocks, 4 an SM: 2 rounds x 160 = 320): 8.
+ * 4096 x 11008 (32 row blocks, 688 K-tiles): 8 splits either way, 256 blocks, 2 an SM; 11 groups of 8 = 88 tiles a
+ * block against 6 of 16 = 96: 8. 8192^2: 4 splits either way, 256 blocks, 128 tiles a block: 16. */
+TEST(TilesSplits, GroupsByTheLaunchModel)
+{
+    const int occ[5] = {4, 4, 4, 4, 2}, occ3[5] = {3, 3, 3, 3, 2}, two[4] = {2, 2, 2, 2}, one[4] = {1, 1, 1, 1};
+    const auto kg = [&](int64_t rows, int64_t cols, int64_t n, const int *o, const int *ow) {
+        return macko_tiles_kg(n, rows, (cols + 15) / 16, o, ow, 0, 132, kAmple, kAmple);
+    };
+    for (int64_t n : {9, 16, 17, 24, 25, 32})
+        EXPECT_EQ(kg(28672, 8192, n, occ, two), MACKO_TILES_KG_WIDE) << n;
+    for (int64_t n : {1, 8})
+        EXPECT_EQ(kg(28672, 8192, n, occ, two), MACKO_TILES_KG) << n;
+    for (int64_t n : {1, 8, 16, 24, 32}) {
+        EXPECT_EQ(kg(28672, 8192, n, occ3, one), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg(12288, 12288, n, occ, two), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg(4096, 11008, n, occ, two), MACKO_TILES_KG) << n;
+        EXPECT_EQ(kg(8192, 8192, n, occ, two), MACKO_TILES_KG_WIDE) << n;
+    }
+    /* past 32 columns, or with no blocks of 8 that fit, or a workspace that allows no split: the rule has nothing to
+     * compare (without splits 12288^2 is 96 blocks either way, 768 tiles each: 16) */
+    EXPECT_EQ(kg(28672, 8192, 33, occ, two), MACKO_TILES_KG);
+    const int none8[5] = {0, 0, 0, 0, 0};
+    EXPECT_EQ(kg(28672, 8192, 16, none8, two), MACKO_TILES_KG);
+    EXPECT_EQ(macko_tiles_kg(16, 12288, 768, occ, two, 0, 132, 0, 0), MACKO_TILES_KG_WIDE);
 }
 
 } // namespace
