@@ -1039,8 +1039,8 @@ TEST(TilesSplits, GroupsByTheLaunchModel)
         EXPECT_EQ(kg(4096, 11008, n, occ, two), MACKO_TILES_KG) << n;
         EXPECT_EQ(kg(8192, 8192, n, occ, two), MACKO_TILES_KG_WIDE) << n;
     }
-    /* past 32 columns, or with no blocks of 8 that fit, or a workspace that allows no split: the rule has nothing to
-     * compare (without splits 12288^2 is 96 blocks either way, 768 tiles each: 16) */
+    /* past 32 columns, or with no blocks of 8 that fit: 8; a workspace that allows no split: one split each way
+     * (12288^2: 96 blocks either way, 768 tiles each, a tie: 16) */
     EXPECT_EQ(kg(28672, 8192, 33, occ, two), MACKO_TILES_KG);
     const int none8[5] = {0, 0, 0, 0, 0};
     EXPECT_EQ(kg(28672, 8192, 16, none8, two), MACKO_TILES_KG);
