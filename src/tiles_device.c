@@ -42,20 +42,27 @@ static int64_t group_bytes(const macko_tiles *t, int64_t kg)
 _Static_assert(sizeof(((struct macko_mat_s *)0)->td.occ) == MACKO_TILES_NTILES * sizeof(int), "td.occ");
 _Static_assert(sizeof(((struct macko_mat_s *)0)->td.occ_wide) == MACKO_TILES_WIDE_NT * sizeof(int), "td.occ_wide");
 
-/* The modelled time of a tile-kernel launch (splits along K as the launch makes them), in tiles: an SM takes
- * ceil(blocks / SMs) blocks in rounds of occ, a round of r blocks lasting max(1, r / 2) block times (two blocks keep
- * an SM's issue busy, as in macko_tiles_auto_splits), and a block's time is its tiles, gps x kg. */
+/* The block times an SM takes for `blocks` blocks over sm_count SMs: ceil(blocks / SMs) of them in rounds of occ, a
+ * round of r blocks lasting max(1, r / ks) block times (ks blocks keep an SM's issue busy). Shared by the split model
+ * and the group-size model below. */
+static double sm_rounds(int64_t blocks, int sm_count, int occ, double ks)
+{
+    const int64_t sms = sm_count > 0 ? sm_count : 1, o = occ > 0 ? occ : 1;
+    const int64_t k = (blocks + sms - 1) / sms, full = k / o, r = k % o;
+    const double round_full = (double)o / ks > 1.0 ? (double)o / ks : 1.0;
+    const double round_last = r == 0 ? 0.0 : ((double)r / ks > 1.0 ? (double)r / ks : 1.0);
+    return (double)full * round_full + round_last;
+}
+
+/* The modelled time of a tile-kernel launch of at most 32 columns (splits along K as the launch makes them), in
+ * tiles: sm_rounds with 2 blocks keeping an SM busy, as in macko_tiles_auto_splits, times a block's tiles, gps x kg. */
 static double launch_tiles(int64_t rows, int64_t tcols, int64_t kg, int64_t n, int splits, int occ, int sm_count)
 {
     const int64_t nt = macko_tiles_ntile(n), groups = (tcols + kg - 1) / kg;
     const int64_t gps = splits > 1 ? (groups + splits - 1) / splits : groups;
     const int64_t s = gps > 0 ? (groups + gps - 1) / gps : 1;
     const int64_t blocks = ((n + nt - 1) / nt) * ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS) * s;
-    const int64_t sms = sm_count > 0 ? sm_count : 1, o = occ > 0 ? occ : 1;
-    const int64_t k = (blocks + sms - 1) / sms, full = k / o, r = k % o;
-    const double round_full = (double)o / 2.0 > 1.0 ? (double)o / 2.0 : 1.0;
-    const double round_last = r == 0 ? 0.0 : ((double)r / 2.0 > 1.0 ? (double)r / 2.0 : 1.0);
-    return ((double)full * round_full + round_last) * (double)(gps * kg);
+    return sm_rounds(blocks, sm_count, occ, 2.0) * (double)(gps * kg);
 }
 
 int macko_tiles_kg(int64_t n, int64_t rows, int64_t tcols, const int occ[MACKO_TILES_NTILES],
@@ -92,10 +99,9 @@ int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t kg, int64_t n, 
     const int64_t nt = macko_tiles_ntile(n);
     const int64_t groups = (tcols + kg - 1) / kg;
     const int64_t blocks = ((n + nt - 1) / nt) * ((rows + MACKO_TILES_ROWS - 1) / MACKO_TILES_ROWS);
-    const int64_t sms = sm_count > 0 ? sm_count : 1, o = occ > 0 ? occ : 1;
     /* Two blocks keep an SM's issue busy (ncu: 0.70 issued a scheduler a cycle with 3 or 4 blocks; 1.5 for the
      * 64-column tile, whose block does 8x the MMAs of the 8-column one) */
-    const double ks = nt >= 64 ? 1.5 : 2.0, round_full = (double)o / ks > 1.0 ? (double)o / ks : 1.0;
+    const double ks = nt >= 64 ? 1.5 : 2.0;
     int64_t smax = groups / 4, s, best = 1;
     double best_cost = 0.0;
     if (smax > 64)
@@ -109,10 +115,8 @@ int macko_tiles_auto_splits(int64_t rows, int64_t tcols, int64_t kg, int64_t n, 
         if (s > 1 && (macko_tiles_ws_floats(rows, n, (int)s) > ws_floats ||
                       macko_tiles_counters(rows, n, (int)s) > ws_counters))
             break;
-        const int64_t k = (blocks * s + sms - 1) / sms, full = k / o, r = k % o;
-        const double round_last = r == 0 ? 0.0 : ((double)r / ks > 1.0 ? (double)r / ks : 1.0);
         const double cost = (1.0 + (s > 1 ? (double)nt / 8.0 : 0.0) + (double)groups / (double)s) *
-                            ((double)full * round_full + round_last);
+                            sm_rounds(blocks * s, sm_count, occ, ks);
         if (s == 1 || cost < best_cost) {
             best = s;
             best_cost = cost;
