@@ -126,7 +126,11 @@ static void usage(FILE *f)
             "  --spmv-geometry warp|staged\n"
             "                     force macko's SpMV geometry (the library's test-only plan override, src/plan.h)\n"
             "  --mm-path staged|global|tc|panel|simt\n"
-            "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16)\n"
+            "                     force macko's SpMM path for every n (the same override; tc/panel: fp16, bf16;\n"
+            "                     simt: fp32)\n"
+            "  --simt-form fma|tf32x3\n"
+            "                     fp32's SIMT path: FMAs on the CUDA cores, or split-TF32 products on the tensor\n"
+            "                     cores (override; default: tf32x3 where its block fits the device)\n"
             "  --layout rows|tiles           device layout of the macko matrices (default rows)\n"
             "  --tiles-splits N   TILES: blocks along K forced (test-only plan override; 0 automatic)\n"
             "  --tiles-path kernel|panel|fused\n"
@@ -408,6 +412,14 @@ Config parse_args(int argc, char **argv)
                 die("--tiles-kg: %d is not 0, 8 or 16", cfg.tiles_kg);
         } else if (a == "--tiles-cp-async") {
             cfg.tiles_cp_async = 1;
+        } else if (a == "--simt-form") {
+            const std::string t = value();
+            if (t == "fma")
+                cfg.simt_tc = 1;
+            else if (t == "tf32x3")
+                cfg.simt_tc = 2;
+            else
+                die("--simt-form: '%s' is not fma or tf32x3", t.c_str());
         } else if (a == "--tiles-splits") {
             cfg.tiles_splits = (int)parse_int("--tiles-splits", value(), 0, 64);
         } else if (a == "--layout") {
@@ -472,5 +484,6 @@ macko_status_t force_plan(const Config &cfg, macko_handle_t h, macko_mat_t A)
     f.tiles_wg_cluster = cfg.tiles_wg_cluster;
     f.tiles_kg = cfg.tiles_kg;
     f.tiles_cp_async = cfg.tiles_cp_async;
+    f.simt_tc = cfg.simt_tc;
     return macko_plan_override(h, A, MACKO_OPERATION_NON_TRANSPOSE, &f);
 }

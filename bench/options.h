@@ -78,6 +78,7 @@ struct Config {
     int tiles_wg_cluster = 0; /* --tiles-cluster: TILES, -1 the fused product's split K through the workspace only */
     int tiles_kg = 0;         /* --tiles-kg: TILES, the tile kernel's tiles per group at n <= 16, 8 or 16 (0: auto) */
     int tiles_cp_async = 0;   /* --tiles-cp-async: TILES, 1 the tile kernel's records by cp.async (0: automatic) */
+    int simt_tc = 0;          /* --simt-form: fp32 SIMT path, 1 FMA, 2 TF32x3 (0: automatic) */
     /* --workspace-mib: a device workspace of this many MiB given to the macko handle (macko_set_workspace; a public
      * setting, not an override); 0: the handle's own 64 MiB */
     int64_t workspace_mib = 0;
@@ -92,7 +93,7 @@ struct Config {
     {
         return spmv_geometry >= 0 || mm_path != 0 || tiles_splits != 0 || tiles_path != 0 || nm_path != 0 ||
                panel_gemm != 0 || panel_rows != 0 || panel_splits != 0 || tiles_wg_bn != 0 || tiles_wg_stream != 0 ||
-               tiles_wg_tail != 0 || tiles_wg_cluster != 0 || tiles_kg != 0 || tiles_cp_async != 0;
+               tiles_wg_tail != 0 || tiles_wg_cluster != 0 || tiles_kg != 0 || tiles_cp_async != 0 || simt_tc != 0;
     }
 };
 

@@ -182,6 +182,8 @@ std::string report_header(const Config &cfg, const Env &env)
              : "- macko workspace: the handle's own (64 MiB)\n";
     if (cfg.panel_gemm != 0)
         o += strf("- FORCED: the dense-panel path's GEMM is %s\n", cfg.panel_gemm == 1 ? "mma.sync" : "wgmma (sm_90a)");
+    if (cfg.simt_tc != 0)
+        o += strf("- FORCED: fp32's SIMT path in the %s form\n", cfg.simt_tc == 1 ? "FMA" : "TF32x3");
     if (cfg.panel_rows != 0 || cfg.panel_splits != 0)
         o += strf("- FORCED: dense panels of %s rows, wgmma panel GEMM with %s blocks along K\n",
                   cfg.panel_rows != 0 ? strf("%lld", (long long)cfg.panel_rows).c_str() : "automatic",

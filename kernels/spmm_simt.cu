@@ -1,6 +1,13 @@
 /* fp32 SpMM on the MACKO rows for many columns (the SIMT path, spmm_tc.h): C = alpha*M*B + beta*C with M, B and C all
- * fp32, computed with fp32 fused multiply-adds on the CUDA cores (what a caller of cublasSgemm with TF32 off expects;
- * there is no fp32 tensor-core path).
+ * fp32, in one of two forms of the same kernel (the plan's choice, macko_tc_args.simt_tc):
+ *   - FMA: fp32 fused multiply-adds on the CUDA cores (what cublasSgemm with TF32 off computes);
+ *   - TF32x3: the same tiles multiplied on the tensor cores (mma.m16n8k8 on TF32) with each operand split into a high
+ *     TF32 part and the TF32 rounding of the rest (tf32.cuh): x*y ~ lo(x)hi(y) + hi(x)lo(y) + hi(x)hi(y), every
+ *     product good to about 2^-21 of |x*y| (the FMA's: exact). The tensor cores' own fp32 sums truncate, so each
+ *     K-stage of 64 is summed from zero and added to the running sums with fp32 adds (round to nearest): the results
+ *     agree with the FMA form's and cublasSgemm's to fp32-accumulation rounding (the tests' bounds are the same, and
+ *     GpuSpmmSimt.Tf32x3AsAccurateAsFmaOnGrowingSums holds its error to at most twice the FMA form's). The warps
+ *     are 2 x 4 over the block's 128 x BN tile, 64 x BN/4 each; the A stage's rows are padded to 136 floats.
  *
  * For many columns an fp32 product is compute-bound, and a dense tile of A costs the same multiply-adds as a sparse
  * one unless whole groups of products vanish, which unstructured sparsity does not give. So, as the tensor-core paths
@@ -23,6 +30,7 @@
 #include "spmm_tc.h"
 
 #include "macko_mma.cuh"
+#include "tf32.cuh"
 
 #include <cuda_runtime.h>
 
@@ -32,13 +40,16 @@
 namespace {
 
 constexpr int kBM = 128, kKB = 64, kThreads = 256;
-constexpr int kLdA = kBM;     /* A stage: [k][row] */
 constexpr int kLdB = kKB + 4; /* B stage: [column][k]; 17 16-byte units per column */
 constexpr int kLdC = kBM + 4; /* C tile for the epilogue: [column][row] */
 
-template <int TN> struct Smem {
+/* TC: the TF32x3 form, whose A stage rows are 136 floats apart (its fragment loads, rows g and columns t of a lane
+ * (g = lane / 4, t = lane % 4), then fall in 32 distinct banks; the decode's stores, a row per thread, stay
+ * conflict-free at either stride). */
+template <int TN, bool TC> struct Smem {
+    static constexpr int lda = TC ? kBM + 8 : kBM; /* A stage: [k][row] */
     static constexpr int bn = 16 * TN;
-    static constexpr int a = kKB * kLdA; /* floats of one A stage */
+    static constexpr int a = kKB * lda; /* floats of one A stage */
     static constexpr int b = bn * kLdB;  /* floats of one B stage */
     static constexpr int main_floats = 2 * (a + b);
     static constexpr int c_floats = bn * kLdC;
@@ -82,10 +93,10 @@ __device__ __forceinline__ void store_c(const SP &p, int r, int64_t j, float v, 
 
 __host__ __device__ __forceinline__ int split_lo(int T, int splits, int z) { return (int)((int64_t)T * z / splits); }
 
-template <int TN> __global__ void __launch_bounds__(kThreads, TN == 8 ? 1 : 2) simt_kernel(const SP p)
+template <int TN, bool TC> __global__ void __launch_bounds__(kThreads, TN == 8 ? 1 : 2) simt_kernel(const SP p)
 {
-    using Z = Smem<TN>;
-    constexpr int BN = Z::bn;
+    using Z = Smem<TN, TC>;
+    constexpr int BN = Z::bn, kLdA = Z::lda;
     extern __shared__ __align__(16) float sm[];
     float *As = sm;             /* [2][Z::a] */
     float *Bs = sm + 2 * Z::a;  /* [2][Z::b] */
@@ -175,12 +186,16 @@ template <int TN> __global__ void __launch_bounds__(kThreads, TN == 8 ? 1 : 2) s
         }
     };
 
+    /* FMA: thread (tx, ty) holds rows ty*8 .. ty*8 + 7 x columns tx + 16j; TC: warp (wm, wn) = (warp / 4, warp % 4)
+     * holds rows wm*64 .. +63 x columns wn*4*TN .. +4*TN - 1 as 4 x TN/2 mma tiles of 16 x 8 */
+    constexpr int NT = TN / 2;
     float acc[8][TN];
 #pragma unroll
     for (int i = 0; i < 8; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++)
             acc[i][j] = 0.0f;
+    const int g = lane >> 2, tq = lane & 3, wm = warp >> 2, wn = warp & 3;
 
     if (t0 < t1) {
         load_b(0, t0);
@@ -196,26 +211,76 @@ template <int TN> __global__ void __launch_bounds__(kThreads, TN == 8 ? 1 : 2) s
             cp_async_commit();
             decode(buf ^ 1, t + 1);
         }
-        const float *A = As + buf * Z::a + ty * 8;
-        const float *B = Bs + buf * Z::b + tx * kLdB;
-#pragma unroll 4
-        for (int k = 0; k < kKB; k += 4) {
-            float4 bq[TN]; /* B(k .. k + 3, column j) */
+        if constexpr (TC) {
+            /* the stage's sums start from zero and are added to acc after it (fp32, round to nearest): the tensor
+             * cores' own accumulation truncates, and over a whole row of K its bias grows with the count of
+             * instructions in the chain (bench/NOTES.md, session 52) */
+            float part[8][TN];
 #pragma unroll
-            for (int j = 0; j < TN; j++)
-                bq[j] = *reinterpret_cast<const float4 *>(B + j * 16 * kLdB + k);
+            for (int i = 0; i < 8; i++)
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                const float4 x0 = *reinterpret_cast<const float4 *>(A + (k + q) * kLdA);
-                const float4 x1 = *reinterpret_cast<const float4 *>(A + (k + q) * kLdA + 4);
-                const float a[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+                for (int j = 0; j < TN; j++)
+                    part[i][j] = 0.0f;
+            const float *A = As + buf * Z::a + wm * 64 + g;
+            const float *B = Bs + buf * Z::b + (wn * 4 * TN + g) * kLdB;
+#pragma unroll 2
+            for (int kb = 0; kb < kKB; kb += 8) {
+                uint32_t bh[NT][2], bl[NT][2];
 #pragma unroll
-                for (int i = 0; i < 8; i++)
+                for (int j = 0; j < NT; j++) {
+                    tf32_split(__float_as_uint(B[8 * j * kLdB + kb + tq]), bh[j][0], bl[j][0]);
+                    tf32_split(__float_as_uint(B[8 * j * kLdB + kb + tq + 4]), bh[j][1], bl[j][1]);
+                }
 #pragma unroll
-                    for (int j = 0; j < TN; j++) {
-                        const float b = q == 0 ? bq[j].x : q == 1 ? bq[j].y : q == 2 ? bq[j].z : bq[j].w;
-                        acc[i][j] = fmaf(a[i], b, acc[i][j]);
+                for (int i = 0; i < 4; i++) {
+                    const float *a0 = A + (kb + tq) * kLdA + 16 * i, *a1 = a0 + 4 * kLdA;
+                    uint32_t ah[4], al[4];
+                    tf32_split(__float_as_uint(a0[0]), ah[0], al[0]);
+                    tf32_split(__float_as_uint(a0[8]), ah[1], al[1]);
+                    tf32_split(__float_as_uint(a1[0]), ah[2], al[2]);
+                    tf32_split(__float_as_uint(a1[8]), ah[3], al[3]);
+#pragma unroll
+                    for (int j = 0; j < NT; j++) {
+                        /* tile (i, j)'s sums: acc's elements 4 (i NT + j) .. + 3, row-major (TN is a multiple of 4) */
+                        const int f = 4 * (i * NT + j), r = f / TN, c = f % TN;
+                        float d[4] = {part[r][c], part[r][c + 1], part[r][c + 2], part[r][c + 3]};
+                        mma_1688_tf32(d, al, bh[j][0], bh[j][1]);
+                        mma_1688_tf32(d, ah, bl[j][0], bl[j][1]);
+                        mma_1688_tf32(d, ah, bh[j][0], bh[j][1]);
+                        part[r][c] = d[0];
+                        part[r][c + 1] = d[1];
+                        part[r][c + 2] = d[2];
+                        part[r][c + 3] = d[3];
                     }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] += part[i][j];
+        } else {
+            const float *A = As + buf * Z::a + ty * 8;
+            const float *B = Bs + buf * Z::b + tx * kLdB;
+#pragma unroll 4
+            for (int k = 0; k < kKB; k += 4) {
+                float4 bq[TN]; /* B(k .. k + 3, column j) */
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    bq[j] = *reinterpret_cast<const float4 *>(B + j * 16 * kLdB + k);
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const float4 x0 = *reinterpret_cast<const float4 *>(A + (k + q) * kLdA);
+                    const float4 x1 = *reinterpret_cast<const float4 *>(A + (k + q) * kLdA + 4);
+                    const float a[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+#pragma unroll
+                    for (int i = 0; i < 8; i++)
+#pragma unroll
+                        for (int j = 0; j < TN; j++) {
+                            const float b = q == 0 ? bq[j].x : q == 1 ? bq[j].y : q == 2 ? bq[j].z : bq[j].w;
+                            acc[i][j] = fmaf(a[i], b, acc[i][j]);
+                        }
+                }
             }
         }
         cp_async_wait<0>();
@@ -224,11 +289,26 @@ template <int TN> __global__ void __launch_bounds__(kThreads, TN == 8 ? 1 : 2) s
 
     /* the tile through shared memory (free after the last barrier), then written a column at a time */
     float *Cs = sm;
+    if constexpr (TC) {
+        /* tile (i, j)'s four sums (acc's elements 4 (i NT + j) .. + 3): rows g, g, g + 8, g + 8 x columns 2tq,
+         * 2tq + 1 of the tile */
 #pragma unroll
-    for (int j = 0; j < TN; j++) {
-        float *cc = Cs + (tx + 16 * j) * kLdC + ty * 8;
-        *reinterpret_cast<float4 *>(cc) = make_float4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
-        *reinterpret_cast<float4 *>(cc + 4) = make_float4(acc[4][j], acc[5][j], acc[6][j], acc[7][j]);
+        for (int i = 0; i < 4; i++)
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int f = 4 * (i * NT + j) + e;
+                    const int row = wm * 64 + 16 * i + g + 8 * (e >> 1), col = wn * 4 * TN + 8 * j + 2 * tq + (e & 1);
+                    Cs[col * kLdC + row] = acc[f / TN][f % TN];
+                }
+    } else {
+#pragma unroll
+        for (int j = 0; j < TN; j++) {
+            float *cc = Cs + (tx + 16 * j) * kLdC + ty * 8;
+            *reinterpret_cast<float4 *>(cc) = make_float4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]);
+            *reinterpret_cast<float4 *>(cc + 4) = make_float4(acc[4][j], acc[5][j], acc[6][j], acc[7][j]);
+        }
     }
     __syncthreads();
     for (int cl = warp; cl < BN; cl += kThreads / 32) {
@@ -271,7 +351,8 @@ __global__ void __launch_bounds__(256) simt_finish(const SP p)
     }
 }
 
-template <int TN> cudaError_t simt_launch(SP p, int64_t n, const float *b, float *c, int sm_count, cudaStream_t st)
+template <int TN, bool TC>
+cudaError_t simt_launch(SP p, int64_t n, const float *b, float *c, int sm_count, cudaStream_t st)
 {
     constexpr int BN = 16 * TN;
     const int64_t chunk = (int64_t)65535 * BN;
@@ -280,7 +361,7 @@ template <int TN> cudaError_t simt_launch(SP p, int64_t n, const float *b, float
         p.b = b + j0 * p.ldb;
         p.c = c + j0 * p.ldc;
         const dim3 grid((unsigned)((p.rows + kBM - 1) / kBM), (unsigned)((p.n + BN - 1) / BN), (unsigned)p.splits);
-        simt_kernel<TN><<<grid, kThreads, Smem<TN>::bytes, st>>>(p);
+        simt_kernel<TN, TC><<<grid, kThreads, Smem<TN, TC>::bytes, st>>>(p);
         cudaError_t e = cudaGetLastError();
         if (e == cudaSuccess && p.splits > 1) {
             const int64_t want = ((int64_t)p.rows * p.n + 255) / 256, cap = (int64_t)(sm_count > 0 ? sm_count : 1) * 8;
@@ -295,20 +376,40 @@ template <int TN> cudaError_t simt_launch(SP p, int64_t n, const float *b, float
 
 } // namespace
 
-extern "C" size_t macko_simt_smem_bytes(int ntile) { return ntile == 64 ? Smem<4>::bytes : Smem<8>::bytes; }
+extern "C" size_t macko_simt_smem_bytes(int ntile, int form)
+{
+    if (form == MACKO_SIMT_TF32X3)
+        return ntile == 64 ? Smem<4, true>::bytes : Smem<8, true>::bytes;
+    return ntile == 64 ? Smem<4, false>::bytes : Smem<8, false>::bytes;
+}
+
+namespace {
+template <int TN, bool TC> cudaError_t simt_optin(int max_smem_optin)
+{
+    if ((int)Smem<TN, TC>::bytes > max_smem_optin) /* the plan does not take this kernel here */
+        return cudaSuccess;
+    cudaError_t e = cudaFuncSetAttribute(simt_kernel<TN, TC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)Smem<TN, TC>::bytes);
+    if (e == cudaSuccess && TN == 4)
+        e = cudaFuncSetAttribute(simt_kernel<TN, TC>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 cudaSharedmemCarveoutMaxShared);
+    return e;
+}
+} // namespace
 
 extern "C" int macko_simt_prepare(int max_smem_optin)
 {
-    /* the 128-column kernel only where its block fits (the plan takes 64 columns elsewhere, e.g. 99 KiB on sm_86) */
-    if ((int)Smem<4>::bytes > max_smem_optin)
+    /* the wider and the TF32x3 kernels only where their blocks fit (the plan takes the FMA form's 64 columns
+     * elsewhere, e.g. 99 KiB on sm_86) */
+    if ((int)Smem<4, false>::bytes > max_smem_optin)
         return (int)cudaErrorInvalidValue;
-    cudaError_t e =
-        cudaFuncSetAttribute(simt_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Smem<4>::bytes);
+    cudaError_t e = simt_optin<4, false>(max_smem_optin);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(simt_kernel<4>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                 cudaSharedmemCarveoutMaxShared);
-    if (e == cudaSuccess && (int)Smem<8>::bytes <= max_smem_optin)
-        e = cudaFuncSetAttribute(simt_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Smem<8>::bytes);
+        e = simt_optin<8, false>(max_smem_optin);
+    if (e == cudaSuccess)
+        e = simt_optin<4, true>(max_smem_optin);
+    if (e == cudaSuccess)
+        e = simt_optin<8, true>(max_smem_optin);
     if (e != cudaSuccess)
         (void)cudaGetLastError();
     return (int)e;
@@ -317,7 +418,7 @@ extern "C" int macko_simt_prepare(int max_smem_optin)
 extern "C" int macko_simt_spmm(const macko_tc_args *a, int sm_count)
 {
     if (a->type != MACKO_R_32F || a->kt != kKB || (a->ntile != 64 && a->ntile != 128) || a->splits < 1 ||
-        a->n < 1 || a->rows < 1)
+        a->n < 1 || a->rows < 1 || (a->simt_tc != MACKO_SIMT_FMA && a->simt_tc != MACKO_SIMT_TF32X3))
         return (int)cudaErrorInvalidValue;
     SP p;
     memset(&p, 0, sizeof p);
@@ -340,6 +441,9 @@ extern "C" int macko_simt_spmm(const macko_tc_args *a, int sm_count)
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(a->stream);
     const float *b = static_cast<const float *>(a->b);
     float *c = static_cast<float *>(a->c);
-    return (int)(a->ntile == 64 ? simt_launch<4>(p, a->n, b, c, sm_count, st)
-                                : simt_launch<8>(p, a->n, b, c, sm_count, st));
+    if (a->simt_tc == MACKO_SIMT_TF32X3)
+        return (int)(a->ntile == 64 ? simt_launch<4, true>(p, a->n, b, c, sm_count, st)
+                                    : simt_launch<8, true>(p, a->n, b, c, sm_count, st));
+    return (int)(a->ntile == 64 ? simt_launch<4, false>(p, a->n, b, c, sm_count, st)
+                                : simt_launch<8, false>(p, a->n, b, c, sm_count, st));
 }

@@ -47,6 +47,7 @@ typedef struct macko_tc_args {
     const uint32_t *tidx;    /* rows * (ceil(cols / kt) + 1) index words */
     int kt;                  /* K-tile width: a multiple of 16, at least 32 */
     int group;               /* lanes decoding one row segment: 4, 8 or 16 (16 entries per lane per pass) */
+    int simt_tc;             /* the SIMT path's form: MACKO_SIMT_FMA or MACKO_SIMT_TF32X3 */
     int ntile;               /* columns of C per block: 8, 16, 32 or 64 */
     int splits;              /* blocks along K (1: no workspace needed) */
     int64_t n;               /* columns of B and C, >= 1 */
@@ -91,15 +92,19 @@ int macko_tc_build_index(int64_t rows, int64_t cols, const uint8_t *deltas, cons
                          uint32_t *tidx, macko_stream_t stream);
 
 /* fp32 matrices, many columns (kernels/spmm_simt.cu): the rows decoded a K-tile of 64 columns at a time into shared
- * memory (the tile index with kt = 64) and multiplied by B's tile with fp32 FMAs on the CUDA cores, 128 rows x ntile
- * (64 or 128) columns of C per block. a->type must be MACKO_R_32F, a->kt 64; a->group and a->counters are not used;
+ * memory (the tile index with kt = 64) and multiplied by B's tile, 128 rows x ntile (64 or 128) columns of C per block,
+ * in the form a->simt_tc: MACKO_SIMT_FMA, fp32 FMAs on the CUDA cores, or MACKO_SIMT_TF32X3, split-TF32 products on
+ * the tensor cores (kernels/tf32.cuh; its blocks take more shared memory: macko_simt_smem_bytes). a->type must be
+ * MACKO_R_32F, a->kt 64; a->group and a->counters are not used;
  * a->splits blocks along K (splits > 1: a->ws holds splits * rows * min(n, 65535 * ntile) floats, and a finishing
  * launch adds the splits in order). B and C with unit element strides. Returns the cudaError_t of the launches
  * (cudaErrorInvalidValue for arguments the kernels are not built for). */
 #define MACKO_SIMT_KT 64
-size_t macko_simt_smem_bytes(int ntile);
-/* Sets the kernels' dynamic shared-memory limits on the current device (when a plan is built): the 64-column kernel
- * always (cudaErrorInvalidValue when its block exceeds max_smem_optin), the 128-column one where its block fits. */
+enum { MACKO_SIMT_FMA = 1, MACKO_SIMT_TF32X3 = 2 };
+size_t macko_simt_smem_bytes(int ntile, int form);
+/* Sets the kernels' dynamic shared-memory limits on the current device (when a plan is built): the FMA form's 64-column
+ * kernel always (cudaErrorInvalidValue when its block exceeds max_smem_optin); its 128-column one and the TF32x3
+ * form's two where their blocks fit. */
 int macko_simt_prepare(int max_smem_optin);
 int macko_simt_spmm(const macko_tc_args *a, int sm_count);
 

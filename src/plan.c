@@ -432,31 +432,42 @@ static int simt_eligible(const struct macko_mat_s *m, int index, const macko_dev
 {
     return m->type == MACKO_R_32F && index == MACKO_IDX_I32 && m->rows > 0 && m->cols > 0 &&
            m->cols < (INT64_C(1) << 27) && dp->cc_major >= 8 &&
-           (int64_t)macko_simt_smem_bytes(64) <= (int64_t)dp->smem_per_block_optin;
+           (int64_t)macko_simt_smem_bytes(64, MACKO_SIMT_FMA) <= (int64_t)dp->smem_per_block_optin;
 }
 
-/* The SIMT row for n up to n_max: 64 columns of C per block up to n = 64 (and wherever the 128-column kernel's
- * shared memory does not fit a block), 128 beyond. */
-static void simt_rule(const macko_devprops *dp, int64_t n_max, macko_mm_rule *r)
+/* The SIMT row for n up to n_max in the form of the plan (MACKO_SIMT_*): 64 columns of C per block up to n = 64 (and
+ * wherever the 128-column kernel's shared memory does not fit a block), 128 beyond. */
+static void simt_rule(const macko_devprops *dp, int form, int64_t n_max, macko_mm_rule *r)
 {
-    const int wide = n_max > 64 && (int64_t)macko_simt_smem_bytes(128) <= (int64_t)dp->smem_per_block_optin;
+    const int wide = n_max > 64 && (int64_t)macko_simt_smem_bytes(128, form) <= (int64_t)dp->smem_per_block_optin;
     const int tile = wide ? 128 : 64;
     memset(r, 0, sizeof *r);
     r->n_max = n_max;
     r->path = MACKO_MM_PATH_SIMT;
     r->want = tile;
     r->launch = launch_of(MACKO_K_MM_SIMT, tile, 256, wide ? 1 : 2, 0);
-    r->launch.smem = (uint32_t)macko_simt_smem_bytes(tile);
+    r->launch.smem = (uint32_t)macko_simt_smem_bytes(tile, form);
 }
 
-int macko_plan_simt_from(const struct macko_mat_s *m)
+int macko_plan_simt_form(const macko_devprops *dp)
+{
+    return (int64_t)macko_simt_smem_bytes(64, MACKO_SIMT_TF32X3) <= (int64_t)dp->smem_per_block_optin
+               ? MACKO_SIMT_TF32X3
+               : MACKO_SIMT_FMA;
+}
+
+int macko_plan_simt_from(const struct macko_mat_s *m, int form)
 {
     const double de = stored_fraction(m);
     /* SIMT's time is flat up to 64 columns (one column block), the tiles' grows with n, and more slowly per entry the
-     * more rows there are: the crossover measured per quick shape (H200, session 23) is 22-27 at d = 0.5, 24-35 at
-     * 0.3 and 37-73 at 0.1, rising with log2(rows); from 65 on SIMT takes two column blocks, so the rule stops at 64 */
+     * more rows there are, so the crossover rises with log2(rows); from 65 on SIMT takes two column blocks, so the rule
+     * stops at 64. FMA form, measured per quick shape (H200, session 23): 22-27 at d = 0.5, 24-35 at 0.3 and 37-73 at
+     * 0.1. TF32x3 form, about 1.35x faster (H100, session 52: both forms and the tiles forced at n = 8..48): 17-20 at
+     * d = 0.5 (the tiles ahead at 16 on five of the six shapes), 20-27 at 0.3, 26-51 at 0.1. */
     const double lr = m->rows > 4096 ? log2((double)m->rows / 4096.0) : 0.0;
-    const double from = de >= 0.4 ? 25.0 : de >= 0.2 ? 26.0 + 3.3 * lr : 37.0 + 12.0 * lr;
+    const double from = form == MACKO_SIMT_TF32X3
+                            ? (de >= 0.4 ? 17.0 : de >= 0.2 ? 20.0 + 2.0 * lr : 28.0 + 7.0 * lr)
+                            : (de >= 0.4 ? 25.0 : de >= 0.2 ? 26.0 + 3.3 * lr : 37.0 + 12.0 * lr);
     return from < 64.0 ? (int)ceil(from - 1e-9) : 64;
 }
 
@@ -474,15 +485,15 @@ static void plan_mm_simt(const struct macko_mat_s *m, const macko_devprops *dp, 
 {
     int i = p->mm_rules - 1; /* the last row (n > 8, tile 16) now ends below macko_plan_simt_from */
     const double de = stored_fraction(m);
-    int from = macko_plan_simt_from(m);
+    int from = macko_plan_simt_from(m, p->tc.simt_tc);
     const macko_launch *tiles = &p->mm[i].launch;
     if (tiles->kernel != MACKO_K_MM_STAGED && de >= 0.28 && from > (de >= 0.4 ? 15 : 16))
         from = de >= 0.4 ? 15 : 16;
     else if (tiles->kernel == MACKO_K_MM_STAGED && tiles->tile == 4 && m->rows <= 8192 && de >= 0.28 && from > 21)
         from = 21;
     p->mm[i++].n_max = from - 1;
-    simt_rule(dp, 64, &p->mm[i++]);
-    simt_rule(dp, INT64_MAX, &p->mm[i++]);
+    simt_rule(dp, p->tc.simt_tc, 64, &p->mm[i++]);
+    simt_rule(dp, p->tc.simt_tc, INT64_MAX, &p->mm[i++]);
     p->mm_rules = i;
 }
 
@@ -490,8 +501,8 @@ static void plan_mm_simt(const struct macko_mat_s *m, const macko_devprops *dp, 
 static void plan_mm_forced_simt(const macko_devprops *dp, macko_plan *p)
 {
     p->mm_rules = 2;
-    simt_rule(dp, 64, &p->mm[0]);
-    simt_rule(dp, INT64_MAX, &p->mm[1]);
+    simt_rule(dp, p->tc.simt_tc, 64, &p->mm[0]);
+    simt_rule(dp, p->tc.simt_tc, INT64_MAX, &p->mm[1]);
 }
 
 /* A plan forced to TC or PANEL: that path for every n. */
@@ -672,6 +683,10 @@ static macko_status_t check_forced(const struct macko_mat_s *m, const macko_plan
         snprintf(msg, n, "panel_splits is %d; it must be 0..8", f->panel_splits);
         return MACKO_STATUS_INVALID_VALUE;
     }
+    if (f->simt_tc < 0 || f->simt_tc > MACKO_SIMT_TF32X3) {
+        snprintf(msg, n, "simt_tc is %d; it must be 0 (automatic), 1 (FMA) or 2 (TF32x3)", f->simt_tc);
+        return MACKO_STATUS_INVALID_VALUE;
+    }
     if (f->mm_tile != 0 && f->mm_tile != 2 && f->mm_tile != 4 && f->mm_tile != 8 && f->mm_tile != 16) {
         snprintf(msg, n, "mm_tile is %d; it must be 0, 2, 4, 8 or 16", f->mm_tile);
         return MACKO_STATUS_INVALID_VALUE;
@@ -748,6 +763,15 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
         }
         p.tc.kt = MACKO_SIMT_KT;
         p.tc.splits = f->tc_splits;
+        /* the form: split-TF32 products on the tensor cores where their 64-column block fits the device (every
+         * listed architecture has the instructions), else FMAs on the CUDA cores */
+        p.tc.simt_tc = f->simt_tc ? f->simt_tc : macko_plan_simt_form(dp);
+        if (p.tc.simt_tc == MACKO_SIMT_TF32X3 &&
+            (int64_t)macko_simt_smem_bytes(64, MACKO_SIMT_TF32X3) > (int64_t)dp->smem_per_block_optin) {
+            snprintf(msg, msg_size, "simt_tc = 2 (TF32x3) needs %zu bytes of shared memory per block; this device has "
+                     "%d", macko_simt_smem_bytes(64, MACKO_SIMT_TF32X3), dp->smem_per_block_optin);
+            return MACKO_STATUS_NOT_SUPPORTED;
+        }
     }
     if (p.tc.kt > 0)
         p.tc.tidx_bytes = m->rows * ((m->cols + p.tc.kt - 1) / p.tc.kt + 1) * 4;
@@ -949,6 +973,7 @@ int macko_plan_launch_tc(int combo, const macko_plan *p, const macko_kargs *a, c
     t.group = p->tc.group;
     if (L->kernel == MACKO_K_MM_SIMT) {
         t.ntile = L->tile;
+        t.simt_tc = p->tc.simt_tc;
         t.splits = simt_splits(p, a, L, ws, dp);
         t.ws = ws->partial;
         return macko_simt_spmm(&t, dp->sm_count);

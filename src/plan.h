@@ -70,11 +70,15 @@ typedef struct macko_mm_rule {
     macko_launch wide;
 } macko_mm_rule;
 #define MACKO_MM_RULES 8 /* room for the rows a tensor-core path adds */
-/* fp32 encodings with the tile index take the SIMT path from n = macko_plan_simt_from(m) on: 25 where stored entries
- * fill at least 40 % of the positions; from 20 %, 26 + 3.3 log2(rows / 4096); below, 37 + 12 log2(rows / 4096), at
- * most 64 (the CUDA-core tiles' time falls with the density, SIMT's does not; the crossovers measured per quick shape
- * on an H200 at d = 0.5, 0.3 and 0.1, bench/NOTES.md, session 23). */
-int macko_plan_simt_from(const struct macko_mat_s *m);
+/* fp32 encodings with the tile index take the SIMT path from n = macko_plan_simt_from(m, form) on, form its
+ * MACKO_SIMT_* (spmm_tc.h). TF32X3: 17 where stored entries fill at least 40 % of the positions; from 20 %,
+ * 20 + 2 log2(rows / 4096); below, 28 + 7 log2(rows / 4096) (H100, bench/NOTES.md, session 52). FMA: 25; 26 + 3.3
+ * log2(rows / 4096); 37 + 12 log2(rows / 4096) (H200, session 23). At most 64 (the CUDA-core tiles' time falls with
+ * the density, SIMT's does not; the crossovers measured per quick shape at d = 0.5, 0.3 and 0.1). */
+int macko_plan_simt_from(const struct macko_mat_s *m, int form);
+/* The SIMT path's form on a device of properties dp (MACKO_SIMT_*, spmm_tc.h): TF32X3 (split-TF32 products on the
+ * tensor cores) where its 64-column block's shared memory fits, else FMA. */
+int macko_plan_simt_form(const macko_devprops *dp);
 /* Parts along K of a SIMT launch of a rows x cols matrix times n columns in tiles of `tile` columns, blocks_per_sm
  * blocks per SM on sm_count SMs, with ws_bytes of workspace for partial sums: the fewest parts of least modelled time
  * (partly filled waves against the finishing pass; src/plan.c). */
@@ -100,6 +104,7 @@ struct macko_tc_plan {
     int64_t panel_rows;    /* forced rows per panel (tests); 0: as many as the handle's workspace holds */
     int panel_gemm;        /* MACKO_PANEL_GEMM_* (spmm_tc.h) of the PANEL path: macko_panel_gemm_of, or forced */
     int panel_splits;      /* forced blocks along K of the wgmma panel GEMM (tests); 0: chosen per call */
+    int simt_tc;           /* fp32: the SIMT path's form, MACKO_SIMT_FMA or MACKO_SIMT_TF32X3 (spmm_tc.h) */
     const uint32_t *tidx;  /* the tile index on the device (owned by the encoding's extras) */
     int64_t tidx_bytes;
 };
@@ -166,9 +171,12 @@ typedef struct macko_plan_forced {
                          fits the device (else 8) */
     int tiles_cp_async; /* 0 (automatic: the tile kernel stages its records by bulk copies on compute capability 9.0
                            and newer where the library holds sm_90 code), or 1: by cp.async on every device */
+    /* An fp32 encoding's SIMT path: */
+    int simt_tc;      /* 0 (automatic), or MACKO_SIMT_FMA (1) / MACKO_SIMT_TF32X3 (2) for every n (TF32X3 where its
+                         block does not fit the device: NOT_SUPPORTED) */
 } macko_plan_forced;
 #define MACKO_PLAN_FORCED_NONE                                                                                     \
-    {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 /* The panel GEMM (MACKO_PANEL_GEMM_*) a device of properties dp takes: wgmma on compute capability 9.0 when the
  * library holds sm_90a code (MACKO_HAVE_SM90A, CMakeLists.txt), mma.sync otherwise. */
 int macko_panel_gemm_of(const macko_devprops *dp);

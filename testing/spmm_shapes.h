@@ -38,7 +38,8 @@ struct Way {
     int psplits; /* the wgmma panel GEMM's blocks along K (a cluster per tile): 0 automatic, 1..8 */
 };
 
-inline void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w)
+/* simt_tc: the fp32 SIMT path's form (0 automatic, MACKO_SIMT_FMA, MACKO_SIMT_TF32X3). */
+inline void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const Way &w, int simt_tc = 0)
 {
     if (w.path == MACKO_MM_PATH_AUTO) {
         ASSERT_EQ(macko_plan_override(h, A, op, nullptr), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
@@ -52,6 +53,7 @@ inline void force(macko_handle_t h, macko_mat_t A, macko_operation_t op, const W
     f.panel_rows = w.panel_rows;
     f.panel_gemm = w.gemm;
     f.panel_splits = w.psplits;
+    f.simt_tc = simt_tc;
     ASSERT_EQ(macko_plan_override(h, A, op, &f), MACKO_STATUS_SUCCESS) << macko_get_last_error_message();
 }
 

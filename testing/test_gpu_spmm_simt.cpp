@@ -1,6 +1,6 @@
 /* The SIMT SpMM path of fp32 matrices (kernels/spmm_simt.cu: the rows decoded a 64-column K-tile at a time into
- * shared memory, fp32 FMAs on the CUDA cores), through macko_Sspmm, forced through the plan override and taken
- * automatically, against a double host reference over the stored nonzeros and against cublasSgemm (TF32 off): odd
+ * shared memory, then fp32 FMAs on the CUDA cores or split-TF32 products on the tensor cores), through macko_Sspmm,
+ * forced through the plan override in each form and taken automatically, against a double host reference over the stored nonzeros and against cublasSgemm (TF32 off): odd
  * shapes, a single row / column, empty and dense rows, gaps longer than 16, all-positive values, Inf/NaN in B at
  * columns a row does not store and at columns it stores, the alpha/beta rules (beta = 0 never reads C, alpha = 0 reads
  * neither A nor B), odd ldb/ldc and B not 16-byte aligned, both pointer modes, split K, every output written and the
@@ -34,6 +34,16 @@ using spmm_shapes::force;
 const Way kAuto = {"auto", MACKO_MM_PATH_AUTO, 0, 0, 0, 0, 0, 0};
 const Way kSimt = {"simt", MACKO_MM_PATH_SIMT, 0, 0, 0, 0, 0, 0}, kSimt3 = {"simt split3", MACKO_MM_PATH_SIMT, 0, 0, 3, 0, 0, 0},
           kSimt16 = {"simt split16", MACKO_MM_PATH_SIMT, 0, 0, 16, 0, 0, 0};
+/* A way and the SIMT form it forces (0: the plan's) */
+struct FWay {
+    Way w;
+    int form;
+    std::string name() const
+    {
+        return std::string(w.name) + (form == MACKO_SIMT_FMA ? " fma" : form == MACKO_SIMT_TF32X3 ? " tf32x3" : "");
+    }
+};
+const int kFma = MACKO_SIMT_FMA, kTf = MACKO_SIMT_TF32X3;
 
 struct Problem {
     const mt::Dense *m; /* the matrix as the product sees it (A, or A^T for op T) */
@@ -143,7 +153,8 @@ const std::vector<Shape> kShapes = [] {
 
 } // namespace
 
-/* Every shape, forced SIMT (with and without split K) and automatic, a spread of n and the alpha/beta/ld variants. */
+/* Every shape, forced SIMT in each form (with and without split K) and automatic, a spread of n and the alpha/beta/ld
+ * variants. */
 TEST(GpuSpmmSimt, PathsAgainstTheDoubleReference)
 {
     MACKO_REQUIRE_GPU();
@@ -160,10 +171,12 @@ TEST(GpuSpmmSimt, PathsAgainstTheDoubleReference)
         Mat A;
         if (!gt::uploaded<F32>(h.h, m, false, A))
             return;
-        for (const Way &w : {kSimt, kSimt3, kAuto}) {
+        for (const FWay &fw : {FWay{kSimt, kFma}, FWay{kSimt, kTf}, FWay{kSimt3, kFma}, FWay{kSimt3, kTf},
+                               FWay{kAuto, 0}}) {
+            const Way &w = fw.w;
             if (quick && w.splits != 3)
                 continue;
-            force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
+            force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w, fw.form);
             for (int64_t n : ns)
                 for (int v = 0; v < 4; v++) {
                     /* 0: beta 0 (NaN C), 1: beta != 0, odd ldb / ldc, B not 16-byte aligned, 2: alpha 0 (NaN B),
@@ -171,7 +184,7 @@ TEST(GpuSpmmSimt, PathsAgainstTheDoubleReference)
                     const float alpha = v == 2 ? 0.0f : 1.25f, beta = v == 0 ? 0.0f : -0.5f;
                     const Problem p = make_problem(m, n, v == 1, alpha, beta, s.nonfinite, s.positive, 17 * n + v);
                     const std::vector<float> out = run(h.h, A.A, p, v == 3);
-                    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
+                    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + fw.name() +
                                              " n=" + std::to_string(n) + " v=" + std::to_string(v);
                     ASSERT_EQ(check(p, out, what), 0) << what;
                 }
@@ -180,8 +193,8 @@ TEST(GpuSpmmSimt, PathsAgainstTheDoubleReference)
     }
 }
 
-/* The issue's n list on two shapes, forced and automatic, against the double reference and cublasSgemm (fp32, no
- * TF32): the same product to fp32-accumulation rounding. */
+/* The issue's n list on two shapes, forced SIMT in each form and automatic, against the double reference and
+ * cublasSgemm (fp32, no TF32): the same product to fp32-accumulation rounding. */
 TEST(GpuSpmmSimt, IssueNListAgainstCublas)
 {
     MACKO_REQUIRE_GPU();
@@ -197,12 +210,12 @@ TEST(GpuSpmmSimt, IssueNListAgainstCublas)
             return;
         DevMem dA;
         gt::dense_on_device(m, MACKO_R_32F, dA);
-        for (const Way &w : {kSimt, kAuto}) {
-            force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
+        for (const FWay &fw : {FWay{kSimt, kFma}, FWay{kSimt, kTf}, FWay{kAuto, 0}}) {
+            force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, fw.w, fw.form);
             for (int64_t n : spmm_shapes::kIssueNs) {
                 const Problem p = make_problem(m, n, false, 1.0f, 0.0f, false, s.positive, 3 * n);
                 const std::vector<float> out = run(h.h, A.A, p, false);
-                const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + w.name +
+                const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + fw.name() +
                                          " n=" + std::to_string(n);
                 ASSERT_EQ(check(p, out, what), 0) << what;
                 EXPECT_LT(gt::rel_l2_to_cublas(blas.h, dA, CUDA_R_32F, s.rows, s.cols, n, p.b, p.ldb, out, p.ldc,
@@ -227,11 +240,12 @@ TEST(GpuSpmmSimt, SplitsAndGraphCapture)
     Mat A;
     if (!gt::uploaded<F32>(h.h, m, false, A))
         return;
-    for (const Way &w : {kSimt, kSimt3, kSimt16, kAuto}) {
-        force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, w);
+    for (const FWay &fw : {FWay{kSimt, kFma}, FWay{kSimt3, kTf}, FWay{kSimt16, kFma}, FWay{kSimt16, kTf},
+                           FWay{kAuto, 0}}) {
+        force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, fw.w, fw.form);
         for (int64_t n : {40, 200}) {
             const Problem p = make_problem(m, n, true, 0.75f, 0.25f, true, false, 91 * n);
-            const std::string what = std::string(w.name) + " n=" + std::to_string(n);
+            const std::string what = fw.name() + " n=" + std::to_string(n);
             ASSERT_EQ(check(p, run(h.h, A.A, p, false), what), 0) << what;
             gt::expect_graph_replay_equal(
                 st, p.b, p.c0,
@@ -246,7 +260,7 @@ TEST(GpuSpmmSimt, SplitsAndGraphCapture)
     cudaStreamDestroy(st);
 }
 
-/* op T (the analysed transposed encoding, which gets its own tile index) on the SIMT path, and the strided-batched
+/* op T (the analysed transposed encoding, which gets its own tile index) on the SIMT path in each form, and the strided-batched
  * SpMV with unit strides (n vectors, B and C of stride ldb / ldc) taking it too. */
 TEST(GpuSpmmSimt, TransposeAndStridedBatched)
 {
@@ -263,11 +277,13 @@ TEST(GpuSpmmSimt, TransposeAndStridedBatched)
     for (int64_t i = 0; i < m.rows; i++)
         for (int64_t k = 0; k < m.cols; k++)
             mt_.at(k, i) = m.at(i, k);
-    force(h.h, A.A, MACKO_OPERATION_TRANSPOSE, kSimt);
-    for (int64_t n : {3, 70}) {
-        const Problem p = make_problem(mt_, n, true, 1.5f, 0.5f, false, false, 7 * n);
-        const std::string what = "op T n=" + std::to_string(n);
-        ASSERT_EQ(check(p, run(h.h, A.A, p, false, MACKO_OPERATION_TRANSPOSE), what), 0) << what;
+    for (const FWay &fw : {FWay{kSimt, kFma}, FWay{kSimt, kTf}}) {
+        force(h.h, A.A, MACKO_OPERATION_TRANSPOSE, fw.w, fw.form);
+        for (int64_t n : {3, 70}) {
+            const Problem p = make_problem(mt_, n, true, 1.5f, 0.5f, false, false, 7 * n);
+            const std::string what = "op T " + fw.name() + " n=" + std::to_string(n);
+            ASSERT_EQ(check(p, run(h.h, A.A, p, false, MACKO_OPERATION_TRANSPOSE), what), 0) << what;
+        }
     }
     force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, kAuto);
     const int64_t batch = 100;
@@ -282,6 +298,47 @@ TEST(GpuSpmmSimt, TransposeAndStridedBatched)
     std::vector<float> out(p.c0.size());
     ASSERT_EQ(cudaMemcpy(out.data(), dc.p, out.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(check(p, out, "strided batched"), 0);
+}
+
+/* The TF32x3 form is as accurate as the FMA form where sums grow: long rows (16384 columns, half stored) of positive
+ * values times positive B, against the double reference; the relative L2 error of the TF32x3 form at most twice the
+ * FMA form's (plus 1e-7). A form that let the tensor cores' truncating accumulation run over the whole row (every
+ * K-step into one accumulator) measured about 60 times the FMA form's error against cuBLAS (bench/NOTES.md, session
+ * 52). */
+TEST(GpuSpmmSimt, Tf32x3AsAccurateAsFmaOnGrowingSums)
+{
+    MACKO_REQUIRE_GPU();
+    Handle h;
+    mt::Dense m = gt::random_matrix<F32>(256, 16384, 0.5, 77);
+    for (float &x : m.v)
+        x = std::fabs(x);
+    Mat A;
+    if (!gt::uploaded<F32>(h.h, m, false, A))
+        return;
+    const Problem p = make_problem(m, 64, false, 1.0f, 0.0f, false, true, 4242);
+    std::vector<std::vector<double>> want((size_t)p.n, std::vector<double>((size_t)m.rows, 0.0));
+    for (int64_t j = 0; j < p.n; j++)
+        for (int64_t i = 0; i < m.rows; i++) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < m.cols; k++)
+                acc += (double)m.at(i, k) * (double)p.b[(size_t)(j * p.ldb + k)];
+            want[(size_t)j][(size_t)i] = acc;
+        }
+    double err[3] = {0.0, 0.0, 0.0};
+    for (int form : {kFma, kTf}) {
+        force(h.h, A.A, MACKO_OPERATION_NON_TRANSPOSE, kSimt, form);
+        const std::vector<float> out = run(h.h, A.A, p, false);
+        double num = 0.0, den = 0.0;
+        for (int64_t j = 0; j < p.n; j++)
+            for (int64_t i = 0; i < m.rows; i++) {
+                const double d = (double)out[(size_t)(j * p.ldc + i)] - want[(size_t)j][(size_t)i];
+                num += d * d;
+                den += want[(size_t)j][(size_t)i] * want[(size_t)j][(size_t)i];
+            }
+        err[form] = std::sqrt(num / den);
+    }
+    EXPECT_GT(err[kFma], 0.0); /* the FMA form rounds too: the check can fail */
+    EXPECT_LE(err[kTf], 2.0 * err[kFma] + 1e-7) << "TF32x3 " << err[kTf] << " against FMA " << err[kFma];
 }
 
 /* The tile index (kt = 64) is part of what an fp32 matrix holds on the device: macko_mat_get_storage counts it. */
