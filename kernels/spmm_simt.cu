@@ -3,11 +3,12 @@
  *   - FMA: fp32 fused multiply-adds on the CUDA cores (what cublasSgemm with TF32 off computes);
  *   - TF32x3: the same tiles multiplied on the tensor cores (mma.m16n8k8 on TF32) with each operand split into a high
  *     TF32 part and the TF32 rounding of the rest (tf32.cuh): x*y ~ lo(x)hi(y) + hi(x)lo(y) + hi(x)hi(y), every
- *     product good to about 2^-21 of |x*y| (the FMA's: exact). The tensor cores' own fp32 sums truncate, so each
- *     K-stage of 64 is summed from zero and added to the running sums with fp32 adds (round to nearest): the results
- *     agree with the FMA form's and cublasSgemm's to fp32-accumulation rounding (the tests' bounds are the same, and
- *     GpuSpmmSimt.Tf32x3AsAccurateAsFmaOnGrowingSums holds its error to at most twice the FMA form's). The warps
- *     are 2 x 4 over the block's 128 x BN tile, 64 x BN/4 each; the A stage's rows are padded to 136 floats.
+ *     product good to about 2^-20 of |x*y| (the FMA's: exact). The tensor cores' own fp32 sums truncate, so each
+ *     K-stage of 64 is summed from zero and added to the running sums with fp32 adds (round to nearest). The warps
+ *     are 2 x 4 over the block's 128 x BN tile, 64 x BN/4 each; the A stage's rows are padded to 136 floats. About
+ *     1.35x the FMA form's speed on an H100, but its products' error is several times an FMA's rounding (the
+ *     conformance suite's fp32 bounds failed on it; GpuSpmmSimt.Tf32x3ErrorOnGrowingSums), so the plan takes it
+ *     only when forced (macko_plan_forced.simt_tc; bench/NOTES.md, session 52).
  *
  * For many columns an fp32 product is compute-bound, and a dense tile of A costs the same multiply-adds as a sparse
  * one unless whole groups of products vanish, which unstructured sparsity does not give. So, as the tensor-core paths

@@ -449,13 +449,6 @@ static void simt_rule(const macko_devprops *dp, int form, int64_t n_max, macko_m
     r->launch.smem = (uint32_t)macko_simt_smem_bytes(tile, form);
 }
 
-int macko_plan_simt_form(const macko_devprops *dp)
-{
-    return (int64_t)macko_simt_smem_bytes(64, MACKO_SIMT_TF32X3) <= (int64_t)dp->smem_per_block_optin
-               ? MACKO_SIMT_TF32X3
-               : MACKO_SIMT_FMA;
-}
-
 int macko_plan_simt_from(const struct macko_mat_s *m, int form)
 {
     const double de = stored_fraction(m);
@@ -763,9 +756,11 @@ macko_status_t macko_plan_compute(const struct macko_mat_s *m, const void *row_p
         }
         p.tc.kt = MACKO_SIMT_KT;
         p.tc.splits = f->tc_splits;
-        /* the form: split-TF32 products on the tensor cores where their 64-column block fits the device (every
-         * listed architecture has the instructions), else FMAs on the CUDA cores */
-        p.tc.simt_tc = f->simt_tc ? f->simt_tc : macko_plan_simt_form(dp);
+        /* the form: FMAs on the CUDA cores unless forced. The TF32x3 form (about 1.35x faster on an H100) is not
+         * taken automatically: a product of it may be off by up to about 2^-20 of its value (the dropped lo * lo
+         * term of a truncated split), several times what an fp32 FMA rounds, and the conformance suite's fp32
+         * bounds failed on it (bench/NOTES.md, session 52) */
+        p.tc.simt_tc = f->simt_tc ? f->simt_tc : MACKO_SIMT_FMA;
         if (p.tc.simt_tc == MACKO_SIMT_TF32X3 &&
             (int64_t)macko_simt_smem_bytes(64, MACKO_SIMT_TF32X3) > (int64_t)dp->smem_per_block_optin) {
             snprintf(msg, msg_size, "simt_tc = 2 (TF32x3) needs %zu bytes of shared memory per block; this device has "

@@ -76,9 +76,6 @@ typedef struct macko_mm_rule {
  * log2(rows / 4096); 37 + 12 log2(rows / 4096) (H200, session 23). At most 64 (the CUDA-core tiles' time falls with
  * the density, SIMT's does not; the crossovers measured per quick shape at d = 0.5, 0.3 and 0.1). */
 int macko_plan_simt_from(const struct macko_mat_s *m, int form);
-/* The SIMT path's form on a device of properties dp (MACKO_SIMT_*, spmm_tc.h): TF32X3 (split-TF32 products on the
- * tensor cores) where its 64-column block's shared memory fits, else FMA. */
-int macko_plan_simt_form(const macko_devprops *dp);
 /* Parts along K of a SIMT launch of a rows x cols matrix times n columns in tiles of `tile` columns, blocks_per_sm
  * blocks per SM on sm_count SMs, with ws_bytes of workspace for partial sums: the fewest parts of least modelled time
  * (partly filled waves against the finishing pass; src/plan.c). */
@@ -172,8 +169,8 @@ typedef struct macko_plan_forced {
     int tiles_cp_async; /* 0 (automatic: the tile kernel stages its records by bulk copies on compute capability 9.0
                            and newer where the library holds sm_90 code), or 1: by cp.async on every device */
     /* An fp32 encoding's SIMT path: */
-    int simt_tc;      /* 0 (automatic), or MACKO_SIMT_FMA (1) / MACKO_SIMT_TF32X3 (2) for every n (TF32X3 where its
-                         block does not fit the device: NOT_SUPPORTED) */
+    int simt_tc;      /* 0 (automatic: FMA), or MACKO_SIMT_FMA (1) / MACKO_SIMT_TF32X3 (2) for every n (TF32X3 where
+                         its block does not fit the device: NOT_SUPPORTED) */
 } macko_plan_forced;
 #define MACKO_PLAN_FORCED_NONE                                                                                     \
     {-1, -1, MACKO_MM_PATH_AUTO, 0, -1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}

@@ -354,13 +354,12 @@ TEST(Plan, SpmmRuleOverN)
     EXPECT_EQ(macko_plan_mm(&b, 17, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_TC);
     EXPECT_EQ(macko_plan_mm(&b, 129, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_PANEL);
     /* fp32 (and fp64): no tensor-core path; rows of at most 32 bytes, so n = 16 runs two tiles of 8; fp32 takes the
-     * SIMT path from 17 columns on (TF32x3 form at d = 0.5, Plan.Fp32SimtRule) */
+     * SIMT path from 25 columns on (Plan.Fp32SimtRule) */
     const macko_plan s = plan_of(shape(R, 4096, half_full(4096), MACKO_R_32F), h100());
     EXPECT_EQ(s.tc.kt, MACKO_SIMT_KT);
     EXPECT_EQ(plan_of(shape(R, 4096, half_full(4096), MACKO_R_64F), h100()).tc.kt, 0);
     EXPECT_EQ(macko_plan_mm(&s, 16, 4096, 1, 4096, 1)->tile, 8);
-    EXPECT_EQ(macko_plan_mm(&s, 16, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_STAGED);
-    EXPECT_EQ(macko_plan_mm(&s, 17, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_EQ(macko_plan_mm(&s, 24, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_STAGED);
     EXPECT_EQ(macko_plan_mm(&s, 1000, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
     /* 28672 fp16 columns: 8 columns would need 458 KB and only a tile of 4 fits, which would split a tile of 8: the
      * global path, tile 8; from n = 9 on (2^25 positions or more) the tensor cores */
@@ -427,16 +426,28 @@ TEST(Plan, Fp32SimtRule)
     const macko_devprops H = h100();
     const macko_mat_s m = shape(R, 4096, half_full(4096), MACKO_R_32F);
     constexpr int F = MACKO_SIMT_FMA, T = MACKO_SIMT_TF32X3;
-    /* the form: TF32x3 where its 64-column block fits (H100: 228 KiB a block), FMA on a device of 99 KiB */
-    EXPECT_EQ(macko_plan_simt_form(&H), T);
-    const macko_devprops G = rtx3090();
-    EXPECT_EQ(macko_plan_simt_form(&G), F);
-    EXPECT_EQ(plan_of(m, h100()).tc.simt_tc, T);
+    /* the form: FMA unless forced (TF32x3: the override only); TF32x3 forced where its block does not fit (99 KiB):
+     * NOT_SUPPORTED */
+    EXPECT_EQ(plan_of(m, h100()).tc.simt_tc, F);
     EXPECT_EQ(plan_of(m, rtx3090()).tc.simt_tc, F);
     EXPECT_GT(macko_simt_smem_bytes(64, T), macko_simt_smem_bytes(64, F));
-    const int from = macko_plan_simt_from(&m, T);
-    EXPECT_EQ(from, 17); /* d = 0.5 */
-    EXPECT_EQ(macko_plan_simt_from(&m, F), 25);
+    {
+        macko_plan_forced ft = MACKO_PLAN_FORCED_NONE;
+        ft.simt_tc = T;
+        const macko_plan pt = plan_of(m, h100(), &ft);
+        EXPECT_EQ(pt.tc.simt_tc, T);
+        EXPECT_NE(macko_plan_mm(&pt, 16, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+        EXPECT_EQ(macko_plan_mm(&pt, 17, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+        EXPECT_EQ(macko_plan_mm(&pt, 1000, 4096, 1, 4096, 1)->smem, (uint32_t)macko_simt_smem_bytes(128, T));
+        const macko_devprops G = rtx3090();
+        macko_plan out;
+        char msg[256];
+        EXPECT_EQ(macko_plan_compute(&m, kRowPtr, &G, &ft, &out, msg, sizeof msg), MACKO_STATUS_NOT_SUPPORTED);
+        EXPECT_NE(std::strstr(msg, "TF32x3"), nullptr) << msg;
+    }
+    const int from = macko_plan_simt_from(&m, F);
+    EXPECT_EQ(from, 25); /* d = 0.5 */
+    EXPECT_EQ(macko_plan_simt_from(&m, T), 17);
     const macko_mat_s quarter = shape(R, 4096, R * 4096 / 4, MACKO_R_32F), tenth = shape(R, 4096, R * 4096 / 10, MACKO_R_32F);
     EXPECT_EQ(macko_plan_simt_from(&quarter, F), 26);
     EXPECT_EQ(macko_plan_simt_from(&tenth, F), 37);
@@ -455,11 +466,8 @@ TEST(Plan, Fp32SimtRule)
     EXPECT_EQ(macko_plan_simt_from(&big1, T), 40);
     EXPECT_EQ(macko_plan_simt_from(&huge1, T), 51);
     const macko_plan lo = plan_of(tenth, h100());
-    EXPECT_NE(macko_plan_mm(&lo, 27, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
-    EXPECT_EQ(macko_plan_mm(&lo, 28, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
-    const macko_plan lo_fma = plan_of(tenth, rtx3090());
-    EXPECT_NE(macko_plan_mm(&lo_fma, 36, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
-    EXPECT_EQ(macko_plan_mm(&lo_fma, 37, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_NE(macko_plan_mm(&lo, 36, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
+    EXPECT_EQ(macko_plan_mm(&lo, 37, 4096, 1, 4096, 1)->kernel, MACKO_K_MM_SIMT);
     /* wide fp32 rows: the staged tile of 4 columns (8 do not fit 12288 columns), not the gather (whose fp32 tile is
      * 4 columns too) */
     const macko_plan wide = plan_of(shape(R, 12288, R * 12288 / 10, MACKO_R_32F), h100());
@@ -467,20 +475,18 @@ TEST(Plan, Fp32SimtRule)
     EXPECT_EQ(macko_plan_mm(&wide, 8, 12288, 1, 12288, 1)->tile, 4);
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
     EXPECT_EQ(macko_plan_mm(&wide, 16, 12288, 1, 12288, 1)->tile, 4);
-    EXPECT_EQ(macko_plan_mm(&wide, 27, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
-    /* (TF32x3, H100) rows of 18944 fp32 columns: not even 4 columns of B fit shared memory, the tiles read B from
-     * global memory and SIMT takes over from n = 15 (d >= 0.4) / 16 (d >= 0.28); lower densities keep
-     * macko_plan_simt_from. 11008 and 14336 columns stage 4 (not 8): SIMT from 21 at the latest on at most 8192 rows
-     * (d >= 0.28), where the rule's own start (17 at d >= 0.4) is not earlier; 4096 columns stage 8 */
+    EXPECT_EQ(macko_plan_mm(&wide, 36, 12288, 1, 12288, 1)->kernel, MACKO_K_MM_STAGED);
+    /* rows of 18944 fp32 columns: not even 4 columns of B fit shared memory, the tiles read B from global memory and
+     * SIMT takes over from n = 15 (d >= 0.4) / 16 (d >= 0.28); lower densities keep macko_plan_simt_from. 11008 and
+     * 14336 columns stage 4 (not 8): SIMT from 21 on at most 8192 rows (d >= 0.28); 4096 columns stage 8 */
     const struct {
         int64_t rows, cols;
         double d;
         int from;
-    } wides[] = {{3584, 18944, 0.5, 15}, {3584, 18944, 0.3, 16}, {8192, 29568, 0.5, 15}, {3584, 18944, 0.25, 20},
-                 {3584, 18944, 0.1, 28}, {4096, 14336, 0.5, 17}, {4096, 11008, 0.5, 17}, {4096, 11008, 0.3, 20},
-                 {5120, 13824, 0.5, 17}, {8192, 11008, 0.5, 17}, {8193, 11008, 0.5, 17}, {12288, 12288, 0.5, 17},
-                 {4096, 11008, 0.25, 20}, {4096, 4096, 0.5, 17}, {11008, 4096, 0.3, 23}, {28672, 8192, 0.3, 26},
-                 {8192, 14336, 0.3, 21}};
+    } wides[] = {{3584, 18944, 0.5, 15}, {3584, 18944, 0.3, 16}, {8192, 29568, 0.5, 15}, {3584, 18944, 0.25, 26},
+                 {3584, 18944, 0.1, 37}, {4096, 14336, 0.5, 21}, {4096, 11008, 0.5, 21}, {4096, 11008, 0.3, 21},
+                 {5120, 13824, 0.5, 21}, {8192, 11008, 0.5, 21}, {8193, 11008, 0.5, 25}, {12288, 12288, 0.5, 25},
+                 {4096, 11008, 0.25, 26}, {4096, 4096, 0.5, 25}, {11008, 4096, 0.3, 31}};
     for (const auto &w : wides) {
         SCOPED_TRACE(std::to_string(w.cols) + " columns, d = " + std::to_string(w.d));
         const int64_t entries = (int64_t)(w.d * (double)(w.rows * w.cols));
