@@ -130,7 +130,7 @@ static void usage(FILE *f)
             "                     simt: fp32)\n"
             "  --simt-form fma|tf32x3\n"
             "                     fp32's SIMT path: FMAs on the CUDA cores, or split-TF32 products on the tensor\n"
-            "                     cores (override; default: tf32x3 where its block fits the device)\n"
+            "                     cores (override; default: fma; tf32x3 needs 102 KiB of shared memory a block)\n"
             "  --layout rows|tiles           device layout of the macko matrices (default rows)\n"
             "  --tiles-splits N   TILES: blocks along K forced (test-only plan override; 0 automatic)\n"
             "  --tiles-path kernel|panel|fused\n"
