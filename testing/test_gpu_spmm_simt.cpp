@@ -1,6 +1,7 @@
 /* The SIMT SpMM path of fp32 matrices (kernels/spmm_simt.cu: the rows decoded a 64-column K-tile at a time into
  * shared memory, then fp32 FMAs on the CUDA cores or split-TF32 products on the tensor cores), through macko_Sspmm,
- * forced through the plan override in each form and taken automatically, against a double host reference over the stored nonzeros and against cublasSgemm (TF32 off): odd
+ * forced through the plan override in each form and taken automatically, against a double host reference over the
+ * stored nonzeros and against cublasSgemm (TF32 off): odd
  * shapes, a single row / column, empty and dense rows, gaps longer than 16, all-positive values, Inf/NaN in B at
  * columns a row does not store and at columns it stores, the alpha/beta rules (beta = 0 never reads C, alpha = 0 reads
  * neither A nor B), odd ldb/ldc and B not 16-byte aligned, both pointer modes, split K, every output written and the
